@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hs_gang.h"
+#include "hs_prio.h"
+#include "hs_sched.h"
+#include "hs_vmshare.h"
+
+struct hs_sched {
+	struct hs_sched_cfg cfg;
+	struct hs_chain_quota *q;
+	double *prio;
+	uint64_t *head_ts;		/* per VM */
+	struct hs_vmgrant *grant;	/* scratch, longest RQ_vm */
+	struct hs_gang_ws *ws;
+	struct hs_vmrq *rq;
+	uint32_t nvmvcpu;
+	uint32_t nvnfvcpu;
+};
+
+static int check_cfg(const struct hs_sched_cfg *cfg, char *why, size_t whylen)
+{
+	uint32_t i;
+
+	if (!cfg || cfg->npcpu == 0 || cfg->g == 0 || !(cfg->period_s > 0) ||
+	    (cfg->nchain && !cfg->chains) || (cfg->nvm && !cfg->vms)) {
+		snprintf(why, whylen, "bad scheduler configuration");
+		return -EINVAL;
+	}
+	for (i = 0; i < cfg->nchain; i++) {
+		int32_t vm = cfg->chains[i].vm;
+
+		if (vm >= 0 && (uint32_t)vm >= cfg->nvm) {
+			snprintf(why, whylen, "chain %s: VM index %" PRId32 " out of range",
+				 cfg->chains[i].name ? cfg->chains[i].name : "?", vm);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < cfg->nvm; i++) {
+		if (cfg->vms[i].nvcpu > HS_MAX_VM_VCPUS) {
+			snprintf(why, whylen, "VM %s: too many vCPUs",
+				 cfg->vms[i].name ? cfg->vms[i].name : "?");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+struct hs_sched *hs_sched_create(const struct hs_sched_cfg *cfg, char *why,
+				 size_t whylen)
+{
+	struct hs_sched *s;
+	uint32_t i, v;
+	char dummy[1];
+	int rc;
+
+	if (!why) {
+		why = dummy;
+		whylen = sizeof(dummy);
+	}
+	rc = check_cfg(cfg, why, whylen);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto out_nomem;
+	s->cfg = *cfg;
+	for (i = 0; i < cfg->nvm; i++)
+		s->nvmvcpu += cfg->vms[i].nvcpu;
+	s->q = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->q));
+	s->prio = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->prio));
+	s->head_ts = calloc(cfg->nvm ? cfg->nvm : 1, sizeof(*s->head_ts));
+	s->grant = calloc(s->nvmvcpu ? s->nvmvcpu : 1, sizeof(*s->grant));
+	if (!s->q || !s->prio || !s->head_ts || !s->grant)
+		goto out_free;
+	rc = hs_admit(cfg->chains, cfg->nchain, cfg->npcpu, cfg->g, s->q, why,
+		      whylen);
+	if (rc) {
+		hs_sched_destroy(s);
+		errno = -rc;
+		return NULL;
+	}
+	for (i = 0; i < cfg->nchain; i++)
+		s->nvnfvcpu += s->q[i].nvcpu;
+	s->ws = hs_gang_ws_create(cfg->nchain, cfg->npcpu);
+	s->rq = hs_vmrq_create(cfg->npcpu, s->nvmvcpu ? s->nvmvcpu : 1);
+	if (!s->ws || !s->rq)
+		goto out_free;
+	/* VM vCPUs round the queues, one VM after the other. */
+	for (i = 0; i < cfg->nvm; i++)
+		for (v = 0; v < cfg->vms[i].nvcpu; v++)
+			if (hs_vmrq_add(s->rq, cfg->vms[i].vcpu[v], i) < 0)
+				goto out_free;
+	return s;
+
+out_free:
+	hs_sched_destroy(s);
+out_nomem:
+	snprintf(why, whylen, "out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+void hs_sched_destroy(struct hs_sched *s)
+{
+	if (!s)
+		return;
+	hs_vmrq_destroy(s->rq);
+	hs_gang_ws_destroy(s->ws);
+	free(s->grant);
+	free(s->head_ts);
+	free(s->prio);
+	free(s->q);
+	free(s);
+}
+
+uint32_t hs_sched_plan_cap(const struct hs_sched *s)
+{
+	return s->nvnfvcpu + s->nvmvcpu;
+}
+
+int hs_sched_plan(struct hs_sched *s, const struct hs_chain_stats *st,
+		  struct hs_plan *plan)
+{
+	const struct hs_sched_cfg *c = &s->cfg;
+	uint32_t i, j;
+	int placed, rc;
+
+	if (!plan || plan->npcpu != c->npcpu || plan->g != c->g ||
+	    (c->nchain && !st))
+		return -EINVAL;
+	hs_plan_reset(plan);
+	for (i = 0; i < c->nchain; i++)
+		s->prio[i] = hs_prio(st[i].in, st[i].finished, st[i].left,
+				     (double)c->chains[i].sla_pps * c->period_s);
+	placed = hs_gang_place(c->chains, s->q, s->prio, c->nchain, s->ws, plan);
+	if (placed < 0)
+		return placed;
+
+	for (i = 0; i < c->nvm; i++)
+		s->head_ts[i] = HS_TS_EMPTY;
+	for (i = 0; i < c->nchain; i++) {
+		int32_t vm = c->chains[i].vm;
+
+		if (vm >= 0 && st[i].oq_head_ts < s->head_ts[vm])
+			s->head_ts[vm] = st[i].oq_head_ts;
+	}
+	for (j = 0; j < c->npcpu; j++) {
+		uint32_t l, d;
+		const struct hs_vment *q = hs_vmrq_queue(s->rq, j, &l);
+
+		rc = hs_vmshare(q, l, s->head_ts, c->nvm, c->g,
+				plan->vnf_ticks[j], s->grant);
+		if (rc < 0)
+			return rc;
+		for (d = 0; d < l; d++) {
+			if (s->grant[d].ticks == 0)
+				continue;
+			rc = hs_plan_add(plan, j, s->grant[d].vcpu, HS_NO_CHAIN,
+					 s->grant[d].vm, s->grant[d].ticks,
+					 HS_KIND_VM);
+			if (rc)
+				return rc;
+		}
+	}
+	hs_plan_finish(plan);
+	return placed;
+}
+
+uint32_t hs_sched_rebalance(struct hs_sched *s)
+{
+	return hs_vmrq_rebalance(s->rq);
+}
+
+const struct hs_chain_quota *hs_sched_quota(const struct hs_sched *s,
+					    uint32_t chain)
+{
+	return chain < s->cfg.nchain ? &s->q[chain] : NULL;
+}
+
+double hs_sched_prio(const struct hs_sched *s, uint32_t chain)
+{
+	return chain < s->cfg.nchain ? s->prio[chain] : 0.0;
+}
+
+const struct hs_vmrq *hs_sched_vmrq(const struct hs_sched *s)
+{
+	return s->rq;
+}
