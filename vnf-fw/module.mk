@@ -1,0 +1,15 @@
+# vnf-fw: the firewall VNF engine.  One rule file syntax (vnf-fw/README.md),
+# two halves: nftables in a TOE container's namespace (fw_nft), and the
+# in-chain matcher on descriptors (fw_match).  Link with $(FW_LIB) $(FW_LDLIBS)
+# and add -Ivnf-fw to the CPPFLAGS of objects that include its headers.
+FW_SRCS := vnf-fw/fw_rules.c vnf-fw/fw_match.c vnf-fw/fw_nft.c
+FW_LIB := $(BUILD)/lib/libtochain-fw.a
+FW_LDLIBS := $(shell pkg-config --libs libnftables 2>/dev/null || echo -lnftables)
+LIBS += $(FW_LIB)
+$(FW_LIB): $(call objs,$(FW_SRCS))
+
+$(eval $(call test_prog,fw-apply,$(call objs,vnf-fw/fw_apply_tool.c) $(FW_LIB),$(FW_LDLIBS)))
+
+FW_TESTS :=
+$(foreach t,$(FW_TESTS),$(eval $(call unit_test,$(t),$(FW_LIB),$(FW_LDLIBS))))
+$(foreach t,$(FW_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ivnf-fw
