@@ -1,0 +1,9 @@
+# region: the shared-memory region library (tcr_*), linked into every
+# component on both sides (host and guest).
+REGION_SRCS := $(wildcard region/*.c)
+REGION_LIB := $(BUILD)/lib/libtochain-region.a
+LIBS += $(REGION_LIB)
+$(REGION_LIB): $(call objs,$(REGION_SRCS))
+
+$(foreach t,ring region desc pool chan counters tsc,\
+  $(eval $(call unit_test,test_region_$(t),$(REGION_LIB))))
