@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tochain_ivshmem: TOChain's guest driver for the QEMU ivshmem PCI device
+ * (1af4:1110), both ivshmem-plain (shared memory in BAR2 only) and
+ * ivshmem-doorbell (BAR0 registers, MSI-X vectors in BAR1 or INTx).
+ *
+ * Each device gets a misc character device /dev/tochain/<name>, <name>
+ * being the name in the TOChain region header at the start of BAR2
+ * (region/include/tochain/region_layout.h), or /dev/tochain/ivshmem<N>
+ * while that header is not valid; the user-space ABI is in
+ * tochain_ivshmem_uapi.h.
+ *
+ * What we trust: nothing in BAR2.  The host (or another guest) may write
+ * anything there at any time; the header is copied out, checked (magic,
+ * version, state, name characters) and only the copy is used.
+ *
+ * LIFETIME
+ * struct tivs_dev is reference counted.  The PCI binding holds one
+ * reference, dropped by a devres action registered first in probe, so it
+ * runs last, after the devres-managed IRQs, MSI-X vectors, mappings and
+ * regions are gone.  Every open file holds one more, so a file (and any
+ * mapping, which holds its file) outlives the PCI device.
+ *
+ * HOT-UNPLUG
+ * remove() sets ->gone under the write side of ->map_lock.  mmap, the
+ * fault handler, every ioctl and the rescan work check ->gone under the
+ * read side, so once remove() has set it nobody touches BAR0 or BAR2
+ * again.  remove() then zaps every user mapping (unmap_mapping_range on
+ * the address_space of each open file); the fault handler never maps
+ * anything again, so later accesses get SIGBUS, and ioctls get ENODEV.
+ * Bound eventfds are signalled once so that sleepers wake up and notice.
+ *
+ * LOCKS, in the order they nest:
+ *   misc_mtx (misc core, held around ->open)
+ *   ->map_lock   rwsem: ->gone, BAR0/BAR2 access, taken by ioctl, mmap,
+ *                fault (under mmap_lock), rescan work
+ *   ->reg_lock   mutex: misc (re)registration and the name
+ *   ->files_lock mutex: ->files, the list of open files
+ *   ->irq_lock   spinlock (irq-safe): eventfd bindings, read by handlers
+ * remove() takes ->reg_lock and then misc_mtx (misc_deregister); ->open
+ * runs under misc_mtx and takes only ->map_lock and ->files_lock, so the
+ * two never wait on each other.
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/io.h>
+#include <linux/eventfd.h>
+#include <linux/interrupt.h>
+#include <linux/kref.h>
+#include <linux/idr.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <linux/rwsem.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/version.h>
+
+#include <tochain/region_layout.h>
+#include "tochain_ivshmem_uapi.h"
+
+#define TIVS_DRV_NAME		"tochain_ivshmem"
+
+/* BAR0 registers (QEMU docs/specs/ivshmem-spec.rst) */
+#define TIVS_REG_INTR_MASK	0x00
+#define TIVS_REG_INTR_STATUS	0x04
+#define TIVS_REG_IVPOSITION	0x08
+#define TIVS_REG_DOORBELL	0x0c
+
+#define TIVS_BAR_REGS		0
+#define TIVS_BAR_SHM		2
+#define TIVS_MAX_VECTORS	64
+#define TIVS_RESCAN_DELAY	HZ
+#define TIVS_NODE_MAX		(sizeof("tochain/") + TCR_NAME_MAX)
+
+static_assert(TOCHAIN_IVSHMEM_NAME_MAX == TCR_NAME_MAX);
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define tivs_eventfd_signal(ctx)	eventfd_signal(ctx)
+#else
+#define tivs_eventfd_signal(ctx)	eventfd_signal(ctx, 1)
+#endif
+
+struct tivs_dev;
+
+struct tivs_vector {
+	struct tivs_dev *tdev;
+	unsigned int index;
+	struct eventfd_ctx *trigger;	/* under irq_lock */
+	struct tivs_file *owner;	/* file that bound it, under irq_lock */
+};
+
+struct tivs_file {
+	struct tivs_dev *tdev;
+	struct address_space *mapping;	/* of the inode it was opened on */
+	struct list_head node;		/* in tdev->files */
+};
+
+struct tivs_dev {
+	struct kref ref;
+	struct pci_dev *pdev;
+	int index;			/* N of ivshmem<N> */
+
+	struct rw_semaphore map_lock;
+	bool gone;			/* removed: under map_lock */
+
+	void __iomem *regs;		/* BAR0 */
+	void *shm;			/* BAR2, memremap'ed write-back */
+	phys_addr_t shm_start;
+	resource_size_t shm_len;
+
+	struct mutex reg_lock;
+	struct miscdevice misc;
+	bool registered;
+	bool named;			/* name comes from a valid header */
+	char name[TCR_NAME_MAX];
+	char misc_name[TIVS_NODE_MAX];
+	char node_name[TIVS_NODE_MAX];
+	struct delayed_work rescan_work;
+
+	struct mutex files_lock;
+	struct list_head files;
+
+	spinlock_t irq_lock;
+	unsigned int nvectors;
+	bool msix;
+	bool intx;
+	struct tivs_vector *vectors;
+};
+
+static DEFINE_IDA(tivs_ida);
+
+static void tivs_free(struct kref *ref)
+{
+	struct tivs_dev *tdev = container_of(ref, struct tivs_dev, ref);
+	unsigned int i;
+
+	for (i = 0; i < tdev->nvectors; i++)
+		if (tdev->vectors[i].trigger)
+			eventfd_ctx_put(tdev->vectors[i].trigger);
+	kfree(tdev->vectors);
+	ida_free(&tivs_ida, tdev->index);
+	kfree(tdev);
+}
+
+static void tivs_put(struct tivs_dev *tdev)
+{
+	kref_put(&tdev->ref, tivs_free);
+}
+
+static void tivs_put_action(void *data)
+{
+	tivs_put(data);
+}
+
+/*
+ * Copy the region name out of BAR2 if the header is valid: magic,
+ * version and state READY (loaded with acquire, pairing with the host's
+ * store-release of state), and a name of [a-z0-9_.-], NUL-terminated,
+ * that is a usable path component.
+ */
+static bool tivs_read_name(struct tivs_dev *tdev, char *name)
+{
+	struct tcr_header *h = tdev->shm;
+	size_t len, i;
+
+	if (smp_load_acquire(&h->state) != TCR_STATE_READY)
+		return false;
+	if (READ_ONCE(h->magic) != TCR_MAGIC ||
+	    READ_ONCE(h->version) != TCR_LAYOUT_VERSION)
+		return false;
+	memcpy(name, h->name, TCR_NAME_MAX);
+	len = strnlen(name, TCR_NAME_MAX);
+	if (len == 0 || len == TCR_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	return true;
+}
+
+static const struct file_operations tivs_fops;
+
+/* Register the misc device under @name; caller holds reg_lock. */
+static int tivs_misc_register(struct tivs_dev *tdev, const char *name)
+{
+	int ret;
+
+	lockdep_assert_held(&tdev->reg_lock);
+	memset(&tdev->misc, 0, sizeof(tdev->misc));
+	snprintf(tdev->misc_name, sizeof(tdev->misc_name), "tochain-%s", name);
+	snprintf(tdev->node_name, sizeof(tdev->node_name), "tochain/%s", name);
+	tdev->misc.minor = MISC_DYNAMIC_MINOR;
+	tdev->misc.name = tdev->misc_name;
+	tdev->misc.nodename = tdev->node_name;
+	tdev->misc.mode = 0600;
+	tdev->misc.fops = &tivs_fops;
+	tdev->misc.parent = &tdev->pdev->dev;
+	ret = misc_register(&tdev->misc);
+	if (ret)
+		return ret;
+	tdev->registered = true;
+	strscpy(tdev->name, name, sizeof(tdev->name));
+	return 0;
+}
+
+static void tivs_misc_deregister(struct tivs_dev *tdev)
+{
+	lockdep_assert_held(&tdev->reg_lock);
+	if (tdev->registered) {
+		misc_deregister(&tdev->misc);
+		tdev->registered = false;
+	}
+}
+
+/*
+ * Re-read the header and move the device node to the region's name if
+ * it has become valid.  Caller holds map_lock (read) and has checked
+ * that the device is not gone.  Returns 0 when named, -EAGAIN while the
+ * header is not valid, -EEXIST when another device holds the name.
+ */
+static int tivs_rescan(struct tivs_dev *tdev)
+{
+	char name[TCR_NAME_MAX];
+	char fallback[TCR_NAME_MAX];
+	int ret;
+
+	lockdep_assert_held(&tdev->map_lock);
+	mutex_lock(&tdev->reg_lock);
+	if (tdev->named) {
+		ret = 0;
+		goto out;
+	}
+	if (!tivs_read_name(tdev, name)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	tivs_misc_deregister(tdev);
+	ret = tivs_misc_register(tdev, name);
+	if (!ret) {
+		tdev->named = true;
+		dev_info(&tdev->pdev->dev, "region \"%s\": /dev/%s\n",
+			 name, tdev->node_name);
+		goto out;
+	}
+	dev_warn(&tdev->pdev->dev, "cannot use region name \"%s\": %d\n",
+		 name, ret);
+	snprintf(fallback, sizeof(fallback), "ivshmem%d", tdev->index);
+	if (tivs_misc_register(tdev, fallback))
+		dev_err(&tdev->pdev->dev, "lost the device node\n");
+	ret = ret == -EBUSY ? -EEXIST : ret;
+out:
+	mutex_unlock(&tdev->reg_lock);
+	return ret;
+}
+
+static void tivs_rescan_work(struct work_struct *work)
+{
+	struct tivs_dev *tdev = container_of(to_delayed_work(work),
+					     struct tivs_dev, rescan_work);
+
+	down_read(&tdev->map_lock);
+	if (!tdev->gone && tivs_rescan(tdev) == -EAGAIN)
+		schedule_delayed_work(&tdev->rescan_work, TIVS_RESCAN_DELAY);
+	up_read(&tdev->map_lock);
+}
+
+static irqreturn_t tivs_vector_irq(int irq, void *data)
+{
+	struct tivs_vector *v = data;
+
+	spin_lock(&v->tdev->irq_lock);
+	if (v->trigger)
+		tivs_eventfd_signal(v->trigger);
+	spin_unlock(&v->tdev->irq_lock);
+	return IRQ_HANDLED;
+}
+
+/* INTx: shared line, Interrupt Status says whether it was us (read clears). */
+static irqreturn_t tivs_intx_irq(int irq, void *data)
+{
+	struct tivs_vector *v = data;
+
+	if (!readl(v->tdev->regs + TIVS_REG_INTR_STATUS))
+		return IRQ_NONE;
+	return tivs_vector_irq(irq, data);
+}
+
+static int tivs_setup_irqs(struct tivs_dev *tdev)
+{
+	struct pci_dev *pdev = tdev->pdev;
+	unsigned int i;
+	int n, ret;
+
+	if (pdev->msix_cap) {
+		n = pci_msix_vec_count(pdev);
+		if (n <= 0)
+			return 0;
+		n = pci_alloc_irq_vectors(pdev, 1, min(n, TIVS_MAX_VECTORS),
+					  PCI_IRQ_MSIX);
+		if (n < 0)
+			return n;
+		tdev->msix = true;
+	} else if (pdev->irq) {
+		n = 1;
+		tdev->intx = true;
+	} else {
+		return 0;
+	}
+
+	tdev->vectors = kcalloc(n, sizeof(*tdev->vectors), GFP_KERNEL);
+	if (!tdev->vectors)
+		return -ENOMEM;
+	tdev->nvectors = n;
+	for (i = 0; i < tdev->nvectors; i++) {
+		struct tivs_vector *v = &tdev->vectors[i];
+
+		v->tdev = tdev;
+		v->index = i;
+		if (tdev->msix)
+			ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, i),
+					       tivs_vector_irq, 0, TIVS_DRV_NAME, v);
+		else
+			ret = devm_request_irq(&pdev->dev, pdev->irq,
+					       tivs_intx_irq, IRQF_SHARED,
+					       TIVS_DRV_NAME, v);
+		if (ret)
+			return ret;
+	}
+	if (tdev->intx)
+		writel(1, tdev->regs + TIVS_REG_INTR_MASK);
+	return 0;
+}
+
+static int tivs_open(struct inode *inode, struct file *file)
+{
+	struct miscdevice *misc = file->private_data;
+	struct tivs_dev *tdev = container_of(misc, struct tivs_dev, misc);
+	struct tivs_file *tf;
+	int ret = 0;
+
+	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
+	if (!tf)
+		return -ENOMEM;
+
+	down_read(&tdev->map_lock);
+	if (tdev->gone) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	kref_get(&tdev->ref);
+	tf->tdev = tdev;
+	tf->mapping = file->f_mapping;
+	mutex_lock(&tdev->files_lock);
+	list_add(&tf->node, &tdev->files);
+	mutex_unlock(&tdev->files_lock);
+	file->private_data = tf;
+out_unlock:
+	up_read(&tdev->map_lock);
+	if (ret)
+		kfree(tf);
+	return ret;
+}
+
+static int tivs_release(struct inode *inode, struct file *file)
+{
+	struct tivs_file *tf = file->private_data;
+	struct tivs_dev *tdev = tf->tdev;
+	struct eventfd_ctx *put[TIVS_MAX_VECTORS];
+	unsigned int i, nput = 0;
+
+	spin_lock_irq(&tdev->irq_lock);
+	for (i = 0; i < tdev->nvectors; i++) {
+		struct tivs_vector *v = &tdev->vectors[i];
+
+		if (v->owner == tf && v->trigger) {
+			put[nput++] = v->trigger;
+			v->trigger = NULL;
+			v->owner = NULL;
+		}
+	}
+	spin_unlock_irq(&tdev->irq_lock);
+	for (i = 0; i < nput; i++)
+		eventfd_ctx_put(put[i]);
+
+	mutex_lock(&tdev->files_lock);
+	list_del(&tf->node);
+	mutex_unlock(&tdev->files_lock);
+	kfree(tf);
+	tivs_put(tdev);
+	return 0;
+}
+
+/*
+ * Pages are inserted one fault at a time, so that after remove() has
+ * zapped the mappings nothing can bring them back: faults then SIGBUS.
+ * The protection stays the vma's default (cacheable): BAR2 is ordinary
+ * RAM on the host side, which is what QEMU's ivshmem docs recommend.
+ */
+static vm_fault_t tivs_vm_fault(struct vm_fault *vmf)
+{
+	struct tivs_file *tf = vmf->vma->vm_private_data;
+	struct tivs_dev *tdev = tf->tdev;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	down_read(&tdev->map_lock);
+	if (!tdev->gone && vmf->pgoff < (tdev->shm_len >> PAGE_SHIFT))
+		ret = vmf_insert_pfn(vmf->vma, vmf->address,
+				     (tdev->shm_start >> PAGE_SHIFT) + vmf->pgoff);
+	up_read(&tdev->map_lock);
+	return ret;
+}
+
+static const struct vm_operations_struct tivs_vm_ops = {
+	.fault = tivs_vm_fault,
+};
+
+static int tivs_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct tivs_file *tf = file->private_data;
+	struct tivs_dev *tdev = tf->tdev;
+	unsigned long npages = tdev->shm_len >> PAGE_SHIFT;
+	unsigned long len = vma_pages(vma);
+	int ret = 0;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	down_read(&tdev->map_lock);
+	if (tdev->gone) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (vma->vm_pgoff >= npages || len > npages - vma->vm_pgoff) {
+		ret = -EINVAL;
+		goto out;
+	}
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+	vma->vm_ops = &tivs_vm_ops;
+	vma->vm_private_data = tf;
+out:
+	up_read(&tdev->map_lock);
+	return ret;
+}
+
+static int tivs_ioctl_info(struct tivs_dev *tdev, void __user *arg)
+{
+	struct tochain_ivshmem_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = tdev->shm_len;
+	info.ivposition = tdev->regs ?
+		(s32)readl(tdev->regs + TIVS_REG_IVPOSITION) : 0;
+	info.nvectors = tdev->nvectors;
+	info.index = tdev->index;
+	if (tdev->regs)
+		info.flags |= TOCHAIN_IVSHMEM_F_DOORBELL;
+	if (tdev->msix)
+		info.flags |= TOCHAIN_IVSHMEM_F_MSIX;
+	if (tdev->intx)
+		info.flags |= TOCHAIN_IVSHMEM_F_INTX;
+	mutex_lock(&tdev->reg_lock);
+	if (tdev->named)
+		info.flags |= TOCHAIN_IVSHMEM_F_NAMED;
+	strscpy(info.name, tdev->name, sizeof(info.name));
+	mutex_unlock(&tdev->reg_lock);
+	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static int tivs_ioctl_irqfd(struct tivs_file *tf, void __user *arg)
+{
+	struct tivs_dev *tdev = tf->tdev;
+	struct tochain_ivshmem_irqfd req;
+	struct eventfd_ctx *ctx = NULL, *old;
+	struct tivs_vector *v;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.vector >= tdev->nvectors)
+		return -EINVAL;
+	if (req.fd >= 0) {
+		ctx = eventfd_ctx_fdget(req.fd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+	} else if (req.fd != -1) {
+		return -EINVAL;
+	}
+	v = &tdev->vectors[req.vector];
+	spin_lock_irq(&tdev->irq_lock);
+	old = v->trigger;
+	v->trigger = ctx;
+	v->owner = ctx ? tf : NULL;
+	spin_unlock_irq(&tdev->irq_lock);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
+static int tivs_ioctl_doorbell(struct tivs_dev *tdev, void __user *arg)
+{
+	struct tochain_ivshmem_doorbell req;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (!tdev->regs)
+		return -EOPNOTSUPP;
+	writel(((u32)req.peer << 16) | req.vector,
+	       tdev->regs + TIVS_REG_DOORBELL);
+	return 0;
+}
+
+static long tivs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct tivs_file *tf = file->private_data;
+	struct tivs_dev *tdev = tf->tdev;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	down_read(&tdev->map_lock);
+	if (tdev->gone) {
+		ret = -ENODEV;
+		goto out;
+	}
+	switch (cmd) {
+	case TOCHAIN_IVSHMEM_IOC_INFO:
+		ret = tivs_ioctl_info(tdev, uarg);
+		break;
+	case TOCHAIN_IVSHMEM_IOC_SET_IRQFD:
+		ret = tivs_ioctl_irqfd(tf, uarg);
+		break;
+	case TOCHAIN_IVSHMEM_IOC_DOORBELL:
+		ret = tivs_ioctl_doorbell(tdev, uarg);
+		break;
+	case TOCHAIN_IVSHMEM_IOC_RESCAN:
+		ret = tivs_rescan(tdev);
+		break;
+	default:
+		ret = -ENOTTY;
+		break;
+	}
+out:
+	up_read(&tdev->map_lock);
+	return ret;
+}
+
+static const struct file_operations tivs_fops = {
+	.owner = THIS_MODULE,
+	.open = tivs_open,
+	.release = tivs_release,
+	.mmap = tivs_mmap,
+	.unlocked_ioctl = tivs_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct tivs_dev *tdev;
+	char name[TCR_NAME_MAX];
+	int ret;
+
+	tdev = kzalloc(sizeof(*tdev), GFP_KERNEL);
+	if (!tdev)
+		return -ENOMEM;
+	kref_init(&tdev->ref);
+	tdev->pdev = pdev;
+	init_rwsem(&tdev->map_lock);
+	mutex_init(&tdev->reg_lock);
+	mutex_init(&tdev->files_lock);
+	INIT_LIST_HEAD(&tdev->files);
+	spin_lock_init(&tdev->irq_lock);
+	INIT_DELAYED_WORK(&tdev->rescan_work, tivs_rescan_work);
+	tdev->index = ida_alloc(&tivs_ida, GFP_KERNEL);
+	if (tdev->index < 0) {
+		ret = tdev->index;
+		kfree(tdev);
+		return ret;
+	}
+	/* First devres action, so it runs last: the binding's reference. */
+	ret = devm_add_action_or_reset(&pdev->dev, tivs_put_action, tdev);
+	if (ret)
+		return ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pcim_iomap_regions(pdev, BIT(TIVS_BAR_REGS), TIVS_DRV_NAME);
+	if (ret)
+		return ret;
+	tdev->regs = pcim_iomap_table(pdev)[TIVS_BAR_REGS];
+	/* managed: pcim_enable_device() makes requested regions devres */
+	ret = pci_request_region(pdev, TIVS_BAR_SHM, TIVS_DRV_NAME);
+	if (ret)
+		return ret;
+	tdev->shm_start = pci_resource_start(pdev, TIVS_BAR_SHM);
+	tdev->shm_len = pci_resource_len(pdev, TIVS_BAR_SHM);
+	if (tdev->shm_len < sizeof(struct tcr_header) ||
+	    !PAGE_ALIGNED(tdev->shm_start) || !PAGE_ALIGNED(tdev->shm_len)) {
+		dev_err(&pdev->dev, "BAR2 unusable (%pa, %pa bytes)\n",
+			&tdev->shm_start, &tdev->shm_len);
+		return -ENODEV;
+	}
+	tdev->shm = devm_memremap(&pdev->dev, tdev->shm_start, tdev->shm_len,
+				  MEMREMAP_WB);
+	if (IS_ERR(tdev->shm))
+		return PTR_ERR(tdev->shm);
+
+	pci_set_master(pdev);
+	ret = tivs_setup_irqs(tdev);
+	if (ret)
+		return ret;
+	pci_set_drvdata(pdev, tdev);
+
+	mutex_lock(&tdev->reg_lock);
+	if (tivs_read_name(tdev, name)) {
+		ret = tivs_misc_register(tdev, name);
+		tdev->named = !ret;
+	}
+	if (!tdev->named) {
+		snprintf(name, sizeof(name), "ivshmem%d", tdev->index);
+		ret = tivs_misc_register(tdev, name);
+	}
+	mutex_unlock(&tdev->reg_lock);
+	if (ret)
+		return ret;
+	if (!tdev->named)
+		schedule_delayed_work(&tdev->rescan_work, TIVS_RESCAN_DELAY);
+
+	dev_info(&pdev->dev, "/dev/%s: %pa bytes, %u %s vector(s), IVPosition %d\n",
+		 tdev->node_name, &tdev->shm_len, tdev->nvectors,
+		 tdev->msix ? "MSI-X" : tdev->intx ? "INTx" : "no",
+		 (s32)readl(tdev->regs + TIVS_REG_IVPOSITION));
+	return 0;
+}
+
+static void tivs_remove(struct pci_dev *pdev)
+{
+	struct tivs_dev *tdev = pci_get_drvdata(pdev);
+	struct tivs_file *tf;
+	unsigned int i;
+
+	down_write(&tdev->map_lock);
+	tdev->gone = true;
+	up_write(&tdev->map_lock);
+
+	cancel_delayed_work_sync(&tdev->rescan_work);
+
+	mutex_lock(&tdev->files_lock);
+	list_for_each_entry(tf, &tdev->files, node)
+		unmap_mapping_range(tf->mapping, 0, 0, 1);
+	mutex_unlock(&tdev->files_lock);
+
+	mutex_lock(&tdev->reg_lock);
+	tivs_misc_deregister(tdev);
+	mutex_unlock(&tdev->reg_lock);
+
+	/* Wake whoever sleeps on a bound eventfd: its next ioctl says ENODEV. */
+	spin_lock_irq(&tdev->irq_lock);
+	for (i = 0; i < tdev->nvectors; i++)
+		if (tdev->vectors[i].trigger)
+			tivs_eventfd_signal(tdev->vectors[i].trigger);
+	spin_unlock_irq(&tdev->irq_lock);
+
+	if (tdev->intx)
+		writel(0, tdev->regs + TIVS_REG_INTR_MASK);
+	dev_info(&pdev->dev, "removed\n");
+	/* IRQs, vectors, mappings and regions go with devres, then our ref. */
+}
+
+static const struct pci_device_id tivs_ids[] = {
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, tivs_ids);
+
+static struct pci_driver tivs_driver = {
+	.name = TIVS_DRV_NAME,
+	.id_table = tivs_ids,
+	.probe = tivs_probe,
+	.remove = tivs_remove,
+};
+module_pci_driver(tivs_driver);
+
+MODULE_DESCRIPTION("TOChain ivshmem region driver");
+MODULE_AUTHOR("TOChain");
+MODULE_LICENSE("GPL");

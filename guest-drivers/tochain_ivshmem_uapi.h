@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * tochain_ivshmem: user-space interface of the TOChain ivshmem driver.
+ *
+ * One character device per ivshmem PCI device (1af4:1110), named after
+ * the TOChain region it carries: /dev/tochain/<name>, where <name> is
+ * struct tcr_header.name of a region whose magic is TCR_MAGIC and whose
+ * state is TCR_STATE_READY.  Until the header is valid the node is
+ * /dev/tochain/ivshmem<N>; the driver re-reads the header once a second
+ * (and on TOCHAIN_IVSHMEM_IOC_RESCAN) and renames the node when it
+ * becomes valid.  Open files stay valid across a rename.
+ *
+ * mmap() maps BAR2, the shared memory, from offset 0 (page granular,
+ * MAP_SHARED only).  If the device is removed (hot-unplug) every mapping
+ * is torn down: later accesses raise SIGBUS and every ioctl fails with
+ * ENODEV.
+ *
+ * Interrupts: each MSI-X vector of an ivshmem-doorbell device (or vector
+ * 0 when it falls back to INTx) can be bound to an eventfd; an interrupt
+ * on that vector adds 1 to the eventfd.
+ */
+#ifndef TOCHAIN_IVSHMEM_UAPI_H
+#define TOCHAIN_IVSHMEM_UAPI_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define TOCHAIN_IVSHMEM_NAME_MAX	32	/* TCR_NAME_MAX, including the NUL */
+#define TOCHAIN_IVSHMEM_DIR		"/dev/tochain"
+
+/* tochain_ivshmem_info.flags */
+#define TOCHAIN_IVSHMEM_F_NAMED		(1u << 0)	/* name is the region's */
+#define TOCHAIN_IVSHMEM_F_DOORBELL	(1u << 1)	/* BAR0 registers mapped */
+#define TOCHAIN_IVSHMEM_F_MSIX		(1u << 2)	/* vectors are MSI-X */
+#define TOCHAIN_IVSHMEM_F_INTX		(1u << 3)	/* one INTx "vector" */
+
+struct tochain_ivshmem_info {
+	__u64 size;		/* bytes of BAR2, what mmap may cover */
+	__s32 ivposition;	/* IVPosition: own peer id (0 on ivshmem-plain) */
+	__u32 nvectors;		/* interrupt vectors (0 on ivshmem-plain) */
+	__u32 flags;		/* TOCHAIN_IVSHMEM_F_* */
+	__u32 index;		/* N of the fallback name ivshmem<N> */
+	char name[TOCHAIN_IVSHMEM_NAME_MAX];	/* node name under /dev/tochain */
+};
+
+/* Bind (fd >= 0) or unbind (fd == -1) the eventfd of one vector. */
+struct tochain_ivshmem_irqfd {
+	__u32 vector;
+	__s32 fd;
+};
+
+/* Ring a peer: write (peer << 16 | vector) to the Doorbell register. */
+struct tochain_ivshmem_doorbell {
+	__u16 peer;
+	__u16 vector;
+};
+
+#define TOCHAIN_IVSHMEM_IOC_MAGIC	0xd7
+/* Fill the info; errors: ENODEV after removal. */
+#define TOCHAIN_IVSHMEM_IOC_INFO \
+	_IOR(TOCHAIN_IVSHMEM_IOC_MAGIC, 0, struct tochain_ivshmem_info)
+/* Errors: EINVAL bad vector, EBADF/EINVAL not an eventfd, ENODEV. */
+#define TOCHAIN_IVSHMEM_IOC_SET_IRQFD \
+	_IOW(TOCHAIN_IVSHMEM_IOC_MAGIC, 1, struct tochain_ivshmem_irqfd)
+/* Errors: EOPNOTSUPP no registers, ENODEV. */
+#define TOCHAIN_IVSHMEM_IOC_DOORBELL \
+	_IOW(TOCHAIN_IVSHMEM_IOC_MAGIC, 2, struct tochain_ivshmem_doorbell)
+/*
+ * Re-read the region header now; 0 when the device is named after a
+ * valid header (renamed if it was not yet), EAGAIN while the header is
+ * not valid, EEXIST when another device already uses the name, ENODEV.
+ */
+#define TOCHAIN_IVSHMEM_IOC_RESCAN	_IO(TOCHAIN_IVSHMEM_IOC_MAGIC, 3)
+
+#endif /* TOCHAIN_IVSHMEM_UAPI_H */

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fetches Debian's kernel image and headers packages for the test guest
+# and extracts them into a cache directory, without installing anything
+# over the host's own kernel.  Prints the directory (the root of the
+# extracted packages) on stdout.
+#
+#   vm/fetch-kernel.sh [KVER]
+#
+# KVER (or $TOCHAIN_KVER) is a Debian kernel ABI name such as
+# 6.1.0-57-amd64; by default the one linux-image-amd64 depends on.
+# Cache: $TOCHAIN_CACHE (default /var/cache/tochain)/kernel/KVER; a second
+# run finds it there and does nothing.
+set -euo pipefail
+
+cache=${TOCHAIN_CACHE:-/var/cache/tochain}
+kver=${1:-${TOCHAIN_KVER:-}}
+if [ -z "$kver" ]; then
+	# reuse what is cached when apt knows nothing (offline, no lists)
+	kver=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1)
+	if [ -z "$kver" ]; then
+		kver=$(ls "$cache/kernel" 2>/dev/null | sort -V | tail -n 1)
+	fi
+	[ -n "$kver" ] || { echo "fetch-kernel: cannot tell the kernel version" >&2; exit 1; }
+fi
+dir=$cache/kernel/$kver
+if [ -f "$dir/.done" ]; then
+	echo "$dir"
+	exit 0
+fi
+
+abi=${kver%-amd64}			# 6.1.0-57
+series=$(echo "$abi" | cut -d. -f1-2)	# 6.1
+tmp=$(mktemp -d "$cache/.fetch.XXXXXX" 2>/dev/null || { mkdir -p "$cache" && mktemp -d "$cache/.fetch.XXXXXX"; })
+trap 'rm -rf "$tmp"' EXIT
+(
+	cd "$tmp"
+	apt-get download -q "linux-image-$kver" "linux-headers-$kver" \
+		"linux-headers-$abi-common" "linux-kbuild-$series" >&2 2>/dev/null ||
+	apt-get download -q "linux-image-$kver" "linux-headers-$kver" \
+		"linux-headers-$abi-common" "linux-kbuild-$series" >&2
+	mkdir root
+	for d in ./*.deb; do dpkg-deb -x "$d" root; done
+)
+[ -f "$tmp/root/boot/vmlinuz-$kver" ] || { echo "fetch-kernel: no vmlinuz in the packages" >&2; exit 1; }
+rm -rf "$dir"
+mkdir -p "$(dirname "$dir")"
+mv "$tmp/root" "$dir"
+touch "$dir/.done"
+echo "$dir"
