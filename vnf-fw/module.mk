@@ -10,6 +10,6 @@ $(FW_LIB): $(call objs,$(FW_SRCS))
 
 $(eval $(call test_prog,fw-apply,$(call objs,vnf-fw/fw_apply_tool.c) $(FW_LIB),$(FW_LDLIBS)))
 
-FW_TESTS := test_fw_rules test_fw_match
+FW_TESTS := test_fw_rules test_fw_match test_fw_nft
 $(foreach t,$(FW_TESTS),$(eval $(call unit_test,$(t),$(FW_LIB),$(FW_LDLIBS))))
 $(foreach t,$(FW_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ivnf-fw
