@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Flows, workers and the per-chunk scan.
+ *
+ * Per chunk of direction d of flow f:
+ *   1. append the chunk to d's reassembly window (IDS_WINDOW, see ids.h);
+ *   2. run the chunk through d's Hyperscan stream: each trigger pattern
+ *      that ends in this chunk marks its rules;
+ *   3. confirm the marked rules and the "always" raw rules on the window
+ *      (ids_match.c), in ruleset order (flowbit setters first);
+ *   4. to-server bytes of an HTTP flow go to the request parser, whose
+ *      events check the HTTP rules (ids_http.c -> ids_flow_http_event).
+ * A rule reports at most once per flow; the first drop/reject rule denies
+ * the flow for good.
+ *
+ * THREADING: a flow is used by one thread at a time, with that thread's
+ * worker; the fields w/out/cur_dir live only during one ids_flow_scan.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ids_int.h"
+
+/* ---- workers ---- */
+
+struct ids_worker *ids_worker_create(void)
+{
+	struct ids_worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		goto out_nomem;
+	w->md = pcre2_match_data_create(1, NULL);
+	if (!w->md)
+		goto out_free;
+	w->mctx = pcre2_match_context_create(NULL);
+	if (!w->mctx)
+		goto out_md;
+	/* a hostile stream must not make one regex expensive */
+	pcre2_set_match_limit(w->mctx, 100000);
+	pcre2_set_depth_limit(w->mctx, 10000);
+	w->epoch = 1;
+	return w;
+
+out_md:
+	pcre2_match_data_free(w->md);
+out_free:
+	free(w);
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void ids_worker_destroy(struct ids_worker *w)
+{
+	if (!w)
+		return;
+	hs_free_scratch(w->scratch);
+	pcre2_match_context_free(w->mctx);
+	pcre2_match_data_free(w->md);
+	free(w->touched);
+	free(w->stamp);
+	free(w);
+}
+
+/* Sizes the scratch and the touch arrays for @rs. */
+static int worker_prepare(struct ids_worker *w, const struct ids_ruleset *rs)
+{
+	if (w->scratch_gen != rs->gen) {
+		const struct ids_db *dbs[1 + IDS_BUF_COUNT];
+		int n = 0;
+
+		dbs[n++] = &rs->raw;
+		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
+			dbs[n++] = &rs->http[b];
+		/* hs_alloc_scratch only grows: it stays valid for older dbs */
+		for (int i = 0; i < n; i++)
+			if (dbs[i]->db &&
+			    hs_alloc_scratch(dbs[i]->db, &w->scratch) !=
+			    HS_SUCCESS)
+				return -ENOMEM;
+		w->scratch_gen = rs->gen;
+	}
+	if (w->cap < rs->p.nrules) {
+		size_t ncap = rs->p.nrules;
+		uint32_t *t = realloc(w->touched, ncap * sizeof(*t));
+		uint32_t *s;
+
+		if (!t)
+			return -ENOMEM;
+		w->touched = t;
+		s = realloc(w->stamp, ncap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		memset(s + w->cap, 0, (ncap - w->cap) * sizeof(*s));
+		w->stamp = s;
+		w->cap = ncap;
+	}
+	return 0;
+}
+
+static void touch_begin(struct ids_worker *w)
+{
+	w->ntouched = 0;
+	if (++w->epoch == 0) {
+		memset(w->stamp, 0, w->cap * sizeof(*w->stamp));
+		w->epoch = 1;
+	}
+}
+
+static void touch(struct ids_worker *w, uint32_t ri)
+{
+	if (w->stamp[ri] == w->epoch)
+		return;
+	w->stamp[ri] = w->epoch;
+	w->touched[w->ntouched++] = ri;
+}
+
+static int on_hs_match(unsigned id, unsigned long long from,
+		       unsigned long long to, unsigned flags, void *ctx)
+{
+	struct ids_worker *w = ctx;
+	const struct ids_db *d = w->cur_db;
+
+	(void)from;
+	(void)to;
+	(void)flags;
+	for (uint32_t k = d->rule_off[id]; k < d->rule_off[id + 1]; k++)
+		touch(w, d->rule_idx[k]);
+	return 0;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ---- flows ---- */
+
+static bool header_dir_match(const struct ids_header *h, int fam,
+			     const uint8_t *sa, uint16_t sp,
+			     const uint8_t *da, uint16_t dp)
+{
+	return ids_addrset_match(&h->src, fam, sa) &&
+	       ids_portset_match(&h->sp, sp) &&
+	       ids_addrset_match(&h->dst, fam, da) &&
+	       ids_portset_match(&h->dp, dp);
+}
+
+static void compute_headers(struct ids_flow *f)
+{
+	const struct ids_parse *p = &f->rs->p;
+	const struct ids_flow_key *k = &f->key;
+	int fam = k->family == AF_INET ? 4 : 6;
+
+	for (size_t i = 0; i < p->nheaders; i++) {
+		const struct ids_header *h = &p->headers[i];
+		bool cs = header_dir_match(h, fam, k->client_addr,
+					   k->client_port, k->server_addr,
+					   k->server_port);
+		bool sc = header_dir_match(h, fam, k->server_addr,
+					   k->server_port, k->client_addr,
+					   k->client_port);
+
+		f->hdr_ok[IDS_TO_SERVER][i] = cs || (h->bidir && sc);
+		f->hdr_ok[IDS_TO_CLIENT][i] = sc || (h->bidir && cs);
+	}
+}
+
+static bool has_http_rules(const struct ids_ruleset *rs)
+{
+	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
+		if (rs->http[b].db)
+			return true;
+	return rs->nalways[IDS_CLASS_HTTP_HDR] ||
+	       rs->nalways[IDS_CLASS_HTTP_BODY];
+}
+
+struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
+				 const struct ids_flow_key *key)
+{
+	struct ids_flow *f;
+	size_t nh, nwords;
+
+	if (!rs || !key ||
+	    (key->family != AF_INET && key->family != AF_INET6)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		goto out_nomem;
+	f->key = *key;
+	f->rs = rs;
+	nh = rs->p.nheaders ? rs->p.nheaders : 1;
+	f->hdr_ok[0] = calloc(nh, 1);
+	f->hdr_ok[1] = calloc(nh, 1);
+	f->bits = calloc(rs->p.nflowbits / 64 + 1, sizeof(uint64_t));
+	nwords = rs->p.nrules / 64 + 1;
+	f->fired = calloc(nwords, sizeof(uint64_t));
+	if (!f->hdr_ok[0] || !f->hdr_ok[1] || !f->bits || !f->fired)
+		goto out_free;
+	if (rs->raw.db) {
+		for (int d = 0; d < 2; d++)
+			if (hs_open_stream(rs->raw.db, 0, &f->dir[d].hs) !=
+			    HS_SUCCESS)
+				goto out_free;
+	}
+	if (has_http_rules(rs)) {
+		f->http = ids_http_create();
+		if (!f->http)
+			goto out_free;
+	}
+	compute_headers(f);
+	ids_ruleset_get(rs);
+	return f;
+
+out_free:
+	f->rs = NULL;
+	ids_flow_destroy(f);
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void ids_flow_destroy(struct ids_flow *f)
+{
+	if (!f)
+		return;
+	for (int d = 0; d < 2; d++) {
+		/* no scratch: end-of-stream matches are not wanted */
+		if (f->dir[d].hs)
+			hs_close_stream(f->dir[d].hs, NULL, NULL, NULL);
+		free(f->dir[d].win);
+		free(f->hdr_ok[d]);
+	}
+	ids_http_destroy(f->http);
+	free(f->bits);
+	free(f->fired);
+	ids_ruleset_put(f->rs);
+	free(f);
+}
+
+struct ids_ruleset *ids_flow_ruleset(const struct ids_flow *f)
+{
+	return f->rs;
+}
+
+/*
+ * Keeps at least the last IDS_WINDOW bytes before the new chunk, then the
+ * whole chunk; trims only when the buffer is full, so copying costs about
+ * one byte per byte scanned.
+ */
+static int window_append(struct ids_stream *st, const uint8_t *d, size_t n)
+{
+	size_t need;
+
+	if (st->len + n > st->cap && st->len > IDS_WINDOW) {
+		size_t drop = st->len - IDS_WINDOW;
+
+		memmove(st->win, st->win + drop, IDS_WINDOW);
+		st->len = IDS_WINDOW;
+		st->base += drop;
+	}
+	need = st->len + n;
+	if (need > st->cap || (st->cap > 2 * IDS_WINDOW &&
+			       need <= 2 * IDS_WINDOW)) {
+		size_t ncap = st->cap ? st->cap : 4096;
+		uint8_t *nw;
+
+		while (ncap < need)
+			ncap *= 2;
+		if (ncap > 2 * IDS_WINDOW)
+			ncap = need > 2 * IDS_WINDOW ? need : 2 * IDS_WINDOW;
+		nw = realloc(st->win, ncap);
+		if (!nw)
+			return -ENOMEM;
+		st->win = nw;
+		st->cap = ncap;
+	}
+	memcpy(st->win + st->len, d, n);
+	st->len += n;
+	return 0;
+}
+
+static bool bit_test(const uint64_t *b, uint32_t i)
+{
+	return b[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_set(uint64_t *b, uint32_t i, bool v)
+{
+	if (v)
+		b[i / 64] |= 1ull << (i % 64);
+	else
+		b[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* Views for a check in the current direction; HTTP ones if @http. */
+static void fill_views(struct ids_flow *f, struct ids_match_ctx *m, bool http)
+{
+	const struct ids_stream *st = &f->dir[f->cur_dir];
+
+	memset(m, 0, sizeof(*m));
+	m->v[IDS_BUF_RAW] = (struct ids_view){ st->win, st->len, st->base, 0,
+					       true };
+	if (http) {
+		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++) {
+			const struct ids_sbuf *sb = &f->http->buf[b];
+
+			m->v[b] = (struct ids_view){ sb->p, sb->len, 0, 0,
+						     true };
+		}
+	}
+	m->md = f->w->md;
+	m->mctx = f->w->mctx;
+}
+
+static void report(struct ids_flow *f, const struct ids_rule *r)
+{
+	struct ids_verdict *out = f->out;
+
+	if (r->info.action != IDS_ACTION_ALERT) {
+		f->denied = true;
+		f->deny_rule = &r->info;
+		out->decision = IDS_DENY;
+		out->deny_rule = &r->info;
+		return;
+	}
+	if (out->nalerts < IDS_MAX_ALERTS)
+		out->alerts[out->nalerts++] = &r->info;
+	else
+		out->alerts_lost++;
+}
+
+static void check_rule(struct ids_flow *f, uint32_t ri,
+		       struct ids_match_ctx *m)
+{
+	const struct ids_rule *r = &f->rs->p.rules[ri];
+
+	if (bit_test(f->fired, ri))
+		return;
+	if ((r->flowdir == IDS_FLOW_TO_SERVER && f->cur_dir != IDS_TO_SERVER) ||
+	    (r->flowdir == IDS_FLOW_TO_CLIENT && f->cur_dir != IDS_TO_CLIENT))
+		return;
+	if (!f->hdr_ok[f->cur_dir][r->header])
+		return;
+	for (size_t i = 0; i < r->nfb; i++) {
+		const struct ids_fbop *op = &r->fb[i];
+
+		if (op->op == IDS_FB_ISSET && !bit_test(f->bits, op->bit))
+			return;
+		if (op->op == IDS_FB_ISNOTSET && bit_test(f->bits, op->bit))
+			return;
+	}
+	if (!ids_rule_elems_match(r, m))
+		return;
+	bit_set(f->fired, ri, true);
+	for (size_t i = 0; i < r->nfb; i++) {
+		const struct ids_fbop *op = &r->fb[i];
+
+		if (op->op == IDS_FB_SET)
+			bit_set(f->bits, op->bit, true);
+		else if (op->op == IDS_FB_UNSET)
+			bit_set(f->bits, op->bit, false);
+		else if (op->op == IDS_FB_TOGGLE)
+			bit_set(f->bits, op->bit, !bit_test(f->bits, op->bit));
+	}
+	if (!r->noalert)
+		report(f, r);
+}
+
+/* Checks the touched rules plus the always-list of @cls, in rule order. */
+static void check_touched(struct ids_flow *f, enum ids_class cls, bool http)
+{
+	struct ids_worker *w = f->w;
+	const struct ids_ruleset *rs = f->rs;
+	struct ids_match_ctx m;
+
+	for (size_t i = 0; i < rs->nalways[cls]; i++)
+		touch(w, rs->always[cls][i]);
+	if (w->ntouched == 0)
+		return;
+	qsort(w->touched, w->ntouched, sizeof(*w->touched), u32_cmp);
+	fill_views(f, &m, http);
+	for (size_t i = 0; i < w->ntouched && !f->denied; i++)
+		check_rule(f, w->touched[i], &m);
+}
+
+static void scan_block(struct ids_worker *w, const struct ids_db *d,
+		       const struct ids_sbuf *sb)
+{
+	if (!d->db || sb->len == 0)
+		return;
+	w->cur_db = d;
+	/* errors only on misuse; the rules then stay unchecked */
+	(void)hs_scan(d->db, (const char *)sb->p, (unsigned)sb->len, 0,
+		      w->scratch, on_hs_match, w);
+}
+
+void ids_flow_http_event(struct ids_flow *f, enum ids_class cls)
+{
+	struct ids_worker *w = f->w;
+	const struct ids_ruleset *rs = f->rs;
+
+	if (f->denied)
+		return;
+	touch_begin(w);
+	if (cls == IDS_CLASS_HTTP_HDR) {
+		for (int b = IDS_BUF_URI; b <= IDS_BUF_METHOD; b++)
+			scan_block(w, &rs->http[b], &f->http->buf[b]);
+	} else {
+		scan_block(w, &rs->http[IDS_BUF_BODY],
+			   &f->http->buf[IDS_BUF_BODY]);
+	}
+	check_touched(f, cls, true);
+}
+
+static void deny_closed(struct ids_verdict *out)
+{
+	out->decision = IDS_DENY;
+	out->deny_rule = NULL;
+}
+
+int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
+		  const uint8_t *data, size_t len, struct ids_verdict *out)
+{
+	struct ids_stream *st;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!w || !f || (dir != IDS_TO_SERVER && dir != IDS_TO_CLIENT) ||
+	    (!data && len) || len > UINT32_MAX) {
+		deny_closed(out);
+		return -EINVAL;
+	}
+	if (f->denied) {
+		out->decision = IDS_DENY;
+		out->deny_rule = f->deny_rule;
+		return 0;
+	}
+	if (len == 0)
+		return 0;
+	st = &f->dir[dir];
+	rc = worker_prepare(w, f->rs);
+	if (!rc)
+		rc = window_append(st, data, len);
+	if (rc) {
+		deny_closed(out);
+		return rc;
+	}
+	f->w = w;
+	f->out = out;
+	f->cur_dir = dir;
+	touch_begin(w);
+	if (st->hs) {
+		w->cur_db = &f->rs->raw;
+		if (hs_scan_stream(st->hs, (const char *)data, (unsigned)len, 0,
+				   w->scratch, on_hs_match, w) != HS_SUCCESS) {
+			deny_closed(out);
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	check_touched(f, IDS_CLASS_RAW, false);
+	if (dir == IDS_TO_SERVER && f->http && !f->denied)
+		ids_http_feed(f, data, len);
+out:
+	f->w = NULL;
+	f->out = NULL;
+	return rc;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * HTTP request buffers for http_uri / http_header / http_method /
+ * http_client_body, from the to-server byte stream, with libhttp-parser.
+ *
+ * A flow is HTTP when its to-server stream starts with a request method
+ * and a space.  Each request is parsed incrementally, across chunks;
+ * buffers are capped (IDS_HTTP_*_MAX, excess dropped).  Events:
+ *   headers complete -> rules of class HTTP_HDR (uri, header, method);
+ *   message complete, or body buffer full -> rules of class HTTP_BODY.
+ * The URI buffer is percent-decoded (no other normalisation).  A parse
+ * error, an upgrade or CONNECT ends HTTP inspection for the flow; raw
+ * rules keep running.  The bytes are the guest's: nothing here trusts a
+ * length or a header; the parser is strict and all copies are bounded.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids_int.h"
+
+static const char *const methods[] = { "GET ", "POST ", "HEAD ", "PUT ",
+	"DELETE ", "OPTIONS ", "PATCH ", "TRACE ", "CONNECT ", NULL };
+
+struct ids_http *ids_http_create(void)
+{
+	struct ids_http *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	http_parser_init(&h->parser, HTTP_REQUEST);
+	h->buf[IDS_BUF_URI].max = IDS_HTTP_URI_MAX;
+	h->buf[IDS_BUF_HEADER].max = IDS_HTTP_HEADER_MAX;
+	h->buf[IDS_BUF_METHOD].max = 32;
+	h->buf[IDS_BUF_BODY].max = IDS_HTTP_BODY_MAX;
+	return h;
+}
+
+void ids_http_destroy(struct ids_http *h)
+{
+	if (!h)
+		return;
+	for (int b = 0; b < IDS_BUF_COUNT; b++)
+		free(h->buf[b].p);
+	free(h);
+}
+
+/* Appends up to the buffer's cap; -1 only when memory runs out. */
+static int sb_add(struct ids_sbuf *sb, const void *d, size_t n)
+{
+	if (sb->len + n > sb->max)
+		n = sb->max - sb->len;
+	if (n == 0)
+		return 0;
+	if (sb->len + n > sb->cap) {
+		size_t ncap = sb->cap ? sb->cap : 256;
+		uint8_t *np;
+
+		while (ncap < sb->len + n)
+			ncap *= 2;
+		if (ncap > sb->max)
+			ncap = sb->max;
+		np = realloc(sb->p, ncap);
+		if (!np)
+			return -1;
+		sb->p = np;
+		sb->cap = ncap;
+	}
+	memcpy(sb->p + sb->len, d, n);
+	sb->len += n;
+	return 0;
+}
+
+static struct ids_flow *flow_of(http_parser *p)
+{
+	return p->data;
+}
+
+static int on_begin(http_parser *p)
+{
+	struct ids_http *h = flow_of(p)->http;
+
+	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
+		h->buf[b].len = 0;
+	h->in_value = false;
+	h->body_done = false;
+	return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t n)
+{
+	return sb_add(&flow_of(p)->http->buf[IDS_BUF_URI], at, n);
+}
+
+static int on_field(http_parser *p, const char *at, size_t n)
+{
+	struct ids_http *h = flow_of(p)->http;
+	struct ids_sbuf *sb = &h->buf[IDS_BUF_HEADER];
+
+	if (h->in_value && sb_add(sb, "\r\n", 2))
+		return -1;
+	h->in_value = false;
+	return sb_add(sb, at, n);
+}
+
+static int on_value(http_parser *p, const char *at, size_t n)
+{
+	struct ids_http *h = flow_of(p)->http;
+	struct ids_sbuf *sb = &h->buf[IDS_BUF_HEADER];
+
+	if (!h->in_value && sb_add(sb, ": ", 2))
+		return -1;
+	h->in_value = true;
+	return sb_add(sb, at, n);
+}
+
+static void percent_decode(struct ids_sbuf *sb)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < sb->len; i++) {
+		if (sb->p[i] == '%' && i + 2 < sb->len &&
+		    isxdigit(sb->p[i + 1]) &&
+		    isxdigit(sb->p[i + 2])) {
+			char hex[3] = { (char)sb->p[i + 1], (char)sb->p[i + 2],
+					0 };
+
+			sb->p[o++] = (uint8_t)strtoul(hex, NULL, 16);
+			i += 2;
+		} else {
+			sb->p[o++] = sb->p[i];
+		}
+	}
+	sb->len = o;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	struct ids_flow *f = flow_of(p);
+	struct ids_http *h = f->http;
+	const char *m = http_method_str((enum http_method)p->method);
+
+	if (h->in_value && sb_add(&h->buf[IDS_BUF_HEADER], "\r\n", 2))
+		return -1;
+	h->in_value = false;
+	if (sb_add(&h->buf[IDS_BUF_METHOD], m, strlen(m)))
+		return -1;
+	percent_decode(&h->buf[IDS_BUF_URI]);
+	ids_flow_http_event(f, IDS_CLASS_HTTP_HDR);
+	return f->denied ? -1 : 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+	struct ids_flow *f = flow_of(p);
+	struct ids_http *h = f->http;
+	struct ids_sbuf *sb = &h->buf[IDS_BUF_BODY];
+
+	if (h->body_done)
+		return 0;
+	if (sb_add(sb, at, n))
+		return -1;
+	if (sb->len == sb->max) {
+		h->body_done = true;
+		ids_flow_http_event(f, IDS_CLASS_HTTP_BODY);
+	}
+	return f->denied ? -1 : 0;
+}
+
+static int on_complete(http_parser *p)
+{
+	struct ids_flow *f = flow_of(p);
+
+	if (!f->http->body_done) {
+		f->http->body_done = true;
+		ids_flow_http_event(f, IDS_CLASS_HTTP_BODY);
+	}
+	return f->denied ? -1 : 0;
+}
+
+static const http_parser_settings settings = {
+	.on_message_begin = on_begin,
+	.on_url = on_url,
+	.on_header_field = on_field,
+	.on_header_value = on_value,
+	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
+	.on_message_complete = on_complete,
+};
+
+/* Decides from the stream's first bytes; UNKNOWN while they are a prefix. */
+static enum ids_http_state detect(const uint8_t *s, size_t n)
+{
+	for (int i = 0; methods[i]; i++) {
+		size_t ml = strlen(methods[i]);
+		size_t k = n < ml ? n : ml;
+
+		if (memcmp(s, methods[i], k) == 0)
+			return n >= ml ? IDS_HTTP_ON : IDS_HTTP_UNKNOWN;
+	}
+	return IDS_HTTP_OFF;
+}
+
+static void execute(struct ids_flow *f, const uint8_t *d, size_t n)
+{
+	struct ids_http *h = f->http;
+	size_t done;
+
+	h->parser.data = f;
+	done = http_parser_execute(&h->parser, &settings, (const char *)d, n);
+	if (done != n || HTTP_PARSER_ERRNO(&h->parser) != HPE_OK ||
+	    h->parser.upgrade)
+		h->state = IDS_HTTP_OFF;
+}
+
+void ids_http_feed(struct ids_flow *f, const uint8_t *data, size_t len)
+{
+	struct ids_http *h = f->http;
+	const struct ids_stream *st = &f->dir[IDS_TO_SERVER];
+
+	if (h->state == IDS_HTTP_OFF)
+		return;
+	if (h->state == IDS_HTTP_UNKNOWN) {
+		/* the window still starts at stream offset 0 here */
+		if (st->base != 0) {
+			h->state = IDS_HTTP_OFF;
+			return;
+		}
+		h->state = detect(st->win, st->len);
+		if (h->state == IDS_HTTP_ON)
+			execute(f, st->win, st->len);
+		return;
+	}
+	execute(f, data, len);
+}

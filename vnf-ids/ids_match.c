@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Confirms a rule's content and pcre options against the inspection
+ * buffers, with Snort's positional semantics:
+ *
+ *   offset N / depth D   the match lies in [start + N, start + N + D)
+ *   distance N / within W  the match lies in [cur + N, cur + N + W), where
+ *                        cur is the end of the previous match in the same
+ *                        buffer (its start when there is none)
+ *   pcre R               the regex is tried from cur
+ *
+ * Positions are absolute (stream offsets for the raw buffer), so a buffer
+ * that is a window onto a longer stream is evaluated exactly as long as
+ * the bytes a match needs are in the window.  When a later option fails,
+ * earlier positive options are retried at their next occurrence
+ * (backtracking), within a budget of IDS_EVAL_BUDGET positions per check so
+ * a hostile stream cannot make one check expensive; running out of budget
+ * counts as no match.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "ids_int.h"
+
+bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
+		    size_t plen, bool nocase, size_t *pos)
+{
+	if (plen == 0 || hlen < plen)
+		return false;
+	if (!nocase) {
+		const uint8_t *h = memmem(hay, hlen, pat, plen);
+
+		if (!h)
+			return false;
+		*pos = (size_t)(h - hay);
+		return true;
+	}
+	/* pat is lower case */
+	{
+		uint8_t c0 = pat[0], c1 = (uint8_t)toupper(pat[0]);
+		size_t last = hlen - plen;
+
+		for (size_t i = 0; i <= last; i++) {
+			size_t k;
+
+			if (hay[i] != c0 && hay[i] != c1)
+				continue;
+			for (k = 1; k < plen; k++)
+				if (tolower(hay[i + k]) != pat[k])
+					break;
+			if (k == plen) {
+				*pos = i;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The window [lo, hi) in which @el may match, clipped to the view. */
+static bool region(const struct ids_elem *el, const struct ids_view *v,
+		   uint64_t cur, uint64_t *lo, uint64_t *hi)
+{
+	int64_t b;
+	uint64_t l, h = UINT64_MAX;
+	uint64_t vend = v->base + v->len;
+
+	if (el->kind == IDS_ELEM_PCRE) {
+		l = el->relative ? cur : v->start;
+	} else if (el->relative) {
+		b = (int64_t)cur + el->distance;
+		if (el->has_within)
+			h = b + el->within < 0 ? 0 : (uint64_t)(b + el->within);
+		l = b < (int64_t)v->start ? v->start : (uint64_t)b;
+	} else {
+		l = v->start + (uint64_t)el->offset;
+		if (el->has_depth)
+			h = l + (uint64_t)el->depth;
+	}
+	if (l < v->base)
+		l = v->base;
+	if (h > vend)
+		h = vend;
+	if (l > h)
+		return false;
+	*lo = l;
+	*hi = h;
+	return true;
+}
+
+static bool eval(const struct ids_rule *r, size_t i, struct ids_match_ctx *m,
+		 uint64_t *cur)
+{
+	const struct ids_elem *el;
+	const struct ids_view *v;
+	uint64_t lo, hi, save;
+
+	if (i == r->nelems)
+		return true;
+	el = &r->elems[i];
+	v = &m->v[el->buf];
+	if (!v->present || !region(el, v, cur[el->buf], &lo, &hi))
+		return el->negated ? eval(r, i + 1, m, cur) : false;
+	save = cur[el->buf];
+	if (el->kind == IDS_ELEM_CONTENT) {
+		const uint8_t *pat = el->nocase ? el->lpat : el->pat;
+
+		while (lo + el->len <= hi) {
+			size_t pos;
+
+			if (--m->budget < 0)
+				return false;
+			if (!ids_bytes_find(v->data + (lo - v->base),
+					    (size_t)(hi - lo), pat, el->len,
+					    el->nocase, &pos))
+				break;
+			if (el->negated)
+				return false;
+			cur[el->buf] = lo + pos + el->len;
+			if (eval(r, i + 1, m, cur))
+				return true;
+			cur[el->buf] = save;
+			if (!el->anchor)
+				return false;
+			lo += pos + 1;
+		}
+		return el->negated ? eval(r, i + 1, m, cur) : false;
+	}
+	/* pcre: the subject ends at hi; lookbehind may see before lo */
+	while (lo <= hi) {
+		PCRE2_SIZE *ov;
+		int rc;
+
+		if (--m->budget < 0)
+			return false;
+		rc = pcre2_match(el->re, v->data, (PCRE2_SIZE)(hi - v->base),
+				 (PCRE2_SIZE)(lo - v->base), 0, m->md, m->mctx);
+		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && !el->negated)
+			return false;	/* limits hit: no match */
+		if (rc < 0)
+			break;
+		if (el->negated)
+			return false;
+		ov = pcre2_get_ovector_pointer(m->md);
+		cur[el->buf] = v->base + ov[1];
+		if (eval(r, i + 1, m, cur))
+			return true;
+		cur[el->buf] = save;
+		if (!el->anchor)
+			return false;
+		lo = v->base + ov[0] + 1;
+	}
+	return el->negated ? eval(r, i + 1, m, cur) : false;
+}
+
+bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m)
+{
+	uint64_t cur[IDS_BUF_COUNT];
+
+	for (int b = 0; b < IDS_BUF_COUNT; b++)
+		cur[b] = m->v[b].start;
+	m->budget = IDS_EVAL_BUDGET;
+	return eval(r, 0, m, cur);
+}
