@@ -7,3 +7,5 @@ $(REGION_LIB): $(call objs,$(REGION_SRCS))
 
 $(foreach t,ring region desc pool chan counters tsc,\
   $(eval $(call unit_test,test_region_$(t),$(REGION_LIB))))
+
+$(eval $(call test_prog,region-stress,$(call objs,tests/stress/region_stress.c) $(REGION_LIB)))

@@ -77,6 +77,22 @@ static int wait_turn(const __u32 *tail, uint32_t pos)
 	return 0;
 }
 
+/*
+ * A multi-party side read its shared head, then the peer's position.  If
+ * the peer's position looks impossible, our head may just have been stale
+ * (others moved it meanwhile): re-read it, and report corruption only if
+ * it did not move.
+ */
+static bool still_moving(const __u32 *head, uint32_t *seen)
+{
+	uint32_t now = tc_load_acquire(head);
+
+	if (now == *seen)
+		return false;
+	*seen = now;
+	return true;
+}
+
 static void copy_in(struct tcr_ring *r, uint32_t pos, const uint32_t *idx, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -135,14 +151,18 @@ static int enqueue(struct tcr_ring *r, const uint32_t *idx, unsigned int n,
 
 	/* A3: a claimed head comes with the consumer position its claimer saw. */
 	head = tc_load_acquire(&c->prod_head);
-	do {
+	for (;;) {
 		/* A1 */
 		k = fit(r, head - tc_load_acquire(&c->cons_tail), n, how);
+		if (k < 0 && still_moving(&c->prod_head, &head))
+			continue;	/* our head was stale, not the ring corrupt */
 		if (k <= 0)
 			return k;
 		/* R3: publishes our claim with what we read before it. */
-	} while (!__atomic_compare_exchange_n(&c->prod_head, &head, head + (uint32_t)k,
-					      0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+		if (__atomic_compare_exchange_n(&c->prod_head, &head, head + (uint32_t)k,
+						0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
 	copy_in(r, head, idx, (unsigned int)k);
 	if (wait_turn(&c->prod_tail, head))
 		return -ETIMEDOUT;
@@ -187,8 +207,11 @@ static int dequeue(struct tcr_ring *r, uint32_t *idx, unsigned int n,
 
 		/* A2 */
 		avail = tc_load_acquire(&c->prod_tail) - tail;
-		if (tc_unlikely(avail > r->size))
+		if (tc_unlikely(avail > r->size)) {
+			if (still_moving(&c->cons_head, &tail))
+				continue;	/* our tail was stale */
 			return -EPROTO;
+		}
 		if (k > avail) {
 			if (how == RING_FIXED)
 				return 0;
@@ -198,8 +221,11 @@ static int dequeue(struct tcr_ring *r, uint32_t *idx, unsigned int n,
 			return 0;
 		/* Validate before claiming, so a bad entry consumes nothing. */
 		err = copy_out(r, tail, idx, k);
-		if (err)
+		if (err) {
+			if (still_moving(&c->cons_head, &tail))
+				continue;	/* entries were reused under us */
 			return err;
+		}
 		/* R4: claim; entries were read before the claim is visible. */
 		if (__atomic_compare_exchange_n(&c->cons_head, &tail, tail + k, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {

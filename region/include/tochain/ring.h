@@ -53,7 +53,7 @@
 #define TCR_RING_MP		0x1u	/* several producers share this side */
 #define TCR_RING_MC		0x2u	/* several consumers share this side */
 
-#define TCR_RING_STALL_NS	1000000000ull	/* MP/MC wait for a dead peer */
+#define TCR_RING_STALL_NS	2000000000ull	/* MP/MC wait for a dead peer */
 
 struct tcr_ring {
 	struct tcr_ring_ctl *ctl;	/* shared control block */
