@@ -9,6 +9,7 @@ LIBS += $(FW_LIB)
 $(FW_LIB): $(call objs,$(FW_SRCS))
 
 $(eval $(call test_prog,fw-apply,$(call objs,vnf-fw/fw_apply_tool.c) $(FW_LIB),$(FW_LDLIBS)))
+$(eval $(call bench_prog,fw-bench,$(call objs,vnf-fw/fw_bench.c) $(FW_LIB),$(FW_LDLIBS)))
 
 FW_TESTS := test_fw_rules test_fw_match test_fw_nft
 $(foreach t,$(FW_TESTS),$(eval $(call unit_test,$(t),$(FW_LIB),$(FW_LDLIBS))))

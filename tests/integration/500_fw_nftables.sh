@@ -43,6 +43,7 @@ cleanup() {
 	true
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT	# so that a timeout still runs cleanup
 
 fail() { echo "FAIL: $*"; exit 1; }
 
