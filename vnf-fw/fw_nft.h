@@ -19,10 +19,11 @@
  * Threading: callable from any thread; calls are serialised internally
  * (libnftables' context setup is not documented as thread-safe).
  *
- * Errors: 0 or -errno.  -EINVAL bad namespace name; -ENOENT namespace (or,
- * for list/remove-less lookups, the table) not found; -EPERM not privileged;
- * -EIO nftables refused the transaction (diag holds its message);
- * -ENOMEM out of memory.
+ * Errors: 0 or -errno.  -EINVAL bad namespace name, or not a network
+ * namespace; -ENOENT namespace not found (fw_nft_list: or no table there);
+ * -EPERM not privileged; -EIO nftables refused the transaction (diag holds
+ * its first line); -ENOMEM out of memory.  libnftables reports errors as
+ * text only: -ENOENT/-EPERM/-ENOMEM from nftables come from that text.
  */
 #ifndef TOCHAIN_FW_NFT_H
 #define TOCHAIN_FW_NFT_H
