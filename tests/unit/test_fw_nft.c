@@ -6,6 +6,7 @@
  * that need root say so on stderr and are not run without it.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -158,6 +159,38 @@ START_TEST(test_nft_accepts)
 	ck_assert_uint_eq(fw_ruleset_count(rs), 16);
 	nft_accepts(rs);
 	fw_ruleset_destroy(rs);
+}
+END_TEST
+
+/* The sample rule files shipped in vnf-fw/rules parse and compile. */
+START_TEST(test_sample_files)
+{
+	const char *top = getenv("TOCHAIN_TOP");
+	char dir[512], path[1024];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/vnf-fw/rules", top ? top : ".");
+	d = opendir(dir);
+	ck_assert_msg(d, "cannot open %s (run from the top of the tree)", dir);
+	while ((e = readdir(d))) {
+		struct fw_diag diag;
+		struct fw_ruleset *rs;
+		size_t len = strlen(e->d_name);
+
+		if (len < 7 || strcmp(e->d_name + len - 6, ".rules"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rs = fw_ruleset_load(path, &diag);
+		ck_assert_msg(rs, "%s", diag.msg);
+		if (geteuid() == 0)
+			nft_accepts(rs);
+		fw_ruleset_destroy(rs);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_ge(n, 2);
 }
 END_TEST
 
@@ -385,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_golden_example);
 	tcase_add_test(tc, test_golden_empty);
 	tcase_add_test(tc, test_nft_accepts);
+	tcase_add_test(tc, test_sample_files);
 	tcase_add_test(tc, test_nft_accepts_mutations);
 	tcase_add_test(tc, test_run_refused);
 	suite_add_tcase(s, tc);
