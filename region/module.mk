@@ -9,3 +9,4 @@ $(foreach t,ring region desc pool chan counters tsc,\
   $(eval $(call unit_test,test_region_$(t),$(REGION_LIB))))
 
 $(eval $(call test_prog,region-stress,$(call objs,tests/stress/region_stress.c) $(REGION_LIB)))
+$(eval $(call bench_prog,region-bench,$(call objs,bench/region_bench.c) $(REGION_LIB)))

@@ -46,6 +46,8 @@ int tcr_ring_attach(struct tcr_ring *r, void *mem, uint32_t size,
 	/* Starting positions, read once: later the handle trusts only itself. */
 	r->prod = tc_load_acquire(&r->ctl->prod_tail);
 	r->cons = tc_load_acquire(&r->ctl->cons_tail);
+	r->seen_cons = r->cons;
+	r->seen_prod = r->prod;
 	return 0;
 }
 
@@ -138,8 +140,12 @@ static int enqueue(struct tcr_ring *r, const uint32_t *idx, unsigned int n,
 
 	if (!(r->flags & TCR_RING_MP)) {
 		head = r->prod;
-		/* A1: pairs with the consumer's R2, entries it read are free. */
-		k = fit(r, head - tc_load_acquire(&c->cons_tail), n, how);
+		k = fit(r, head - r->seen_cons, n, how);
+		if (k < 0 || (unsigned int)k < n) {
+			/* A1: pairs with the consumer's R2, entries it read are free. */
+			r->seen_cons = tc_load_acquire(&c->cons_tail);
+			k = fit(r, head - r->seen_cons, n, how);
+		}
 		if (k <= 0)
 			return k;
 		copy_in(r, head, idx, (unsigned int)k);
@@ -180,8 +186,12 @@ static int dequeue(struct tcr_ring *r, uint32_t *idx, unsigned int n,
 
 	if (!(r->flags & TCR_RING_MC)) {
 		tail = r->cons;
-		/* A2: pairs with the producer's R1, entries are written. */
-		avail = tc_load_acquire(&c->prod_tail) - tail;
+		avail = r->seen_prod - tail;
+		if (avail < n) {
+			/* A2: pairs with the producer's R1, entries are written. */
+			r->seen_prod = tc_load_acquire(&c->prod_tail);
+			avail = r->seen_prod - tail;
+		}
 		if (tc_unlikely(avail > r->size))
 			return -EPROTO;
 		if (n > avail) {

@@ -15,7 +15,8 @@
  *    limit (the number of buffers): an index out of range fails the call
  *    (-EBADMSG) and consumes nothing;
  *  - a single-producer or single-consumer handle never reads its own
- *    position back from shared memory.
+ *    position back from shared memory, and reads the peer's only when
+ *    what it saw last is not enough (fewer cache-line transfers).
  *
  * Roles.  TCR_RING_MP / TCR_RING_MC make a side shareable between
  * processes (after fork) or threads: positions are claimed with
@@ -64,6 +65,8 @@ struct tcr_ring {
 	uint32_t flags;			/* TCR_RING_MP | TCR_RING_MC */
 	uint32_t prod;			/* single producer: next position */
 	uint32_t cons;			/* single consumer: next position */
+	uint32_t seen_cons;		/* single producer: last cons_tail read */
+	uint32_t seen_prod;		/* single consumer: last prod_tail read */
 };
 
 /* Bytes a ring of @size entries takes in a region (control + entries). */
