@@ -126,29 +126,41 @@ static bool eval(const struct ids_rule *r, size_t i, struct ids_match_ctx *m,
 		}
 		return el->negated ? eval(r, i + 1, m, cur) : false;
 	}
-	/* pcre: the subject ends at hi; lookbehind may see before lo */
-	while (lo <= hi) {
-		PCRE2_SIZE *ov;
-		int rc;
+	/*
+	 * pcre: the subject is [lo, hi) for a relative pcre (so '^' is the
+	 * cursor, as in Snort), else the buffer up to hi, where '^' cannot
+	 * match at the window's first byte unless that is the buffer's start.
+	 */
+	{
+		uint64_t sbase = el->relative ? lo : v->base;
+		uint32_t opts = !el->relative && v->base > v->start ?
+			PCRE2_NOTBOL : 0;
 
-		if (--m->budget < 0)
-			return false;
-		rc = pcre2_match(el->re, v->data, (PCRE2_SIZE)(hi - v->base),
-				 (PCRE2_SIZE)(lo - v->base), 0, m->md, m->mctx);
-		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && !el->negated)
-			return false;	/* limits hit: no match */
-		if (rc < 0)
-			break;
-		if (el->negated)
-			return false;
-		ov = pcre2_get_ovector_pointer(m->md);
-		cur[el->buf] = v->base + ov[1];
-		if (eval(r, i + 1, m, cur))
-			return true;
-		cur[el->buf] = save;
-		if (!el->anchor)
-			return false;
-		lo = v->base + ov[0] + 1;
+		while (lo <= hi) {
+			PCRE2_SIZE *ov;
+			int rc;
+
+			if (--m->budget < 0)
+				return false;
+			rc = pcre2_match(el->re, v->data + (sbase - v->base),
+					 (PCRE2_SIZE)(hi - sbase),
+					 (PCRE2_SIZE)(lo - sbase), opts, m->md,
+					 m->mctx);
+			if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && !el->negated)
+				return false;	/* limits hit: no match */
+			if (rc < 0)
+				break;
+			if (el->negated)
+				return false;
+			ov = pcre2_get_ovector_pointer(m->md);
+			cur[el->buf] = sbase + ov[1];
+			if (eval(r, i + 1, m, cur))
+				return true;
+			cur[el->buf] = save;
+			if (!el->anchor)
+				return false;
+			lo = sbase + ov[0] + 1;
+		}
 	}
 	return el->negated ? eval(r, i + 1, m, cur) : false;
 }
