@@ -11,6 +11,14 @@ $(FW_LIB): $(call objs,$(FW_SRCS))
 $(eval $(call test_prog,fw-apply,$(call objs,vnf-fw/fw_apply_tool.c) $(FW_LIB),$(FW_LDLIBS)))
 $(eval $(call bench_prog,fw-bench,$(call objs,vnf-fw/fw_bench.c) $(FW_LIB),$(FW_LDLIBS)))
 
+# libFuzzer target on the parser (make fuzz), built apart with clang.
+FW_FUZZ := $(BUILD)/fuzz/bin/fw-fuzz
+FUZZ_TARGETS += $(FW_FUZZ)
+$(FW_FUZZ): vnf-fw/fw_fuzz.c $(FW_SRCS) $(wildcard vnf-fw/*.h)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -Ivnf-fw -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+		-o $@ $(filter %.c,$^) $(FW_LDLIBS) -lpthread
+
 FW_TESTS := test_fw_rules test_fw_match test_fw_nft
 $(foreach t,$(FW_TESTS),$(eval $(call unit_test,$(t),$(FW_LIB),$(FW_LDLIBS))))
 $(foreach t,$(FW_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ivnf-fw
