@@ -1,0 +1,32 @@
+# vnf-waf: the WAF engine (--kind waf) as a library: OWASP CRS on
+# libmodsecurity v3, HTTP/1.x parsed from TCP streams with http_parser
+# (vnf-waf/README.md).  Link with $(WAF_LIB) $(WAF_LDLIBS) and add -Ivnf-waf
+# to the CPPFLAGS of objects that include waf_engine.h.
+WAF_SRCS := vnf-waf/waf_engine.c vnf-waf/waf_flow.c
+WAF_LIB := $(BUILD)/lib/libtochain-waf.a
+WAF_LDLIBS := $(shell pkg-config --libs modsecurity 2>/dev/null || echo -lmodsecurity) -lhttp_parser
+WAF_GEN := $(BUILD)/gen/vnf-waf/waf_conf_gen.h
+WAF_CONF := vnf-waf/conf/waf-base.conf vnf-waf/conf/crs-setup.conf
+LIBS += $(WAF_LIB)
+$(WAF_LIB): $(call objs,$(WAF_SRCS))
+$(call objs,$(WAF_SRCS)): CPPFLAGS += -I$(BUILD)/gen/vnf-waf $(shell pkg-config --cflags modsecurity 2>/dev/null)
+$(call objs,vnf-waf/waf_engine.c): $(WAF_GEN)
+
+# The configuration templates become C strings inside the library, so an
+# engine needs no file of ours at run time.
+$(WAF_GEN): $(WAF_CONF) vnf-waf/module.mk
+	@mkdir -p $(@D)
+	{ echo '/* Generated from vnf-waf/conf by vnf-waf/module.mk. */'; \
+	  echo 'static const char waf_conf_base[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' vnf-waf/conf/waf-base.conf; \
+	  echo ';'; \
+	  echo 'static const char waf_conf_crs_setup[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' vnf-waf/conf/crs-setup.conf; \
+	  echo ';'; } > $@.tmp && mv $@.tmp $@
+
+WAF_TESTS := test_waf_http test_waf_engine
+$(foreach t,$(WAF_TESTS),$(eval $(call unit_test,$(t),$(WAF_LIB),$(WAF_LDLIBS))))
+$(foreach t,$(WAF_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ivnf-waf
+
+$(eval $(call bench_prog,waf-bench,$(call objs,vnf-waf/waf_bench.c) $(WAF_LIB),$(WAF_LDLIBS)))
+$(call objs,vnf-waf/waf_bench.c): CPPFLAGS += -Ivnf-waf
