@@ -105,7 +105,7 @@ $(BUILD)/lib/%.a:
 
 # Tests: T=PATTERN selects tests whose name contains PATTERN.
 check: deps
-	$(MAKE) all
+	$(MAKE) all $(FUZZ_TARGETS)
 	scripts/run-tests.sh $(BUILD) $(T)
 
 # Without the deps step, for a quick edit-test loop.
