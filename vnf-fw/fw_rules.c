@@ -47,10 +47,20 @@ enum {
 	CL_COMMENT = 1 << 8,
 };
 
+/* @name for a diagnostic: its last 96 bytes, the informative end of a path. */
+static const char *short_name(const char *name, const char **ellipsis)
+{
+	size_t len = strlen(name);
+
+	*ellipsis = len > 96 ? "..." : "";
+	return len > 96 ? name + len - 96 : name;
+}
+
 __attribute__((format(printf, 2, 3)))
 static int fail(struct parser *p, const char *fmt, ...)
 {
-	char reason[256];
+	const char *name, *dots;
+	char reason[200];
 	va_list ap;
 
 	if (!p->diag)
@@ -59,17 +69,21 @@ static int fail(struct parser *p, const char *fmt, ...)
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	p->diag->line = p->line;
-	snprintf(p->diag->msg, sizeof(p->diag->msg), "%.48s:%u: %s",
-		 p->name, p->line, reason);
+	name = short_name(p->name, &dots);
+	snprintf(p->diag->msg, sizeof(p->diag->msg), "%s%s:%u: %s",
+		 dots, name, p->line, reason);
 	return -EINVAL;
 }
 
 static void diag_plain(struct fw_diag *diag, const char *name, const char *reason)
 {
+	const char *dots;
+
 	if (!diag)
 		return;
 	diag->line = 0;
-	snprintf(diag->msg, sizeof(diag->msg), "%.200s: %s", name, reason);
+	name = short_name(name, &dots);
+	snprintf(diag->msg, sizeof(diag->msg), "%s%s: %s", dots, name, reason);
 }
 
 const char *fw_verdict_name(enum fw_verdict v)

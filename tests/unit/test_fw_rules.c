@@ -272,6 +272,20 @@ START_TEST(test_error_no_diag)
 }
 END_TEST
 
+/* A long file name keeps its end, where the file's own name is. */
+START_TEST(test_long_name)
+{
+	char name[300];
+	struct fw_diag d;
+
+	memset(name, 'd', sizeof(name));
+	strcpy(name + 250, "/web.rules");
+	ck_assert_ptr_null(fw_ruleset_parse("\nbogus", 6, name, &d));
+	ck_assert_msg(!strncmp(d.msg, "...ddd", 6), "%s", d.msg);
+	ck_assert_msg(strstr(d.msg, "/web.rules:2: unknown keyword 'bogus'"), "%s", d.msg);
+}
+END_TEST
+
 START_TEST(test_binary)
 {
 	static const char nul[] = "accept in\n\nacc\0ept in\n";
@@ -480,6 +494,7 @@ int main(void)
 	tcase_add_test(tc, test_numbers_and_lines);
 	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_error_no_diag);
+	tcase_add_test(tc, test_long_name);
 	tcase_add_test(tc, test_binary);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_too_many_rules);
