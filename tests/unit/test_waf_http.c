@@ -312,6 +312,34 @@ START_TEST(head_too_large)
 }
 END_TEST
 
+START_TEST(request_body_limit)
+{
+	struct waf_config cfg = { .crs_dir = "", .request_body_limit = 64 };
+	char err[256], req[512];
+	struct waf_engine *e = waf_engine_create(&cfg, err, sizeof(err));
+	struct waf_flow *f;
+	struct waf_verdict v;
+
+	ck_assert_msg(e != NULL, "%s", err);
+	f = new_flow(e);
+	/* At the limit: fine.  One body byte more: refused. */
+	snprintf(req, sizeof(req), "POST /u HTTP/1.1\r\nHost: h\r\n"
+		 "Content-Type: text/plain\r\nContent-Length: 64\r\n\r\n%064d", 0);
+	ck_assert_int_eq(feeds(f, WAF_DIR_IN, req, &v), WAF_ALLOW);
+	ck_assert_uint_eq(v.requests, 1);
+	snprintf(req, sizeof(req), "POST /u HTTP/1.1\r\nHost: h\r\n"
+		 "Content-Type: text/plain\r\nContent-Length: 65\r\n\r\n%065d", 0);
+	ck_assert_int_eq(feeds(f, WAF_DIR_IN, req, &v), WAF_DENY);
+	ck_assert_int_eq(v.source, WAF_SRC_ENGINE);
+	ck_assert_uint_eq(v.rule_id, 0);
+	ck_assert_int_ge(v.status, 400);
+	ck_assert_ptr_nonnull(strstr(v.msg, "limit"));
+	waf_flow_destroy(f);
+	ck_assert_uint_eq(waf_engine_live_transactions(e), 0);
+	waf_engine_put(e);
+}
+END_TEST
+
 START_TEST(no_leak_on_destroy_mid_message)
 {
 	static const char *const partial[] = {
@@ -495,6 +523,7 @@ static Suite *waf_http_suite(void)
 	tcase_add_test(tc, header_rule_phase1);
 	tcase_add_test(tc, malformed_denied);
 	tcase_add_test(tc, head_too_large);
+	tcase_add_test(tc, request_body_limit);
 	tcase_add_test(tc, no_leak_on_destroy_mid_message);
 	tcase_add_test(tc, eof_mid_request);
 	tcase_add_test(tc, responses_paired_in_order);
