@@ -26,9 +26,16 @@ struct hs_cfs_vcpu {
 	uint64_t vruntime;	/* time run so far, any unit */
 };
 
-/* Spreads vCPUs over pCPUs by count (i mod npcpu), the steady state of the
- * stock load balancer for equal weights.  Returns 0 or -EINVAL. */
-int hs_cfs_place(struct hs_cfs_vcpu *v, uint32_t n, uint32_t npcpu);
+/*
+ * Home pCPUs, as the stock load balancer would settle them.  With @load
+ * NULL: by count (i mod npcpu), its steady state for equal loads.  With
+ * @load (expected CPU share of each vCPU, 0..1): greedy balance, heaviest
+ * first onto the least-loaded pCPU (ties: lower vCPU index, lower pCPU),
+ * the steady state of load-based balancing.  @scratch: n entries (only
+ * with @load).  Returns 0 or -EINVAL.
+ */
+int hs_cfs_place(struct hs_cfs_vcpu *v, const double *load, uint32_t n,
+		 uint32_t npcpu, uint32_t *scratch, double *pcpu_load);
 
 /*
  * Resets @plan and fills it: per pCPU its runnable vCPUs ordered by
@@ -38,5 +45,17 @@ int hs_cfs_place(struct hs_cfs_vcpu *v, uint32_t n, uint32_t npcpu);
  */
 int hs_cfs_plan(const struct hs_cfs_vcpu *v, uint32_t n, uint32_t *scratch,
 		struct hs_plan *plan);
+
+/*
+ * Fluid fair share ("water-filling"), the ideal CFS approximates: on each
+ * pCPU, every vCPU gets min(demand, level), the level chosen so that the
+ * pCPU is fully used if its vCPUs want that much.  A vCPU that needs less
+ * than an equal share keeps only what it needs (it blocks), the rest is
+ * shared by the others.  @demand[i] and @share[i] are fractions of the
+ * pCPU's time (demand clamped to 0..1, NaN counts as 0).  @scratch: n
+ * entries.  Returns 0 or -EINVAL.
+ */
+int hs_cfs_fair(const struct hs_cfs_vcpu *v, const double *demand, uint32_t n,
+		uint32_t npcpu, double *share, uint32_t *scratch);
 
 #endif

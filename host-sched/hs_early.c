@@ -29,6 +29,14 @@ void hs_rxwin_push(struct hs_rxwin *win, uint64_t received)
 	win->next = (win->next + 1) % win->w;
 }
 
+bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, uint64_t left)
+{
+	if (left == 0)
+		return false;
+	hs_rxwin_push(win, received);
+	return true;
+}
+
 double hs_rxwin_mean(const struct hs_rxwin *win)
 {
 	return win->n ? (double)win->sum / win->n : 0.0;

@@ -36,6 +36,18 @@ int hs_rxwin_init(struct hs_rxwin *win, uint32_t w);
  * period falls out once w are recorded. */
 void hs_rxwin_push(struct hs_rxwin *win, uint64_t received);
 
+/*
+ * The same, for the periods that measure the receiver: record @received
+ * only if the period ended with @left > 0 packets still in the output
+ * queue.  A receiver that drained its queue took all there was, so that
+ * count is a lower bound of what it could take, not its capacity.  The
+ * literal rule (hs_rxwin_push every period) feeds on itself: a VNF that
+ * stops at O >= E lets the receiver take about E, so E never grows and
+ * the chain is held far below its SLA (tochain-sim measures 4% of SLA
+ * for paper.scn with `early_b literal`).  Returns true if recorded.
+ */
+bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, uint64_t left);
+
 /* E_i; 0 before any period was recorded.  Before the window is full the
  * mean is over the periods recorded so far, not over w (a fresh chain is
  * not presumed to have a slow receiver). */

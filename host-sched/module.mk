@@ -12,3 +12,9 @@ HS_UNIT := test_hs_prio test_hs_quota test_hs_admit test_hs_gang \
 	test_hs_vmshare test_hs_early test_hs_plan test_hs_cfs test_hs_sched
 $(foreach t,$(HS_UNIT),$(eval $(call unit_test,$(t),$(HS_LIB))))
 $(patsubst %,$(BUILD)/obj/tests/unit/%.o,$(HS_UNIT)): CPPFLAGS += -Ihost-sched
+
+# The simulator: scenario parser, model, report and CLI (these do I/O, so
+# they stay out of the library), main.c holds only main.
+HS_SIM_SRCS := $(addprefix host-sched/,hs_scn.c hs_sim.c hs_report.c hs_simcli.c)
+HS_SIM_OBJS := $(call objs,$(HS_SIM_SRCS))
+$(eval $(call program,tochain-sim,$(call objs,host-sched/main.c) $(HS_SIM_OBJS) $(HS_LIB),-lm))
