@@ -638,9 +638,9 @@ static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!tdev->named)
 		schedule_delayed_work(&tdev->rescan_work, TIVS_RESCAN_DELAY);
 
-	dev_info(&pdev->dev, "/dev/%s: %pa bytes, %u %s vector(s), IVPosition %d\n",
+	dev_info(&pdev->dev, "/dev/%s: %pa bytes, %u vector(s) (%s), IVPosition %d\n",
 		 tdev->node_name, &tdev->shm_len, tdev->nvectors,
-		 tdev->msix ? "MSI-X" : tdev->intx ? "INTx" : "no",
+		 tdev->msix ? "MSI-X" : tdev->intx ? "INTx" : "none",
 		 (s32)readl(tdev->regs + TIVS_REG_IVPOSITION));
 	return 0;
 }

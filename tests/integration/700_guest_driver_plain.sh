@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# timeout: 180
+# tochain_ivshmem.ko in a QEMU guest with ivshmem-plain: the host formats
+# a region file in /dev/shm, the guest first sees the fallback node
+# /dev/tochain/ivshmem0 while the header says FORMATTING, then (once the
+# host sets READY) /dev/tochain/<name>; it checks the host's pattern
+# through its mapping and writes one back that the host verifies.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+# shellcheck source=../../vm/qemu.sh
+. "$top/vm/qemu.sh"
+
+name=web1-700.$$
+work=$(mktemp -d /tmp/tochain-700.XXXXXX)
+shm=/dev/shm/tochain-700.$$
+qpid=
+cleanup() {
+	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
+	rm -rf "$work" "$shm"
+}
+trap cleanup EXIT
+
+guest=$("$top/vm/build-guest.sh" "$build")
+"$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name" --formatting
+
+vm_qemu_args "$guest" "$work/serial.log" "$work/qmp.sock" "plain,$name,--fallback" \
+	-object "memory-backend-file,id=hmb,share=on,mem-path=$shm,size=1M" \
+	-device ivshmem-plain,memdev=hmb
+echo "accel: ${VM_ACCEL[*]}"
+t0=$(date +%s.%N)
+"$VM_QEMU" "${VM_ARGS[@]}" >"$work/qemu.out" 2>&1 &
+qpid=$!
+
+fail() { echo "FAIL: $*"; echo "--- serial"; cat -v "$work/serial.log" || true; echo "--- qemu"; cat "$work/qemu.out"; exit 1; }
+
+vm_wait_line "$work/serial.log" '^GUEST-BOOT' 90 "$qpid" || fail "guest did not boot"
+echo "boot to /init: $(vm_since "$t0") s wall, $(sed -n 's/^GUEST-BOOT uptime=//p' "$work/serial.log") s guest uptime"
+vm_wait_line "$work/serial.log" '^GUEST-WAIT-HEADER' 60 "$qpid" || fail "guest never waited for the header"
+"$build/tests/bin/vm-host-tool" ready "$shm"
+vm_wait_line "$work/serial.log" '^GUEST-DONE' 90 "$qpid" || fail "guest did not finish"
+wait "$qpid" || true
+qpid=
+echo "total: $(vm_since "$t0") s"
+grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log"
+
+vm_check_log "$work/serial.log" "fallback name" "rescan EAGAIN while formatting" \
+	"rescan after READY" "renamed, old fd still works" "fallback node removed" \
+	"open by region name" "node is a 0600 char device" "info" "mmap" \
+	"header through the mapping" "host pattern" "guest pattern written" \
+	"MAP_PRIVATE refused" "mmap past BAR2 refused" "no vectors on ivshmem-plain" \
+	"unknown ioctl ENOTTY" || fail "guest checks"
+grep -aq '^GUEST-DONE rc=0' "$work/serial.log" || fail "guest program failed"
+"$build/tests/bin/vm-host-tool" check "$shm" || fail "host does not see the guest's pattern"
+echo "PASS 700_guest_driver_plain"

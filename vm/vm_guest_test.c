@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ivshmem-guest-test: runs inside the test guest (static binary in the
+ * initramfs) against tochain_ivshmem.ko, and reports on the console one
+ * "PASS what" or "FAIL what: why" line per check.  Lines starting with
+ * "GUEST-" tell the host test what it waits for.  Exit status 0 when
+ * every check passed.
+ *
+ *   ivshmem-guest-test plain NAME [--fallback]
+ *   ivshmem-guest-test doorbell NAME HOST_PEER
+ *   ivshmem-guest-test unplug NAME
+ *
+ * The region's contents follow vm_test_layout.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tochain/region_layout.h>
+#include "tochain_ivshmem_uapi.h"
+#include "vm_test_layout.h"
+
+static int failures;
+
+static void check(bool ok, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS %s\n", what);
+	} else {
+		failures++;
+		printf("FAIL %s: ", what);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+static void say(const char *line)
+{
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait until PATH exists; false after timeout_s. */
+static bool wait_path(const char *path, double timeout_s)
+{
+	double end = now() + timeout_s;
+
+	while (access(path, F_OK) != 0) {
+		if (now() > end)
+			return false;
+		nap_ms(100);
+	}
+	return true;
+}
+
+static bool wait_gone(const char *path, double timeout_s)
+{
+	double end = now() + timeout_s;
+
+	while (access(path, F_OK) == 0) {
+		if (now() > end)
+			return false;
+		nap_ms(100);
+	}
+	return true;
+}
+
+static bool wait_flag(volatile uint32_t *flag, double timeout_s)
+{
+	double end = now() + timeout_s;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		if (now() > end)
+			return false;
+		nap_ms(10);
+	}
+	return true;
+}
+
+static int open_dev(const char *name, double timeout_s, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s", TOCHAIN_IVSHMEM_DIR, name);
+	if (!wait_path(path, timeout_s))
+		return -1;
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+static uint8_t *map_dev(int fd, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The first node under /dev/tochain that is not NAME (the fallback). */
+static bool find_fallback(const char *name, char *out, size_t len, double timeout_s)
+{
+	double end = now() + timeout_s;
+
+	do {
+		DIR *d = opendir(TOCHAIN_IVSHMEM_DIR);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.' || !strcmp(e->d_name, name))
+				continue;
+			snprintf(out, len, "%s/%s", TOCHAIN_IVSHMEM_DIR, e->d_name);
+			closedir(d);
+			return true;
+		}
+		if (d)
+			closedir(d);
+		nap_ms(100);
+	} while (now() < end);
+	return false;
+}
+
+static int get_info(int fd, struct tochain_ivshmem_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return ioctl(fd, TOCHAIN_IVSHMEM_IOC_INFO, info);
+}
+
+static void check_fallback_then_rename(const char *name)
+{
+	struct tochain_ivshmem_info info;
+	char path[300];
+	double end;
+	int fd, ret;
+
+	if (!find_fallback(name, path, sizeof(path), 30)) {
+		check(false, "fallback node", "no node under %s", TOCHAIN_IVSHMEM_DIR);
+		return;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	check(fd >= 0, "fallback open", "%s: %s", path, strerror(errno));
+	if (fd < 0)
+		return;
+	ret = get_info(fd, &info);
+	check(ret == 0 && !(info.flags & TOCHAIN_IVSHMEM_F_NAMED) &&
+	      !strncmp(info.name, "ivshmem", 7) &&
+	      !strcmp(path + strlen(TOCHAIN_IVSHMEM_DIR) + 1, info.name),
+	      "fallback name", "ret %d flags %#x name %s path %s", ret,
+	      info.flags, info.name, path);
+	check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_RESCAN) < 0 && errno == EAGAIN,
+	      "rescan EAGAIN while formatting", "errno %d", errno);
+	say("GUEST-WAIT-HEADER");
+	end = now() + 60;
+	while ((ret = ioctl(fd, TOCHAIN_IVSHMEM_IOC_RESCAN)) < 0 &&
+	       errno == EAGAIN && now() < end)
+		nap_ms(200);
+	check(ret == 0, "rescan after READY", "ret %d errno %d", ret, errno);
+	ret = get_info(fd, &info);
+	check(ret == 0 && (info.flags & TOCHAIN_IVSHMEM_F_NAMED) &&
+	      !strcmp(info.name, name), "renamed, old fd still works",
+	      "ret %d flags %#x name %s", ret, info.flags, info.name);
+	check(wait_gone(path, 5), "fallback node removed", "%s still there", path);
+	close(fd);
+}
+
+static int test_plain(int argc, char **argv)
+{
+	struct tochain_ivshmem_info info;
+	struct tochain_ivshmem_irqfd irq = { .vector = 0, .fd = -1 };
+	const char *name = argv[2];
+	struct vm_mailbox *mb;
+	const struct tcr_header *h;
+	char path[300];
+	struct stat st;
+	uint8_t *p;
+	size_t bad;
+	void *q;
+	int fd, ret;
+
+	if (argc > 3 && !strcmp(argv[3], "--fallback"))
+		check_fallback_then_rename(name);
+
+	fd = open_dev(name, 30, path, sizeof(path));
+	check(fd >= 0, "open by region name", "%s: %s", path, strerror(errno));
+	if (fd < 0)
+		return 1;
+	check(stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+	      (st.st_mode & 0777) == 0600, "node is a 0600 char device",
+	      "mode %o", st.st_mode);
+	ret = get_info(fd, &info);
+	check(ret == 0 && info.size >= VM_TEST_MIN_SIZE &&
+	      !(info.size & (info.size - 1)) && !strcmp(info.name, name) &&
+	      (info.flags & TOCHAIN_IVSHMEM_F_NAMED),
+	      "info", "ret %d size %llu name %s flags %#x", ret,
+	      (unsigned long long)info.size, info.name, info.flags);
+	printf("GUEST-INFO size=%llu ivposition=%d vectors=%u flags=%#x\n",
+	       (unsigned long long)info.size, info.ivposition, info.nvectors,
+	       info.flags);
+
+	p = map_dev(fd, info.size);
+	check(p != NULL, "mmap", "%s", strerror(errno));
+	if (!p)
+		return 1;
+	h = (const struct tcr_header *)p;
+	check(h->magic == TCR_MAGIC && h->state == TCR_STATE_READY &&
+	      !strcmp(h->name, name) && h->region_size == info.size,
+	      "header through the mapping", "magic %llx name %.32s",
+	      (unsigned long long)h->magic, h->name);
+	bad = vm_pat_check(p + VM_OFF_HOST_PAT, VM_PAT_LEN, VM_SEED_HOST);
+	check(bad == VM_PAT_LEN, "host pattern", "differs at byte %zu", bad);
+	vm_pat_fill(p + VM_OFF_GUEST_PAT, VM_PAT_LEN, VM_SEED_GUEST);
+	mb = (struct vm_mailbox *)(p + VM_OFF_MAILBOX);
+	__atomic_store_n(&mb->guest_wrote, 1, __ATOMIC_RELEASE);
+	check(vm_pat_check(p + VM_OFF_GUEST_PAT, VM_PAT_LEN, VM_SEED_GUEST) ==
+	      VM_PAT_LEN, "guest pattern written", "readback differs");
+
+	/* what must be refused */
+	q = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	check(q == MAP_FAILED && errno == EINVAL, "MAP_PRIVATE refused", "errno %d", errno);
+	q = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)info.size);
+	check(q == MAP_FAILED && errno == EINVAL, "mmap past BAR2 refused", "errno %d", errno);
+	ret = ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq);
+	check(ret < 0 && errno == EINVAL && info.nvectors == 0,
+	      "no vectors on ivshmem-plain", "ret %d errno %d nvectors %u",
+	      ret, errno, info.nvectors);
+	check(ioctl(fd, _IO(TOCHAIN_IVSHMEM_IOC_MAGIC, 99)) < 0 && errno == ENOTTY,
+	      "unknown ioctl ENOTTY", "errno %d", errno);
+	munmap(p, info.size);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
+static int test_doorbell(int argc, char **argv)
+{
+	struct tochain_ivshmem_info info;
+	struct tochain_ivshmem_irqfd irq;
+	struct tochain_ivshmem_doorbell bell;
+	const char *name = argv[2];
+	struct vm_mailbox *mb;
+	struct pollfd pfd;
+	char path[300];
+	uint64_t cnt = 0;
+	double end;
+	uint8_t *p;
+	int fd, efd, ret;
+
+	if (argc < 4)
+		return 2;
+	fd = open_dev(name, 30, path, sizeof(path));
+	check(fd >= 0, "open by region name", "%s: %s", path, strerror(errno));
+	if (fd < 0)
+		return 1;
+	ret = get_info(fd, &info);
+	check(ret == 0 && (info.flags & TOCHAIN_IVSHMEM_F_MSIX) &&
+	      (info.flags & TOCHAIN_IVSHMEM_F_DOORBELL) && info.nvectors >= 1 &&
+	      info.ivposition > 0, "doorbell info",
+	      "ret %d flags %#x vectors %u ivposition %d", ret, info.flags,
+	      info.nvectors, info.ivposition);
+	printf("GUEST-INFO size=%llu ivposition=%d vectors=%u flags=%#x\n",
+	       (unsigned long long)info.size, info.ivposition, info.nvectors,
+	       info.flags);
+	p = map_dev(fd, info.size);
+	check(p != NULL, "mmap", "%s", strerror(errno));
+	if (!p)
+		return 1;
+	mb = (struct vm_mailbox *)(p + VM_OFF_MAILBOX);
+
+	/* refusals first */
+	irq.vector = info.nvectors;
+	irq.fd = -1;
+	check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq) < 0 && errno == EINVAL,
+	      "vector out of range refused", "errno %d", errno);
+	irq.vector = 0;
+	irq.fd = fd;
+	check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq) < 0 && errno == EINVAL,
+	      "non-eventfd refused", "errno %d", errno);
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	irq.vector = 0;
+	irq.fd = efd;
+	ret = ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq);
+	check(ret == 0, "eventfd bound to vector 0", "errno %d", errno);
+	mb->guest_id = (uint32_t)info.ivposition;
+	__atomic_store_n(&mb->guest_ready, 1, __ATOMIC_RELEASE);
+	say("GUEST-READY");
+
+	pfd.fd = efd;
+	pfd.events = POLLIN;
+	ret = poll(&pfd, 1, 60000);
+	check(ret == 1 && read(efd, &cnt, sizeof(cnt)) == sizeof(cnt) && cnt >= 1,
+	      "interrupt host->guest on the eventfd", "poll %d count %llu", ret,
+	      (unsigned long long)cnt);
+	__atomic_store_n(&mb->guest_got_irq, 1, __ATOMIC_RELEASE);
+
+	bell.peer = (uint16_t)atoi(argv[3]);
+	bell.vector = 0;
+	end = now() + 30;
+	ret = 0;
+	do {
+		/* ring again each second: the host may not be listening yet */
+		ret = ioctl(fd, TOCHAIN_IVSHMEM_IOC_DOORBELL, &bell);
+		if (ret < 0)
+			break;
+	} while (!wait_flag(&mb->host_got_bell, 1) && now() < end);
+	check(ret == 0 && mb->host_got_bell, "doorbell guest->host",
+	      "ret %d errno %d host_got_bell %u", ret, errno, mb->host_got_bell);
+
+	irq.fd = -1;
+	check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq) == 0,
+	      "eventfd unbound", "errno %d", errno);
+	close(efd);
+	munmap(p, info.size);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t got_bus;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	got_bus = 1;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Open, map and check the host pattern once the device appears. */
+static int attach(const char *name, double timeout_s, uint8_t **p, size_t *size)
+{
+	struct tochain_ivshmem_info info;
+	char path[300];
+	int fd;
+
+	fd = open_dev(name, timeout_s, path, sizeof(path));
+	if (fd < 0)
+		return -1;
+	if (get_info(fd, &info) < 0) {
+		close(fd);
+		return -1;
+	}
+	*size = info.size;
+	*p = map_dev(fd, info.size);
+	if (!*p) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int test_unplug(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	struct tochain_ivshmem_info info;
+	const char *name = argv[2];
+	volatile uint8_t *vp;
+	char path[300];
+	size_t size = 0, i;
+	uint8_t *p = NULL;
+	volatile uint32_t sum = 0;
+	double end;
+	int fd;
+
+	(void)argc;
+	snprintf(path, sizeof(path), "%s/%s", TOCHAIN_IVSHMEM_DIR, name);
+	say("GUEST-WAIT-DEVICE");
+	fd = attach(name, 120, &p, &size);
+	check(fd >= 0, "hot-added device attached", "%s: %s", path, strerror(errno));
+	if (fd < 0)
+		return 1;
+	check(vm_pat_check(p + VM_OFF_HOST_PAT, VM_PAT_LEN, VM_SEED_HOST) == VM_PAT_LEN,
+	      "host pattern on the hot-added device", "differs");
+	say("GUEST-MAPPED");
+
+	sigaction(SIGBUS, &sa, NULL);
+	vp = p;
+	end = now() + 120;
+	if (sigsetjmp(bus_jmp, 1) == 0) {
+		/* keep touching every page until the device goes away */
+		while (now() < end) {
+			for (i = 0; i < size; i += 4096)
+				sum += vp[i];
+			nap_ms(20);
+		}
+	}
+	check(got_bus, "SIGBUS on access after unplug", "no SIGBUS in 120 s");
+	check(get_info(fd, &info) < 0 && errno == ENODEV, "ioctl ENODEV after unplug",
+	      "errno %d", errno);
+	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED &&
+	      errno == ENODEV, "mmap ENODEV after unplug", "errno %d", errno);
+	check(wait_gone(path, 10), "node removed", "%s still there", path);
+	munmap(p, size);
+	close(fd);
+	say("GUEST-ALIVE");
+
+	/* the device comes back: attach again */
+	say("GUEST-WAIT-REPLUG");
+	fd = attach(name, 120, &p, &size);
+	check(fd >= 0, "re-added device attached", "%s", strerror(errno));
+	if (fd >= 0) {
+		check(vm_pat_check(p + VM_OFF_HOST_PAT, VM_PAT_LEN, VM_SEED_HOST) ==
+		      VM_PAT_LEN, "host pattern after replug", "differs");
+		munmap(p, size);
+		close(fd);
+	}
+	printf("GUEST-SUM %u\n", sum);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "plain"))
+		return test_plain(argc, argv);
+	if (argc >= 4 && !strcmp(argv[1], "doorbell"))
+		return test_doorbell(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "unplug"))
+		return test_unplug(argc, argv);
+	fprintf(stderr, "usage: ivshmem-guest-test plain NAME [--fallback] |"
+		" doorbell NAME HOST_PEER | unplug NAME\n");
+	return 2;
+}
