@@ -30,3 +30,13 @@ $(foreach t,$(WAF_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ivnf-waf
 
 $(eval $(call bench_prog,waf-bench,$(call objs,vnf-waf/waf_bench.c) $(WAF_LIB),$(WAF_LDLIBS)))
 $(call objs,vnf-waf/waf_bench.c): CPPFLAGS += -Ivnf-waf
+
+# libFuzzer target on the stream parser and flow state (make fuzz), built
+# apart with clang; its small rule set keeps executions fast.
+WAF_FUZZ := $(BUILD)/fuzz/bin/waf-fuzz
+FUZZ_TARGETS += $(WAF_FUZZ)
+$(WAF_FUZZ): vnf-waf/waf_fuzz.c $(WAF_SRCS) $(WAF_GEN) $(wildcard vnf-waf/*.h)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -Ivnf-waf -I$(BUILD)/gen/vnf-waf -std=gnu11 -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+		$(WAF_LDLIBS) -lpthread
