@@ -168,7 +168,7 @@ static int cmd_doorbell(int argc, char **argv)
 	struct vm_mailbox *mb;
 	struct ivs_server *s;
 	double deadline;
-	bool rang = false;
+	bool rang = false, ok;
 	size_t len;
 	uint8_t *p;
 	int fd;
@@ -233,9 +233,10 @@ static int cmd_doorbell(int argc, char **argv)
 		while (now() < until)
 			ivs_server_dispatch(s, 100);
 	}
+	ok = rang && mb->host_got_bell;
 	ivs_server_destroy(s);
 	munmap(p, len);
-	return rang && mb->host_got_bell ? 0 : 1;
+	return ok ? 0 : 1;
 }
 
 int main(int argc, char **argv)
