@@ -43,8 +43,9 @@ void hs_rxwin_push(struct hs_rxwin *win, uint64_t received);
  * count is a lower bound of what it could take, not its capacity.  The
  * literal rule (hs_rxwin_push every period) feeds on itself: a VNF that
  * stops at O >= E lets the receiver take about E, so E never grows and
- * the chain is held far below its SLA (tochain-sim measures 4% of SLA
- * for paper.scn with `early_b literal`).  Returns true if recorded.
+ * the chain is held far below its SLA (tochain-sim, paper.scn with
+ * `early_b literal`: 5 of 9 chains at 3-6% of their SLA at light load,
+ * all 9 at >= 99% with this rule).  Returns true if recorded.
  */
 bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, uint64_t left);
 

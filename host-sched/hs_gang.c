@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hs_gang.h"
 
@@ -26,14 +27,89 @@ struct hs_gang_ws {
 	uint32_t nchain, npcpu;
 	struct rank *order;
 	uint64_t *u;		/* ticks placed on pCPU j this period */
-	uint32_t *stamp;	/* last chain (+1) that used pCPU j */
+	uint32_t words;		/* 64-bit words per pCPU bitmap */
+	uint32_t g;		/* buckets 0..g exist */
+	uint64_t *bucket;	/* (g+1) bitmaps: pCPUs with that load */
+	uint64_t *used;		/* bitmap: pCPUs used by the current chain */
 };
 
-struct hs_gang_ws *hs_gang_ws_create(uint32_t nchain, uint32_t npcpu)
+static uint64_t *bucket_of(struct hs_gang_ws *ws, uint64_t load)
+{
+	return &ws->bucket[load * ws->words];
+}
+
+static void move(struct hs_gang_ws *ws, uint32_t j, uint64_t from, uint64_t to)
+{
+	bucket_of(ws, from)[j / 64] &= ~(1ull << (j % 64));
+	bucket_of(ws, to)[j / 64] |= 1ull << (j % 64);
+}
+
+/* Lowest eligible pCPU with load @load, or UINT32_MAX. */
+static uint32_t lowest(struct hs_gang_ws *ws, uint64_t load)
+{
+	const uint64_t *b = bucket_of(ws, load);
+	uint32_t w;
+
+	for (w = 0; w < ws->words; w++) {
+		uint64_t x = b[w] & ~ws->used[w];
+
+		if (x)
+			return w * 64 + (uint32_t)__builtin_ctzll(x);
+	}
+	return UINT32_MAX;
+}
+
+/* The pCPU minimising |m(q + u_j) - U| over eligible j (u_j + q <= g, not
+ * used by this chain), ties to the lowest j; UINT32_MAX if none. */
+static uint32_t choose(struct hs_gang_ws *ws, uint64_t q, int64_t big_u)
+{
+	int64_t m = ws->npcpu, top, lo, hi;
+
+	if (q > ws->g)
+		return UINT32_MAX;
+	top = (int64_t)(ws->g - q);		/* highest eligible load */
+	/* ideal load x* = (U - m q)/m; start at floor(x*) clamped */
+	lo = big_u - m * (int64_t)q;
+	lo = lo < 0 ? -1 - (-lo - 1) / m : lo / m;	/* floor division */
+	if (lo > top)
+		lo = top;
+	hi = lo + 1;
+	if (lo < 0) {
+		lo = -1;
+		hi = 0;
+	}
+	while (lo >= 0 || hi <= top) {
+		int64_t dl = INT64_MAX, dh = INT64_MAX;
+		uint32_t a = UINT32_MAX, b = UINT32_MAX;
+
+		if (lo >= 0) {
+			dl = m * ((int64_t)q + lo) - big_u;
+			dl = dl < 0 ? -dl : dl;
+		}
+		if (hi <= top) {
+			dh = m * ((int64_t)q + hi) - big_u;
+			dh = dh < 0 ? -dh : dh;
+		}
+		if (dl <= dh)
+			a = lowest(ws, (uint64_t)lo);
+		if (dh <= dl)
+			b = lowest(ws, (uint64_t)hi);
+		if (a != UINT32_MAX || b != UINT32_MAX)
+			return a < b ? a : b;
+		if (dl <= dh)
+			lo--;
+		if (dh <= dl)
+			hi++;
+	}
+	return UINT32_MAX;
+}
+
+struct hs_gang_ws *hs_gang_ws_create(uint32_t nchain, uint32_t npcpu,
+				     uint32_t g)
 {
 	struct hs_gang_ws *ws;
 
-	if (npcpu == 0) {
+	if (npcpu == 0 || g == 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -44,8 +120,11 @@ struct hs_gang_ws *hs_gang_ws_create(uint32_t nchain, uint32_t npcpu)
 	ws->npcpu = npcpu;
 	ws->order = calloc(nchain ? nchain : 1, sizeof(*ws->order));
 	ws->u = calloc(npcpu, sizeof(*ws->u));
-	ws->stamp = calloc(npcpu, sizeof(*ws->stamp));
-	if (!ws->order || !ws->u || !ws->stamp) {
+	ws->words = (npcpu + 63) / 64;
+	ws->g = g;
+	ws->bucket = calloc(((size_t)g + 1) * ws->words, sizeof(*ws->bucket));
+	ws->used = calloc(ws->words, sizeof(*ws->used));
+	if (!ws->order || !ws->u || !ws->bucket || !ws->used) {
 		hs_gang_ws_destroy(ws);
 		errno = ENOMEM;
 		return NULL;
@@ -57,10 +136,16 @@ void hs_gang_ws_destroy(struct hs_gang_ws *ws)
 {
 	if (!ws)
 		return;
-	free(ws->stamp);
+	free(ws->used);
+	free(ws->bucket);
 	free(ws->u);
 	free(ws->order);
 	free(ws);
+}
+
+static void clear_used(struct hs_gang_ws *ws)
+{
+	memset(ws->used, 0, ws->words * sizeof(*ws->used));
 }
 
 static int by_prio(const void *a, const void *b)
@@ -75,13 +160,16 @@ static int by_prio(const void *a, const void *b)
 }
 
 /* Undo the slots a chain added from index @from on. */
-static void rollback(struct hs_plan *plan, uint64_t *u, uint32_t from)
+static void rollback(struct hs_plan *plan, struct hs_gang_ws *ws, uint32_t from)
 {
 	uint32_t s;
 
 	for (s = from; s < plan->nslot; s++) {
-		u[plan->pcpu_of[s]] -= plan->slot[s].ticks;
-		plan->vnf_ticks[plan->pcpu_of[s]] -= plan->slot[s].ticks;
+		uint32_t j = plan->pcpu_of[s];
+
+		move(ws, j, ws->u[j], ws->u[j] - plan->slot[s].ticks);
+		ws->u[j] -= plan->slot[s].ticks;
+		plan->vnf_ticks[j] -= plan->slot[s].ticks;
 	}
 	plan->nslot = from;
 }
@@ -95,12 +183,13 @@ int hs_gang_place(const struct hs_chain_cfg *chains,
 	int placed = 0, rc;
 
 	if (!ws || !plan || n > ws->nchain || plan->npcpu != ws->npcpu ||
-	    (n && (!chains || !q || !prio)))
+	    plan->g != ws->g || (n && (!chains || !q || !prio)))
 		return -EINVAL;
 	m = ws->npcpu;
+	memset(ws->bucket, 0, ((size_t)ws->g + 1) * ws->words * sizeof(*ws->bucket));
 	for (j = 0; j < m; j++) {
 		ws->u[j] = 0;
-		ws->stamp[j] = 0;
+		ws->bucket[j / 64] |= 1ull << (j % 64);	/* load 0 */
 	}
 	for (i = 0; i < n; i++) {
 		if (prio[i] > 0.0 && q[i].nvcpu > 0) {
@@ -126,43 +215,27 @@ int hs_gang_place(const struct hs_chain_cfg *chains,
 			uint64_t qk = cq->q[k].ticks;
 
 			for (r = 0; r < cq->q[k].threads; r++) {
-				uint64_t best = UINT64_MAX;
-				uint32_t s = m;
+				uint32_t s = choose(ws, qk, big_u);
 
-				for (j = 0; j < m; j++) {
-					int64_t d;
-					uint64_t ad;
-
-					if (ws->stamp[j] == i + 1 ||
-					    ws->u[j] + qk > plan->g)
-						continue;
-					d = (int64_t)m * (int64_t)(qk + ws->u[j]) - big_u;
-					ad = d < 0 ? (uint64_t)-d : (uint64_t)d;
-					if (ad < best) {
-						best = ad;
-						s = j;
-					}
-				}
-				if (s == m) {
+				if (s == UINT32_MAX) {
 					fits = 0;
 					break;
 				}
 				rc = hs_plan_add(plan, s, c->vnf[k].vcpu[r], i, k,
 						 (uint32_t)qk, HS_KIND_VNF);
 				if (rc) {
-					rollback(plan, ws->u, from);
+					rollback(plan, ws, from);
+					clear_used(ws);
 					return rc;
 				}
+				move(ws, s, ws->u[s], ws->u[s] + qk);
 				ws->u[s] += qk;
-				ws->stamp[s] = i + 1;
+				ws->used[s / 64] |= 1ull << (s % 64);
 			}
 		}
+		clear_used(ws);
 		if (!fits) {
-			rollback(plan, ws->u, from);
-			/* forget the stamps of the undone chain */
-			for (j = 0; j < m; j++)
-				if (ws->stamp[j] == i + 1)
-					ws->stamp[j] = 0;
+			rollback(plan, ws, from);
 			plan->ndeferred++;
 			continue;
 		}

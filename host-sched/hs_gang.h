@@ -17,8 +17,10 @@
 
 struct hs_gang_ws;
 
-/* Scratch for up to @nchain chains and @npcpu pCPUs; NULL with errno. */
-struct hs_gang_ws *hs_gang_ws_create(uint32_t nchain, uint32_t npcpu);
+/* Scratch for up to @nchain chains, @npcpu pCPUs and @g ticks per period
+ * (plans passed with it must have the same npcpu and g); NULL with errno. */
+struct hs_gang_ws *hs_gang_ws_create(uint32_t nchain, uint32_t npcpu,
+				     uint32_t g);
 void hs_gang_ws_destroy(struct hs_gang_ws *ws);
 
 /*

@@ -87,7 +87,7 @@ struct hs_sched *hs_sched_create(const struct hs_sched_cfg *cfg, char *why,
 	}
 	for (i = 0; i < cfg->nchain; i++)
 		s->nvnfvcpu += s->q[i].nvcpu;
-	s->ws = hs_gang_ws_create(cfg->nchain, cfg->npcpu);
+	s->ws = hs_gang_ws_create(cfg->nchain, cfg->npcpu, cfg->g);
 	s->rq = hs_vmrq_create(cfg->npcpu, s->nvmvcpu ? s->nvmvcpu : 1);
 	if (!s->ws || !s->rq)
 		goto out_free;

@@ -245,11 +245,11 @@ static int kw_vm(struct ctx *c, char **w, int nw)
 {
 	struct hs_scn *s = c->s;
 	uint32_t nvcpu = 1, count = 1, k, g;
-	double rx = 10000;
+	double rx = 10000, busy = 0;
 	int i, rc;
 
 	if (nw < 2)
-		return fail(c, "vm: missing name (vm NAME [vcpus=N] [rx=PPS] [count=N])");
+		return fail(c, "vm: missing name (vm NAME [vcpus=N] [rx=PPS] [busy=0..1] [count=N])");
 	if ((rc = check_name(c, "vm", w[1], HS_SCN_NAME)))
 		return rc;
 	if (find_vm(s, w[1]) >= 0 || find_group(s, w[1]) >= 0)
@@ -262,6 +262,9 @@ static int kw_vm(struct ctx *c, char **w, int nw)
 				return rc;
 		} else if ((x = opt(w[i], "rx"))) {
 			if ((rc = parse_dbl(c, "vm rx", x, 1, 1e9, &rx)))
+				return rc;
+		} else if ((x = opt(w[i], "busy"))) {
+			if ((rc = parse_dbl(c, "vm busy", x, 0, 1, &busy)))
 				return rc;
 		} else if ((x = opt(w[i], "count"))) {
 			if ((rc = parse_u32(c, "vm count", x, 1, HS_SCN_MAX_COUNT, &count)))
@@ -293,6 +296,7 @@ static int kw_vm(struct ctx *c, char **w, int nw)
 			return fail(c, "vm %s: defined twice", v->name);
 		v->nvcpu = nvcpu;
 		v->rx_pps = rx;
+		v->busy = busy;
 		v->group = g;
 		s->nvm++;
 	}

@@ -31,6 +31,7 @@ struct hs_scn_vm {
 	char name[HS_SCN_NAME];
 	uint32_t nvcpu;
 	double rx_pps;		/* packets one vCPU takes per second of CPU */
+	double busy;		/* CPU share each vCPU wants for its own work */
 	uint32_t group;		/* index of the `vm` line it came from */
 };
 

@@ -317,7 +317,7 @@ static int setup_cfs(struct run *R)
 			for (m = 0; m < R->vm_nchains[c->vm]; m++)
 				l += R->load->scale *
 					(double)R->scn->chain[R->vm_chains[c->vm][m]].sla_pps;
-			l /= vm->rx_pps * vm->nvcpu;
+			l = l / (vm->rx_pps * vm->nvcpu) + vm->busy;
 		}
 		R->demand[i] = l > 1.0 ? 1.0 : l;
 	}
@@ -475,7 +475,7 @@ static void step(struct run *R, double slice_no)
 		}
 	}
 	for (v = 0; v < R->nvm; v++) {
-		double cap = R->vmcap[v];
+		double cap = R->vmcap[v], recv_s = 0, cpu_s;
 
 		while (cap > EPS) {
 			struct chs *best = NULL;
@@ -495,8 +495,19 @@ static void step(struct run *R, double slice_no)
 				break;
 			best->recv += got;
 			cap -= got;
-			if (R->measuring)
-				R->busy_sync += got / s->vm[v].rx_pps;
+			recv_s += got / s->vm[v].rx_pps;
+		}
+		if (!R->measuring || R->vmcap[v] <= 0)
+			continue;
+		/* CPU the VM got this slice; receiving comes first, its own
+		 * work (busy) uses what is left, up to busy per vCPU */
+		cpu_s = R->vmcap[v] / s->vm[v].rx_pps;
+		R->busy_sync += recv_s;
+		if (s->vm[v].busy > 0) {
+			double own = cpu_s - recv_s, most = s->vm[v].busy *
+				s->vm[v].nvcpu * R->dt;
+
+			R->busy_sync += own < most ? (own > 0 ? own : 0) : most;
 		}
 	}
 	if (R->measuring) {
@@ -657,7 +668,7 @@ static int pick_cfs(struct run *R)
 
 				o += x->D - x->recv;
 			}
-			R->demand[i] = o / (vm->rx_pps * R->dt * vm->nvcpu);
+			R->demand[i] = o / (vm->rx_pps * R->dt * vm->nvcpu) + vm->busy;
 		}
 	}
 	rc = hs_cfs_fair(R->cv, R->demand, R->nvc, R->nsync_cpu, R->frac, R->scratch);

@@ -86,6 +86,26 @@ START_TEST(window_sizes)
 }
 END_TEST
 
+START_TEST(record_only_busy_periods)
+{
+	struct hs_rxwin w;
+
+	ck_assert_int_eq(hs_rxwin_init(&w, 2), 0);
+	/* the receiver drained its queue: 40 is a lower bound, not kept */
+	ck_assert(!hs_rxwin_record(&w, 40, 0));
+	ck_assert_uint_eq(w.n, 0);
+	ck_assert_int_eq(hs_early_end(5, 1000, &w), HS_EARLY_NO);
+	/* 90 taken with 12 left over: the receiver's capacity, kept */
+	ck_assert(hs_rxwin_record(&w, 90, 12));
+	ck_assert(hs_rxwin_record(&w, 110, 1));
+	ck_assert_double_eq_tol(hs_rxwin_mean(&w), 100.0, 1e-12);
+	ck_assert(!hs_rxwin_record(&w, 5, 0));
+	ck_assert_double_eq_tol(hs_rxwin_mean(&w), 100.0, 1e-12);
+	ck_assert_int_eq(hs_early_end(5, 99, &w), HS_EARLY_NO);
+	ck_assert_int_eq(hs_early_end(5, 100, &w), HS_EARLY_OUTPUT_FULL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hs_early");
@@ -97,6 +117,7 @@ int main(void)
 	tcase_add_test(tc, window_mean);
 	tcase_add_test(tc, idle_receiver);
 	tcase_add_test(tc, window_sizes);
+	tcase_add_test(tc, record_only_busy_periods);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -34,7 +34,7 @@ static void make(uint32_t npcpu, uint32_t g)
 	memset(q, 0, sizeof(q));
 	memset(prio, 0, sizeof(prio));
 	plan = hs_plan_create(npcpu, g, 64);
-	ws = hs_gang_ws_create(4, npcpu);
+	ws = hs_gang_ws_create(4, npcpu, g);
 	ck_assert_ptr_nonnull(plan);
 	ck_assert_ptr_nonnull(ws);
 	hs_plan_reset(plan);
@@ -203,13 +203,143 @@ START_TEST(bad_args)
 	memset(ch, 0, sizeof(ch));
 	memset(q, 0, sizeof(q));
 	plan = hs_plan_create(4, 50, 2);
-	ws = hs_gang_ws_create(1, 4);
+	ws = hs_gang_ws_create(1, 4, 50);
 	hs_plan_reset(plan);
 	vnf(0, 5, 3);
 	prio[0] = 1.0;
 	ck_assert_int_eq(hs_gang_place(ch, q, prio, 1, ws, plan), -ENOSPC);
 	ck_assert_uint_eq(plan->nslot, 0);
 	teardown();
+}
+END_TEST
+
+/*
+ * Reference: Algorithm 1 written the obvious way (linear scan over pCPUs,
+ * (q + u_j - u)^2 in exact integers scaled by m^2, capacity guard and
+ * rollback as documented).  The library uses load buckets instead; both
+ * must choose the same pCPUs on random instances.
+ */
+struct ref_slot {
+	uint32_t pcpu, vcpu, ticks;
+};
+
+static uint32_t ref_place(const struct hs_chain_cfg *c, const struct hs_chain_quota *cq,
+			  const double *h, uint32_t n, uint32_t m, uint32_t g,
+			  struct ref_slot *out, uint32_t *deferred)
+{
+	uint32_t order[64], i, o, k, r, j, ns = 0;
+	uint64_t u[128] = { 0 }, total = 0;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	/* insertion sort, priority descending, index ascending (stable) */
+	for (i = 1; i < n; i++) {
+		uint32_t x = order[i], e = i;
+
+		while (e > 0 && h[order[e - 1]] < h[x]) {
+			order[e] = order[e - 1];
+			e--;
+		}
+		order[e] = x;
+	}
+	*deferred = 0;
+	for (o = 0; o < n; o++) {
+		uint32_t ci = order[o], from = ns;
+		int used[128] = { 0 }, fits = 1;
+		int64_t U;
+
+		if (!(h[ci] > 0) || cq[ci].nvcpu == 0)
+			continue;
+		U = (int64_t)(total + cq[ci].ticks);
+		for (k = 0; k < c[ci].nvnf && fits; k++) {
+			for (r = 0; r < cq[ci].q[k].threads && fits; r++) {
+				int64_t qt = cq[ci].q[k].ticks, best = -1;
+				uint32_t s = m;
+
+				for (j = 0; j < m; j++) {
+					int64_t d;
+
+					if (used[j] || u[j] + qt > g)
+						continue;
+					d = (int64_t)m * (qt + (int64_t)u[j]) - U;
+					if (best < 0 || d * d < best) {
+						best = d * d;
+						s = j;
+					}
+				}
+				if (s == m) {
+					fits = 0;
+					break;
+				}
+				used[s] = 1;
+				u[s] += qt;
+				out[ns++] = (struct ref_slot){ s, c[ci].vnf[k].vcpu[r], (uint32_t)qt };
+			}
+		}
+		if (!fits) {
+			while (ns > from) {
+				ns--;
+				u[out[ns].pcpu] -= out[ns].ticks;
+			}
+			(*deferred)++;
+			continue;
+		}
+		total += cq[ci].ticks;
+	}
+	return ns;
+}
+
+static uint32_t rnd_state = 12345;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return (rnd_state >> 8) % n;
+}
+
+START_TEST(matches_reference)
+{
+	static struct hs_chain_cfg c[64];
+	static struct hs_chain_quota cq[64];
+	static struct ref_slot ref[64 * 16];
+	double h[64];
+	uint32_t iter;
+
+	for (iter = 0; iter < 400; iter++) {
+		uint32_t m = 1 + rnd(iter % 4 ? 20 : 128), g = 1 + rnd(60);
+		uint32_t n = 1 + rnd(40), i, k, r, j, nref, dref, pos = 0;
+		struct hs_plan *p = hs_plan_create(m, g, 64 * 16);
+		struct hs_gang_ws *w = hs_gang_ws_create(n, m, g);
+
+		memset(c, 0, sizeof(c));
+		memset(cq, 0, sizeof(cq));
+		for (i = 0; i < n; i++) {
+			c[i].nvnf = 1 + rnd(4);
+			h[i] = rnd(4) == 0 ? 0.0 : (double)rnd(5) / 4.0;
+			for (k = 0; k < c[i].nvnf; k++) {
+				cq[i].q[k].threads = 1 + rnd(3);
+				cq[i].q[k].ticks = 1 + rnd(g);
+				for (r = 0; r < cq[i].q[k].threads; r++)
+					c[i].vnf[k].vcpu[r] = i * 100 + k * 10 + r;
+				cq[i].nvcpu += cq[i].q[k].threads;
+				cq[i].ticks += (uint64_t)cq[i].q[k].ticks *
+					cq[i].q[k].threads;
+			}
+		}
+		nref = ref_place(c, cq, h, n, m, g, ref, &dref);
+		hs_plan_reset(p);
+		ck_assert_int_ge(hs_gang_place(c, cq, h, n, w, p), 0);
+		ck_assert_uint_eq(p->nslot, nref);
+		ck_assert_uint_eq(p->ndeferred, dref);
+		/* staged order = placement order: compare before finish */
+		for (j = 0; j < nref; j++, pos++) {
+			ck_assert_uint_eq(p->pcpu_of[pos], ref[j].pcpu);
+			ck_assert_uint_eq(p->slot[pos].vcpu, ref[j].vcpu);
+			ck_assert_uint_eq(p->slot[pos].ticks, ref[j].ticks);
+		}
+		hs_plan_destroy(p);
+		hs_gang_ws_destroy(w);
+	}
 }
 END_TEST
 
@@ -226,6 +356,7 @@ int main(void)
 	tcase_add_test(tc, chain_that_does_not_fit_is_deferred);
 	tcase_add_test(tc, deterministic);
 	tcase_add_test(tc, bad_args);
+	tcase_add_test(tc, matches_reference);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
