@@ -2,7 +2,7 @@
 # libmodsecurity v3, HTTP/1.x parsed from TCP streams with http_parser
 # (vnf-waf/README.md).  Link with $(WAF_LIB) $(WAF_LDLIBS) and add -Ivnf-waf
 # to the CPPFLAGS of objects that include waf_engine.h.
-WAF_SRCS := vnf-waf/waf_engine.c vnf-waf/waf_flow.c
+WAF_SRCS := vnf-waf/waf_engine.c vnf-waf/waf_flow.c vnf-waf/waf_config.c
 WAF_LIB := $(BUILD)/lib/libtochain-waf.a
 WAF_LDLIBS := $(shell pkg-config --libs modsecurity 2>/dev/null || echo -lmodsecurity) -lhttp_parser
 WAF_GEN := $(BUILD)/gen/vnf-waf/waf_conf_gen.h
@@ -24,7 +24,7 @@ $(WAF_GEN): $(WAF_CONF) vnf-waf/module.mk
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' vnf-waf/conf/crs-setup.conf; \
 	  echo ';'; } > $@.tmp && mv $@.tmp $@
 
-WAF_TESTS := test_waf_http test_waf_engine
+WAF_TESTS := test_waf_http test_waf_engine test_waf_config
 $(foreach t,$(WAF_TESTS),$(eval $(call unit_test,$(t),$(WAF_LIB),$(WAF_LDLIBS))))
 $(foreach t,$(WAF_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ivnf-waf
 
