@@ -5,11 +5,14 @@
 # as an EXIT trap (it runs on failure too).
 #
 #   tc_init                      suffix, cleanup trap
-#   tc_fabric BR                 fabric namespace with bridge BR: prints its name
-#   tc_host NAME ADDR/PREFIX     namespace NAME-suffix with a veth into the fabric
-#                                bridge and ADDR on it; prints the namespace name
+#   tc_fabric [BR]               fabric namespace $TC_FABRIC with bridge $TC_BRIDGE
+#   tc_host VAR NAME ADDR/PREFIX namespace NAME-suffix with a veth into the fabric
+#                                bridge and ADDR on it; its name goes into VAR
+#   tc_isolated VAR NAME         namespace with loopback only; name into VAR
 #   tc_on_exit CMD...            run CMD at cleanup (before namespaces go)
 #   tc_wait_port NS ADDR PORT [SECONDS]   wait until a TCP port accepts
+#
+# Call them directly, not in $(...): they record what to clean up.
 
 tc_init() {
 	TC_SUFFIX=${TC_SUFFIX:-$$}
@@ -47,12 +50,11 @@ tc_fabric() {
 	ip -n "$TC_FABRIC" link set lo up
 	ip -n "$TC_FABRIC" link add "$br" type bridge
 	ip -n "$TC_FABRIC" link set "$br" up
-	echo "$TC_FABRIC"
 }
 
-# tc_host NAME ADDR/PREFIX: a namespace attached to the fabric bridge.
+# tc_host VAR NAME ADDR/PREFIX: a namespace attached to the fabric bridge.
 tc_host() {
-	local name=$1 addr=$2 ns=$1-$TC_SUFFIX
+	local var=$1 name=$2 addr=$3 ns=$2-$TC_SUFFIX
 	local port=v${name:0:6}${TC_SUFFIX: -5}
 	ip netns add "$ns"
 	TC_NETNS+=("$ns")
@@ -61,16 +63,16 @@ tc_host() {
 	ip -n "$TC_FABRIC" link set "$port" master "$TC_BRIDGE" up
 	ip -n "$ns" addr add "$addr" dev eth0
 	ip -n "$ns" link set eth0 up
-	echo "$ns"
+	printf -v "$var" %s "$ns"
 }
 
-# tc_isolated NAME: a namespace with nothing but loopback (a VM without a NIC).
+# tc_isolated VAR NAME: a namespace with nothing but loopback (a VM without a NIC).
 tc_isolated() {
-	local ns=$1-$TC_SUFFIX
+	local var=$1 ns=$2-$TC_SUFFIX
 	ip netns add "$ns"
 	TC_NETNS+=("$ns")
 	ip -n "$ns" link set lo up
-	echo "$ns"
+	printf -v "$var" %s "$ns"
 }
 
 tc_wait_port() {
