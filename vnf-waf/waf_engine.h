@@ -24,6 +24,12 @@
  *
  * What the engine trusts: nothing in the streams.  Every byte is untrusted
  * input; a malformed HTTP stream is a protocol violation and is denied.
+ * The bytes of a chunk may even change while they are being fed (shared
+ * memory an untrusted guest writes): the engine never reads outside
+ * [data, data + len), keeps no pointer into it after waf_flow_feed
+ * returns, and copies what it keeps, so this cannot hurt the engine; but
+ * a verdict holds for the bytes as read, so a caller that must send
+ * exactly what was approved feeds a stable copy (DESIGN.md §3).
  */
 #ifndef TOCHAIN_WAF_ENGINE_H
 #define TOCHAIN_WAF_ENGINE_H

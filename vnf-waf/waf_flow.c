@@ -41,6 +41,7 @@
 #include "waf_priv.h"
 
 #define WAF_LIVE_WAITING 16     /* queued requests that keep a transaction */
+#define WAF_HEAD_KEEP (16u << 10) /* head buffer kept between messages */
 #define WAF_MAX_WAITING 1024    /* queued requests before a deny */
 
 struct waf_hdr {
@@ -90,8 +91,14 @@ struct waf_flow {
 
 /* --- message heads ------------------------------------------------------ */
 
+static void waf_head_free(struct waf_head *h);
+
+/* Ready for the next message; a buffer grown by one large head is not
+ * kept by an idle keep-alive flow. */
 static void waf_head_reset(struct waf_head *h)
 {
+	if (h->cap > WAF_HEAD_KEEP)
+		waf_head_free(h);
 	h->len = 0;
 	h->n = 0;
 	h->url_done = false;
