@@ -23,12 +23,14 @@
  * a reference while reading it) is the caller's business, e.g. a mutex
  * around "read pointer + ids_ruleset_get".
  *
- * REASSEMBLY BOUND.  Each direction of a flow keeps at least the last
- * IDS_WINDOW bytes of its stream before the current chunk (and at most
- * 2 * IDS_WINDOW plus the current chunk).  A rule is confirmed against that
- * window: a match whose parts lie farther apart than the window is not
- * found.  Positions (offset/depth) count from the first byte of the
- * direction's stream, so they stay exact however the stream was chunked.
+ * REASSEMBLY BOUND.  Each direction of a flow keeps the last IDS_WINDOW
+ * bytes of its stream (a ring; less while the stream is shorter).  A rule
+ * is confirmed against that history followed by the current chunk: a
+ * match whose parts lie more than IDS_WINDOW bytes before the current
+ * chunk is not found.  Positions (offset/depth) count from the first byte
+ * of the direction's stream, so they stay exact however the stream was
+ * chunked.  Memory: at most IDS_WINDOW per direction per flow, plus one
+ * IDS_WINDOW + chunk buffer per worker.
  * See README.md for the supported rule language.
  *
  * Errors: constructors return NULL with errno set, actions return 0 or

@@ -3,13 +3,16 @@
  * Flows, workers and the per-chunk scan.
  *
  * Per chunk of direction d of flow f:
- *   1. append the chunk to d's reassembly window (IDS_WINDOW, see ids.h);
- *   2. run the chunk through d's Hyperscan stream: each trigger pattern
+ *   1. run the chunk through d's Hyperscan stream: each trigger pattern
  *      that ends in this chunk marks its rules;
- *   3. confirm the marked rules and the "always" raw rules on the window
- *      (ids_match.c), in ruleset order (flowbit setters first);
- *   4. to-server bytes of an HTTP flow go to the request parser, whose
- *      events check the HTTP rules (ids_http.c -> ids_flow_http_event).
+ *   2. confirm the marked rules and the "always" raw rules on d's history
+ *      (the last IDS_WINDOW bytes) followed by the chunk, in ruleset order
+ *      (flowbit setters first); that linear copy is made in the worker
+ *      only when a rule actually looks at raw bytes;
+ *   3. to-server bytes of an HTTP flow go to the request parser, whose
+ *      events check the HTTP rules (ids_http.c -> ids_flow_http_event);
+ *   4. the chunk's tail goes into d's history ring: each byte is copied
+ *      once, and a flow never holds more than IDS_WINDOW per direction.
  * A rule reports at most once per flow; the first drop/reject rule denies
  * the flow for good.
  *
@@ -61,6 +64,7 @@ void ids_worker_destroy(struct ids_worker *w)
 	pcre2_match_data_free(w->md);
 	free(w->touched);
 	free(w->stamp);
+	free(w->lin);
 	free(w);
 }
 
@@ -234,7 +238,7 @@ void ids_flow_destroy(struct ids_flow *f)
 		/* no scratch: end-of-stream matches are not wanted */
 		if (f->dir[d].hs)
 			hs_close_stream(f->dir[d].hs, NULL, NULL, NULL);
-		free(f->dir[d].win);
+		free(f->dir[d].ring);
 		free(f->hdr_ok[d]);
 	}
 	ids_http_destroy(f->http);
@@ -249,40 +253,72 @@ struct ids_ruleset *ids_flow_ruleset(const struct ids_flow *f)
 	return f->rs;
 }
 
-/*
- * Keeps at least the last IDS_WINDOW bytes before the new chunk, then the
- * whole chunk; trims only when the buffer is full, so copying costs about
- * one byte per byte scanned.
- */
-static int window_append(struct ids_stream *st, const uint8_t *d, size_t n)
+_Static_assert(IDS_WINDOW >= 4096, "ring growth starts at 2 KiB");
+
+/* Appends the chunk to the history ring, keeping the last IDS_WINDOW. */
+static int ring_append(struct ids_stream *st, const uint8_t *d, size_t n)
 {
-	size_t need;
+	uint64_t end = st->total + n, o;
+	size_t k = n < IDS_WINDOW ? n : IDS_WINDOW;
 
-	if (st->len + n > st->cap && st->len > IDS_WINDOW) {
-		size_t drop = st->len - IDS_WINDOW;
+	if (st->cap < IDS_WINDOW && end > st->cap) {
+		size_t ncap = st->cap ? st->cap : 2048;
+		uint8_t *nr;
 
-		memmove(st->win, st->win + drop, IDS_WINDOW);
-		st->len = IDS_WINDOW;
-		st->base += drop;
-	}
-	need = st->len + n;
-	if (need > st->cap || (st->cap > 2 * IDS_WINDOW &&
-			       need <= 2 * IDS_WINDOW)) {
-		size_t ncap = st->cap ? st->cap : 4096;
-		uint8_t *nw;
-
-		while (ncap < need)
+		while (ncap < end && ncap < IDS_WINDOW)
 			ncap *= 2;
-		if (ncap > 2 * IDS_WINDOW)
-			ncap = need > 2 * IDS_WINDOW ? need : 2 * IDS_WINDOW;
-		nw = realloc(st->win, ncap);
-		if (!nw)
+		if (ncap > IDS_WINDOW)
+			ncap = IDS_WINDOW;
+		/* still linear: [0, total) keeps its place */
+		nr = realloc(st->ring, ncap);
+		if (!nr)
 			return -ENOMEM;
-		st->win = nw;
+		st->ring = nr;
 		st->cap = ncap;
 	}
-	memcpy(st->win + st->len, d, n);
-	st->len += n;
+	d += n - k;
+	for (o = end - k; k;) {
+		size_t pos = (size_t)(o % IDS_WINDOW);
+		size_t c = IDS_WINDOW - pos < k ? IDS_WINDOW - pos : k;
+
+		memcpy(st->ring + pos, d, c);
+		d += c;
+		o += c;
+		k -= c;
+	}
+	st->total = end;
+	return 0;
+}
+
+/* The raw view: history of the current direction, then the chunk. */
+static int fill_raw(struct ids_match_ctx *m)
+{
+	struct ids_flow *f = m->arg;
+	const struct ids_stream *st = &f->dir[f->cur_dir];
+	struct ids_worker *w = f->w;
+	size_t h = st->total < IDS_WINDOW ? (size_t)st->total : IDS_WINDOW;
+	size_t need = h + f->chunk_len, pos, first;
+	uint64_t start = st->total - h;
+
+	if (need > w->lincap) {
+		size_t ncap = need < 2 * IDS_WINDOW ? 2 * IDS_WINDOW : need;
+		uint8_t *nl = realloc(w->lin, ncap);
+
+		if (!nl)
+			return -ENOMEM;
+		w->lin = nl;
+		w->lincap = ncap;
+	}
+	pos = (size_t)(start % IDS_WINDOW);
+	first = IDS_WINDOW - pos < h ? IDS_WINDOW - pos : h;
+	if (h) {
+		memcpy(w->lin, st->ring + pos, first);
+		memcpy(w->lin + first, st->ring, h - first);
+	}
+	memcpy(w->lin + h, f->chunk, f->chunk_len);
+	m->v[IDS_BUF_RAW].data = w->lin;
+	m->v[IDS_BUF_RAW].len = need;
+	m->v[IDS_BUF_RAW].base = start;
 	return 0;
 }
 
@@ -302,11 +338,10 @@ static void bit_set(uint64_t *b, uint32_t i, bool v)
 /* Views for a check in the current direction; HTTP ones if @http. */
 static void fill_views(struct ids_flow *f, struct ids_match_ctx *m, bool http)
 {
-	const struct ids_stream *st = &f->dir[f->cur_dir];
-
 	memset(m, 0, sizeof(*m));
-	m->v[IDS_BUF_RAW] = (struct ids_view){ st->win, st->len, st->base, 0,
-					       true };
+	m->v[IDS_BUF_RAW].present = true;	/* data: fill_raw() */
+	m->fill_raw = fill_raw;
+	m->arg = f;
 	if (http) {
 		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++) {
 			const struct ids_sbuf *sb = &f->http->buf[b];
@@ -386,8 +421,10 @@ static void check_touched(struct ids_flow *f, enum ids_class cls, bool http)
 		return;
 	qsort(w->touched, w->ntouched, sizeof(*w->touched), u32_cmp);
 	fill_views(f, &m, http);
-	for (size_t i = 0; i < w->ntouched && !f->denied; i++)
+	for (size_t i = 0; i < w->ntouched && !f->denied && !m.err; i++)
 		check_rule(f, w->touched[i], &m);
+	if (m.err)
+		f->err = m.err;
 }
 
 static void scan_block(struct ids_worker *w, const struct ids_db *d,
@@ -448,8 +485,6 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		return 0;
 	st = &f->dir[dir];
 	rc = worker_prepare(w, f->rs);
-	if (!rc)
-		rc = window_append(st, data, len);
 	if (rc) {
 		deny_closed(out);
 		return rc;
@@ -457,21 +492,25 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 	f->w = w;
 	f->out = out;
 	f->cur_dir = dir;
+	f->chunk = data;
+	f->chunk_len = len;
+	f->err = 0;
 	touch_begin(w);
 	if (st->hs) {
 		w->cur_db = &f->rs->raw;
 		if (hs_scan_stream(st->hs, (const char *)data, (unsigned)len, 0,
-				   w->scratch, on_hs_match, w) != HS_SUCCESS) {
-			deny_closed(out);
-			rc = -EINVAL;
-			goto out;
-		}
+				   w->scratch, on_hs_match, w) != HS_SUCCESS)
+			f->err = -EINVAL;
 	}
-	check_touched(f, IDS_CLASS_RAW, false);
-	if (dir == IDS_TO_SERVER && f->http && !f->denied)
-		ids_http_feed(f, data, len);
-out:
+	if (!f->err)
+		check_touched(f, IDS_CLASS_RAW, false);
+	if (dir == IDS_TO_SERVER && f->http && !f->denied && !f->err)
+		ids_http_feed(f);
+	rc = f->err ? f->err : ring_append(st, data, len);
+	if (rc && !f->denied)
+		deny_closed(out);	/* fail closed */
 	f->w = NULL;
 	f->out = NULL;
+	f->chunk = NULL;
 	return rc;
 }

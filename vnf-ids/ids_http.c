@@ -213,23 +213,38 @@ static void execute(struct ids_flow *f, const uint8_t *d, size_t n)
 		h->state = IDS_HTTP_OFF;
 }
 
-void ids_http_feed(struct ids_flow *f, const uint8_t *data, size_t len)
+void ids_http_feed(struct ids_flow *f)
 {
 	struct ids_http *h = f->http;
 	const struct ids_stream *st = &f->dir[IDS_TO_SERVER];
+	uint8_t head[16];
+	size_t hn, take;
 
 	if (h->state == IDS_HTTP_OFF)
 		return;
-	if (h->state == IDS_HTTP_UNKNOWN) {
-		/* the window still starts at stream offset 0 here */
-		if (st->base != 0) {
-			h->state = IDS_HTTP_OFF;
-			return;
-		}
-		h->state = detect(st->win, st->len);
-		if (h->state == IDS_HTTP_ON)
-			execute(f, st->win, st->len);
+	if (h->state == IDS_HTTP_ON) {
+		execute(f, f->chunk, f->chunk_len);
 		return;
 	}
-	execute(f, data, len);
+	/*
+	 * Undecided: the stream so far is a strict prefix of a method, so it
+	 * is short and still whole in the ring.
+	 */
+	if (st->total >= sizeof(head)) {
+		h->state = IDS_HTTP_OFF;
+		return;
+	}
+	hn = (size_t)st->total;
+	if (hn)
+		memcpy(head, st->ring, hn);
+	take = sizeof(head) - hn < f->chunk_len ? sizeof(head) - hn :
+		f->chunk_len;
+	memcpy(head + hn, f->chunk, take);
+	h->state = detect(head, hn + take);
+	if (h->state != IDS_HTTP_ON)
+		return;
+	if (hn)
+		execute(f, st->ring, hn);
+	if (h->state == IDS_HTTP_ON)
+		execute(f, f->chunk, f->chunk_len);
 }

@@ -186,6 +186,10 @@ struct ids_view {
 
 struct ids_match_ctx {
 	struct ids_view v[IDS_BUF_COUNT];
+	/* builds the raw view on first use (data NULL until then) */
+	int (*fill_raw)(struct ids_match_ctx *m);
+	void *arg;
+	int err;		/* fill_raw failed: -ENOMEM */
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 	int budget;
@@ -215,12 +219,16 @@ struct ids_http {
 	struct ids_sbuf buf[IDS_BUF_COUNT];	/* URI .. BODY used */
 };
 
-/* One direction of a flow: Hyperscan stream and reassembly window. */
+/*
+ * One direction of a flow: Hyperscan stream and history ring.  The byte at
+ * stream offset o is ring[o % IDS_WINDOW]; the ring grows up to
+ * IDS_WINDOW, and while cap < IDS_WINDOW it holds the whole stream.
+ */
 struct ids_stream {
 	hs_stream_t *hs;
-	uint8_t *win;		/* stream bytes [base, base + len) */
-	size_t len, cap;
-	uint64_t base;
+	uint8_t *ring;
+	size_t cap;
+	uint64_t total;		/* stream bytes before the current chunk */
 };
 
 struct ids_worker {
@@ -234,6 +242,8 @@ struct ids_worker {
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 	const struct ids_db *cur_db;	/* for the Hyperscan callback */
+	uint8_t *lin;		/* history + chunk, built when a rule needs it */
+	size_t lincap;
 };
 
 struct ids_flow {
@@ -250,6 +260,9 @@ struct ids_flow {
 	struct ids_worker *w;
 	struct ids_verdict *out;
 	enum ids_dir cur_dir;
+	const uint8_t *chunk;
+	size_t chunk_len;
+	int err;
 };
 
 /* ids_flow.c: checks the rules of @cls after an HTTP request event. */
@@ -257,7 +270,7 @@ void ids_flow_http_event(struct ids_flow *f, enum ids_class cls);
 /* ids_http.c */
 struct ids_http *ids_http_create(void);
 void ids_http_destroy(struct ids_http *h);
-/* Feeds to-server bytes (already appended to the window). */
-void ids_http_feed(struct ids_flow *f, const uint8_t *data, size_t len);
+/* Feeds the current to-server chunk (f->chunk, not yet in the ring). */
+void ids_http_feed(struct ids_flow *f);
 
 #endif

@@ -99,6 +99,11 @@ static bool eval(const struct ids_rule *r, size_t i, struct ids_match_ctx *m,
 		return true;
 	el = &r->elems[i];
 	v = &m->v[el->buf];
+	if (v->present && !v->data && m->fill_raw && el->buf == IDS_BUF_RAW) {
+		m->err = m->fill_raw(m);
+		if (m->err)
+			return false;
+	}
 	if (!v->present || !region(el, v, cur[el->buf], &lo, &hi))
 		return el->negated ? eval(r, i + 1, m, cur) : false;
 	save = cur[el->buf];

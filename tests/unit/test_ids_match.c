@@ -375,6 +375,33 @@ START_TEST(window_bound)
 }
 END_TEST
 
+/* History that wraps around the ring boundary at every offset of a match. */
+START_TEST(ring_wrap)
+{
+	struct ids_ruleset *rs = load(R("content:\"0123456789abcdef\"; "
+					"content:\"XY\"; distance:3; within:2;"));
+	const char *p = "0123456789abcdef---XY";
+	size_t len = strlen(p);
+
+	for (size_t j = 0; j <= len; j++) {
+		for (size_t cut = 1; cut < len; cut += 4) {
+			struct ids_flow *f = flow(rs);
+			struct ids_verdict v;
+
+			/* the pattern starts j bytes before a ring boundary */
+			send_filler(f, 2 * IDS_WINDOW - j);
+			scan(f, IDS_TO_SERVER, p, cut, &v);
+			ck_assert(!has_sid(&v, 1));
+			send_filler(f, 0);
+			scan(f, IDS_TO_SERVER, p + cut, len - cut, &v);
+			ck_assert_msg(has_sid(&v, 1), "j=%zu cut=%zu", j, cut);
+			ids_flow_destroy(f);
+		}
+	}
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 START_TEST(flowbits)
 {
 	struct ids_ruleset *rs = load(
@@ -732,6 +759,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, byte_at_a_time);
 	tcase_add_test(tc, interleaved_flows);
 	tcase_add_test(tc, window_bound);
+	tcase_add_test(tc, ring_wrap);
 	tcase_add_test(tc, flowbits);
 	tcase_add_test(tc, drop_vs_alert);
 	tcase_add_test(tc, many_alerts);
