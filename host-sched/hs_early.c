@@ -29,9 +29,9 @@ void hs_rxwin_push(struct hs_rxwin *win, uint64_t received)
 	win->next = (win->next + 1) % win->w;
 }
 
-bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, uint64_t left)
+bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, bool saturated)
 {
-	if (left == 0)
+	if (!saturated)
 		return false;
 	hs_rxwin_push(win, received);
 	return true;

@@ -38,16 +38,21 @@ void hs_rxwin_push(struct hs_rxwin *win, uint64_t received);
 
 /*
  * The same, for the periods that measure the receiver: record @received
- * only if the period ended with @left > 0 packets still in the output
- * queue.  A receiver that drained its queue took all there was, so that
- * count is a lower bound of what it could take, not its capacity.  The
- * literal rule (hs_rxwin_push every period) feeds on itself: a VNF that
- * stops at O >= E lets the receiver take about E, so E never grows and
- * the chain is held far below its SLA (tochain-sim, paper.scn with
- * `early_b literal`: 5 of 9 chains at 3-6% of their SLA at light load,
- * all 9 at >= 99% with this rule).  Returns true if recorded.
+ * only if the receiver was @saturated, i.e. it never found the output
+ * queue empty while it ran that period and packets were still waiting at
+ * its end.  Otherwise it took all there was when it looked, and the count
+ * is a lower bound of what it could take, not its capacity.  The literal
+ * rule (hs_rxwin_push every period) feeds on itself: a VNF that stops at
+ * O >= E lets the receiver take about E, so E never grows and the chain
+ * is held far below its SLA (tochain-sim, paper.scn with `early_b
+ * literal`: 5 of 9 chains at 3-6% of their SLA at light load).  Counting
+ * every period that merely ended with packets left (a receiver whose
+ * slot came before the producer's) still held a one-vCPU receiver at 65%
+ * (test_hs_sim).  Where "saturated" comes from is the caller's business:
+ * the simulator knows it; a daemon asks the receiver (the guest runtime
+ * or the TOE) whether it drained the queue.  Returns true if recorded.
  */
-bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, uint64_t left);
+bool hs_rxwin_record(struct hs_rxwin *win, uint64_t received, bool saturated);
 
 /* E_i; 0 before any period was recorded.  Before the window is full the
  * mean is over the periods recorded so far, not over w (a fresh chain is

@@ -41,6 +41,7 @@ struct chs {
 	double in_hop[HS_SCN_MAX_HOPS + 1];
 	/* period snapshots */
 	double A_p, D_p, recv_p;
+	bool dry;		/* its receiver ran with nothing to take */
 	struct hs_rxwin win;
 	struct batch b[NBATCH];
 	uint32_t bh, bn;
@@ -497,6 +498,13 @@ static void step(struct run *R, double slice_no)
 			cap -= got;
 			recv_s += got / s->vm[v].rx_pps;
 		}
+		if (R->vmcap[v] > 0 && cap > EPS) {
+			uint32_t m;
+
+			/* ran out of packets while running: not saturated */
+			for (m = 0; m < R->vm_nchains[v]; m++)
+				R->ch[R->vm_chains[v][m]].dry = true;
+		}
 		if (!R->measuring || R->vmcap[v] <= 0)
 			continue;
 		/* CPU the VM got this slice; receiving comes first, its own
@@ -545,8 +553,10 @@ static int period_start(struct run *R, struct hs_sim_res *res, double slice_no)
 			if (R->scn->early_b == HS_SCN_EARLY_B_LITERAL)
 				hs_rxwin_push(&x->win, got);
 			else
-				hs_rxwin_record(&x->win, got, whole(x->D - x->recv));
+				hs_rxwin_record(&x->win, got,
+						!x->dry && whole(x->D - x->recv) > 0);
 		}
+		x->dry = false;
 		x->A_p = x->A;
 		x->D_p = x->D;
 		x->recv_p = x->recv;

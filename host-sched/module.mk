@@ -18,3 +18,8 @@ $(patsubst %,$(BUILD)/obj/tests/unit/%.o,$(HS_UNIT)): CPPFLAGS += -Ihost-sched
 HS_SIM_SRCS := $(addprefix host-sched/,hs_scn.c hs_sim.c hs_report.c hs_simcli.c)
 HS_SIM_OBJS := $(call objs,$(HS_SIM_SRCS))
 $(eval $(call program,tochain-sim,$(call objs,host-sched/main.c) $(HS_SIM_OBJS) $(HS_LIB),-lm))
+
+# Unit tests of the simulator's parser and model.
+$(eval $(call unit_test,test_hs_scn,$(HS_SIM_OBJS) $(HS_LIB),-lm))
+$(eval $(call unit_test,test_hs_sim,$(HS_SIM_OBJS) $(HS_LIB),-lm))
+$(BUILD)/obj/tests/unit/test_hs_scn.o $(BUILD)/obj/tests/unit/test_hs_sim.o: CPPFLAGS += -Ihost-sched

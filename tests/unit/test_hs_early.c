@@ -92,14 +92,14 @@ START_TEST(record_only_busy_periods)
 
 	ck_assert_int_eq(hs_rxwin_init(&w, 2), 0);
 	/* the receiver drained its queue: 40 is a lower bound, not kept */
-	ck_assert(!hs_rxwin_record(&w, 40, 0));
+	ck_assert(!hs_rxwin_record(&w, 40, false));
 	ck_assert_uint_eq(w.n, 0);
 	ck_assert_int_eq(hs_early_end(5, 1000, &w), HS_EARLY_NO);
-	/* 90 taken with 12 left over: the receiver's capacity, kept */
-	ck_assert(hs_rxwin_record(&w, 90, 12));
-	ck_assert(hs_rxwin_record(&w, 110, 1));
+	/* 90 taken, busy all the time: the receiver's capacity, kept */
+	ck_assert(hs_rxwin_record(&w, 90, true));
+	ck_assert(hs_rxwin_record(&w, 110, true));
 	ck_assert_double_eq_tol(hs_rxwin_mean(&w), 100.0, 1e-12);
-	ck_assert(!hs_rxwin_record(&w, 5, 0));
+	ck_assert(!hs_rxwin_record(&w, 5, false));
 	ck_assert_double_eq_tol(hs_rxwin_mean(&w), 100.0, 1e-12);
 	ck_assert_int_eq(hs_early_end(5, 99, &w), HS_EARLY_NO);
 	ck_assert_int_eq(hs_early_end(5, 100, &w), HS_EARLY_OUTPUT_FULL);
