@@ -31,15 +31,14 @@
  * Bound eventfds are signalled once so that sleepers wake up and notice.
  *
  * LOCKS, in the order they nest:
- *   misc_mtx (misc core, held around ->open)
+ *   mmap_lock    (held around ->mmap and ->fault)
  *   ->map_lock   rwsem: ->gone, BAR0/BAR2 access, taken by ioctl, mmap,
- *                fault (under mmap_lock), rescan work
+ *                fault, rescan work; never held across user copies
  *   ->reg_lock   mutex: misc (re)registration and the name
+ *   misc_mtx     (misc core: held around ->open and by (de)registration)
  *   ->files_lock mutex: ->files, the list of open files
  *   ->irq_lock   spinlock (irq-safe): eventfd bindings, read by handlers
- * remove() takes ->reg_lock and then misc_mtx (misc_deregister); ->open
- * runs under misc_mtx and takes only ->map_lock and ->files_lock, so the
- * two never wait on each other.
+ * ->open runs under misc_mtx and so takes only ->files_lock.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -307,8 +306,11 @@ static int tivs_setup_irqs(struct tivs_dev *tdev)
 			return 0;
 		n = pci_alloc_irq_vectors(pdev, 1, min(n, TIVS_MAX_VECTORS),
 					  PCI_IRQ_MSIX);
-		if (n < 0)
-			return n;
+		if (n < 0) {
+			/* the memory is still of use without interrupts */
+			dev_warn(&pdev->dev, "no MSI-X (%d): no interrupts\n", n);
+			return 0;
+		}
 		tdev->msix = true;
 	} else if (pdev->irq) {
 		n = 1;
@@ -341,22 +343,23 @@ static int tivs_setup_irqs(struct tivs_dev *tdev)
 	return 0;
 }
 
+/*
+ * Runs under misc_mtx, so it must not take map_lock (rescan holds
+ * map_lock and waits for misc_mtx).  Reading ->gone without the lock is
+ * enough: a file opened while remove() runs can still not map anything,
+ * since mmap checks ->gone under map_lock.
+ */
 static int tivs_open(struct inode *inode, struct file *file)
 {
 	struct miscdevice *misc = file->private_data;
 	struct tivs_dev *tdev = container_of(misc, struct tivs_dev, misc);
 	struct tivs_file *tf;
-	int ret = 0;
 
+	if (READ_ONCE(tdev->gone))
+		return -ENODEV;
 	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
 	if (!tf)
 		return -ENOMEM;
-
-	down_read(&tdev->map_lock);
-	if (tdev->gone) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
 	kref_get(&tdev->ref);
 	tf->tdev = tdev;
 	tf->mapping = file->f_mapping;
@@ -364,11 +367,7 @@ static int tivs_open(struct inode *inode, struct file *file)
 	list_add(&tf->node, &tdev->files);
 	mutex_unlock(&tdev->files_lock);
 	file->private_data = tf;
-out_unlock:
-	up_read(&tdev->map_lock);
-	if (ret)
-		kfree(tf);
-	return ret;
+	return 0;
 }
 
 static int tivs_release(struct inode *inode, struct file *file)
@@ -455,49 +454,45 @@ out:
 	return ret;
 }
 
-static int tivs_ioctl_info(struct tivs_dev *tdev, void __user *arg)
+/* Called under map_lock (read), device present. */
+static void tivs_get_info(struct tivs_dev *tdev, struct tochain_ivshmem_info *info)
 {
-	struct tochain_ivshmem_info info;
-
-	memset(&info, 0, sizeof(info));
-	info.size = tdev->shm_len;
-	info.ivposition = tdev->regs ?
-		(s32)readl(tdev->regs + TIVS_REG_IVPOSITION) : 0;
-	info.nvectors = tdev->nvectors;
-	info.index = tdev->index;
-	if (tdev->regs)
-		info.flags |= TOCHAIN_IVSHMEM_F_DOORBELL;
+	memset(info, 0, sizeof(*info));
+	info->size = tdev->shm_len;
+	info->ivposition = (s32)readl(tdev->regs + TIVS_REG_IVPOSITION);
+	info->nvectors = tdev->nvectors;
+	info->index = tdev->index;
+	if (tdev->nvectors)
+		info->flags |= TOCHAIN_IVSHMEM_F_DOORBELL;
 	if (tdev->msix)
-		info.flags |= TOCHAIN_IVSHMEM_F_MSIX;
+		info->flags |= TOCHAIN_IVSHMEM_F_MSIX;
 	if (tdev->intx)
-		info.flags |= TOCHAIN_IVSHMEM_F_INTX;
+		info->flags |= TOCHAIN_IVSHMEM_F_INTX;
 	mutex_lock(&tdev->reg_lock);
 	if (tdev->named)
-		info.flags |= TOCHAIN_IVSHMEM_F_NAMED;
-	strscpy(info.name, tdev->name, sizeof(info.name));
+		info->flags |= TOCHAIN_IVSHMEM_F_NAMED;
+	strscpy(info->name, tdev->name, sizeof(info->name));
 	mutex_unlock(&tdev->reg_lock);
-	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static int tivs_ioctl_irqfd(struct tivs_file *tf, void __user *arg)
+/* Called under map_lock (read), device present; @req copied in already. */
+static int tivs_set_irqfd(struct tivs_file *tf,
+			  const struct tochain_ivshmem_irqfd *req)
 {
 	struct tivs_dev *tdev = tf->tdev;
-	struct tochain_ivshmem_irqfd req;
 	struct eventfd_ctx *ctx = NULL, *old;
 	struct tivs_vector *v;
 
-	if (copy_from_user(&req, arg, sizeof(req)))
-		return -EFAULT;
-	if (req.vector >= tdev->nvectors)
+	if (req->vector >= tdev->nvectors)
 		return -EINVAL;
-	if (req.fd >= 0) {
-		ctx = eventfd_ctx_fdget(req.fd);
+	if (req->fd >= 0) {
+		ctx = eventfd_ctx_fdget(req->fd);
 		if (IS_ERR(ctx))
 			return PTR_ERR(ctx);
-	} else if (req.fd != -1) {
+	} else if (req->fd != -1) {
 		return -EINVAL;
 	}
-	v = &tdev->vectors[req.vector];
+	v = &tdev->vectors[req->vector];
 	spin_lock_irq(&tdev->irq_lock);
 	old = v->trigger;
 	v->trigger = ctx;
@@ -508,50 +503,71 @@ static int tivs_ioctl_irqfd(struct tivs_file *tf, void __user *arg)
 	return 0;
 }
 
-static int tivs_ioctl_doorbell(struct tivs_dev *tdev, void __user *arg)
-{
-	struct tochain_ivshmem_doorbell req;
-
-	if (copy_from_user(&req, arg, sizeof(req)))
-		return -EFAULT;
-	if (!tdev->regs)
-		return -EOPNOTSUPP;
-	writel(((u32)req.peer << 16) | req.vector,
-	       tdev->regs + TIVS_REG_DOORBELL);
-	return 0;
-}
-
+/*
+ * User memory is copied before map_lock is taken and after it is
+ * dropped: a page fault under map_lock would take mmap_lock, the reverse
+ * of the fault path's order.
+ */
 static long tivs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct tivs_file *tf = file->private_data;
 	struct tivs_dev *tdev = tf->tdev;
 	void __user *uarg = (void __user *)arg;
+	union {
+		struct tochain_ivshmem_info info;
+		struct tochain_ivshmem_irqfd irqfd;
+		struct tochain_ivshmem_doorbell bell;
+	} u;
 	long ret;
+
+	switch (cmd) {
+	case TOCHAIN_IVSHMEM_IOC_SET_IRQFD:
+		if (copy_from_user(&u.irqfd, uarg, sizeof(u.irqfd)))
+			return -EFAULT;
+		break;
+	case TOCHAIN_IVSHMEM_IOC_DOORBELL:
+		if (copy_from_user(&u.bell, uarg, sizeof(u.bell)))
+			return -EFAULT;
+		break;
+	case TOCHAIN_IVSHMEM_IOC_INFO:
+	case TOCHAIN_IVSHMEM_IOC_RESCAN:
+		break;
+	default:
+		return -ENOTTY;
+	}
 
 	down_read(&tdev->map_lock);
 	if (tdev->gone) {
-		ret = -ENODEV;
-		goto out;
+		up_read(&tdev->map_lock);
+		return -ENODEV;
 	}
 	switch (cmd) {
 	case TOCHAIN_IVSHMEM_IOC_INFO:
-		ret = tivs_ioctl_info(tdev, uarg);
+		tivs_get_info(tdev, &u.info);
+		ret = 0;
 		break;
 	case TOCHAIN_IVSHMEM_IOC_SET_IRQFD:
-		ret = tivs_ioctl_irqfd(tf, uarg);
+		ret = tivs_set_irqfd(tf, &u.irqfd);
 		break;
 	case TOCHAIN_IVSHMEM_IOC_DOORBELL:
-		ret = tivs_ioctl_doorbell(tdev, uarg);
+		/* without interrupts (ivshmem-plain) QEMU ignores the write */
+		if (!tdev->nvectors) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		writel(((u32)u.bell.peer << 16) | u.bell.vector,
+		       tdev->regs + TIVS_REG_DOORBELL);
+		ret = 0;
 		break;
-	case TOCHAIN_IVSHMEM_IOC_RESCAN:
+	default:	/* TOCHAIN_IVSHMEM_IOC_RESCAN */
 		ret = tivs_rescan(tdev);
 		break;
-	default:
-		ret = -ENOTTY;
-		break;
 	}
-out:
 	up_read(&tdev->map_lock);
+
+	if (!ret && cmd == TOCHAIN_IVSHMEM_IOC_INFO &&
+	    copy_to_user(uarg, &u.info, sizeof(u.info)))
+		ret = -EFAULT;
 	return ret;
 }
 

@@ -30,7 +30,7 @@
 
 /* tochain_ivshmem_info.flags */
 #define TOCHAIN_IVSHMEM_F_NAMED		(1u << 0)	/* name is the region's */
-#define TOCHAIN_IVSHMEM_F_DOORBELL	(1u << 1)	/* BAR0 registers mapped */
+#define TOCHAIN_IVSHMEM_F_DOORBELL	(1u << 1)	/* has interrupts: doorbell works */
 #define TOCHAIN_IVSHMEM_F_MSIX		(1u << 2)	/* vectors are MSI-X */
 #define TOCHAIN_IVSHMEM_F_INTX		(1u << 3)	/* one INTx "vector" */
 
@@ -62,7 +62,7 @@ struct tochain_ivshmem_doorbell {
 /* Errors: EINVAL bad vector, EBADF/EINVAL not an eventfd, ENODEV. */
 #define TOCHAIN_IVSHMEM_IOC_SET_IRQFD \
 	_IOW(TOCHAIN_IVSHMEM_IOC_MAGIC, 1, struct tochain_ivshmem_irqfd)
-/* Errors: EOPNOTSUPP no registers, ENODEV. */
+/* Errors: EOPNOTSUPP no interrupts (ivshmem-plain), ENODEV. */
 #define TOCHAIN_IVSHMEM_IOC_DOORBELL \
 	_IOW(TOCHAIN_IVSHMEM_IOC_MAGIC, 2, struct tochain_ivshmem_doorbell)
 /*

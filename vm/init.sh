@@ -19,6 +19,8 @@ if [ -n "$cmd" ]; then
 	/bin/ivshmem-guest-test $cmd
 	rc=$?
 fi
+# unbinding (remove) after use must be clean too
+if rmmod tochain_ivshmem; then echo "PASS rmmod"; else echo "FAIL rmmod"; rc=1; fi
 dmesg | grep -E 'tochain|ivshmem|BUG:|WARNING:|Oops|Call Trace|RIP:|general protection' | sed 's/^/GUEST-DMESG /'
 echo "GUEST-DONE rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 poweroff -f

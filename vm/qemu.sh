@@ -22,7 +22,7 @@ vm_accel() {
 	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 		verdict=tcg
 	else
-		cache=${TOCHAIN_CACHE:-/var/cache/tochain}/accel-$(uname -r)-$($VM_QEMU --version | head -n 1 | tr -cd '0-9.')
+		cache=${TOCHAIN_CACHE:-/var/cache/tochain}/accel-$(uname -r)-$($VM_QEMU --version | awk 'NR == 1 { print $4 }')
 		if [ -f "$cache" ]; then
 			verdict=$(cat "$cache")
 		else

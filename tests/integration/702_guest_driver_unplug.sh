@@ -71,6 +71,6 @@ grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log" | tr -d '\r'
 vm_check_log "$work/serial.log" "hot-added device attached" \
 	"host pattern on the hot-added device" "SIGBUS on access after unplug" \
 	"ioctl ENODEV after unplug" "mmap ENODEV after unplug" "node removed" \
-	"re-added device attached" "host pattern after replug" || fail "guest checks"
+	"re-added device attached" "host pattern after replug" rmmod || fail "guest checks"
 grep -aq '^GUEST-DONE rc=0' "$work/serial.log" || fail "guest program failed"
 echo "PASS 702_guest_driver_unplug"
