@@ -91,7 +91,12 @@ struct waf_flow {
 
 /* --- message heads ------------------------------------------------------ */
 
-static void waf_head_free(struct waf_head *h);
+static void waf_head_free(struct waf_head *h)
+{
+	free(h->buf);
+	free(h->hdrs);
+	memset(h, 0, sizeof(*h));
+}
 
 /* Ready for the next message; a buffer grown by one large head is not
  * kept by an idle keep-alive flow. */
@@ -104,13 +109,6 @@ static void waf_head_reset(struct waf_head *h)
 	h->url_done = false;
 	h->in_value = false;
 	h->overflow = false;
-}
-
-static void waf_head_free(struct waf_head *h)
-{
-	free(h->buf);
-	free(h->hdrs);
-	memset(h, 0, sizeof(*h));
 }
 
 /* Appends bytes; -1 when over limit (h->overflow) or out of memory. */
