@@ -751,6 +751,11 @@ static int rule_finish(struct rstate *st)
 		else if (el->buf != IDS_BUF_RAW && r->cls == IDS_CLASS_RAW)
 			r->cls = IDS_CLASS_HTTP_HDR;
 	}
+	if (r->cls != IDS_CLASS_RAW && r->flowdir == IDS_FLOW_TO_CLIENT) {
+		snprintf(st->err, ERRLEN,
+			 "http buffers are request buffers: not with to_client");
+		return -1;
+	}
 	/*
 	 * An element's position matters only if a later element of the same
 	 * buffer is relative to it: the next cursor-setting element is

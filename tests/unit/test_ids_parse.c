@@ -219,6 +219,8 @@ static const struct {
 	{ "ipvar BAD [1.2.3.4", "ipvar BAD: unterminated list '[1.2.3.4'" },
 	{ "portvar P 70000", "portvar P: bad port '70000'" },
 	{ "var", "malformed var line" },
+	{ HDR "(flow:to_client; content:\"a\"; http_header; sid:1;)",
+	  "http buffers are request buffers: not with to_client" },
 };
 
 START_TEST(malformed_rule)
@@ -409,6 +411,29 @@ START_TEST(refcount)
 }
 END_TEST
 
+/* The shipped sample rules stay loadable without a single diagnostic. */
+START_TEST(sample_rules)
+{
+	const char *top = getenv("TOCHAIN_TOP");
+	char rules[4096], vars[4096];
+	struct ids_ruleset *rs;
+
+	snprintf(rules, sizeof(rules), "%s/vnf-ids/rules/local.rules",
+		 top ? top : ".");
+	snprintf(vars, sizeof(vars), "%s/vnf-ids/rules/vars.conf",
+		 top ? top : ".");
+	ids_diags_free(&diags);
+	rs = ids_ruleset_load(rules, vars, &diags);
+	ck_assert_msg(rs, "%s: %s", rules, strerror(errno));
+	dump_diags();
+	ck_assert_uint_eq(diags.n, 0);
+	ck_assert_uint_eq(ids_ruleset_nrules(rs), 20);
+	ck_assert_int_eq(ids_ruleset_find(rs, 9000041)->action,
+			 IDS_ACTION_DROP);
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ids_parse");
@@ -428,6 +453,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, binary_garbage, 0, 8);
 	tcase_add_test(tc, nul_byte_reported);
 	tcase_add_test(tc, refcount);
+	tcase_add_test(tc, sample_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
