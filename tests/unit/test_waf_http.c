@@ -29,7 +29,15 @@ static const char test_rules[] =
 	"SecRule REQUEST_URI \"@contains warn\" "
 	"\"id:10004,phase:1,t:none,pass,log,msg:'warning only'\"\n"
 	"SecRule RESPONSE_STATUS \"@streq 418\" "
-	"\"id:10005,phase:3,t:none,deny,status:502,log,msg:'teapot'\"\n";
+	"\"id:10005,phase:3,t:none,deny,status:502,log,msg:'teapot'\"\n"
+	/* exact header name and value, exact URI: catch pieces lost when a
+	 * head is cut between chunks */
+	"SecRule REQUEST_HEADERS:X-Check-Header \"@streq expected-value\" "
+	"\"id:10006,phase:1,t:none,deny,status:403,log,msg:'exact header'\"\n"
+	"SecRule REQUEST_URI \"@streq /exact/path?arg=value\" "
+	"\"id:10007,phase:1,t:none,deny,status:403,log,msg:'exact uri'\"\n"
+	"SecRule REQUEST_METHOD \"@streq OPTIONS\" "
+	"\"id:10008,phase:1,t:none,deny,status:405,log,msg:'method'\"\n";
 
 #define GET(path) "GET " path " HTTP/1.1\r\nHost: www.example.com\r\n" \
 	"User-Agent: Mozilla/5.0\r\nAccept: text/html\r\n\r\n"
@@ -127,11 +135,16 @@ static int feed_split(struct waf_engine *e, const char *s, size_t len,
 	return rc;
 }
 
-static void check_every_cut(struct waf_engine *e, const char *s)
+/* Every cut of s gives the verdict s gives whole: want_rc, want_rule. */
+static void check_every_cut(struct waf_engine *e, const char *s, int want_rc,
+			    unsigned want_rule)
 {
 	size_t len = strlen(s), cut;
 	struct waf_verdict whole, v;
 	int rc0 = feed_split(e, s, len, len, &whole);
+
+	ck_assert_int_eq(rc0, want_rc);
+	ck_assert_uint_eq(whole.rule_id, want_rule);
 
 	for (cut = 0; cut <= len; cut++) {
 		int rc = feed_split(e, s, len, cut, &v);
@@ -148,8 +161,15 @@ START_TEST(split_every_byte_own_rules)
 {
 	check_every_cut(eng, "POST /f?a=1 HTTP/1.1\r\nHost: h\r\n"
 			"Content-Type: application/x-www-form-urlencoded\r\n"
-			"Content-Length: 12\r\n\r\nq=very+evil!");
-	check_every_cut(eng, GET("/ok?x=1"));
+			"Content-Length: 12\r\n\r\nq=very+evil!", WAF_DENY, 10001);
+	check_every_cut(eng, GET("/ok?x=1"), WAF_ALLOW, 0);
+	check_every_cut(eng, "GET / HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n"
+			"X-Check-Header: expected-value\r\nX-Other: 1\r\n\r\n",
+			WAF_DENY, 10006);
+	check_every_cut(eng, "GET /exact/path?arg=value HTTP/1.1\r\nHost: h\r\n\r\n",
+			WAF_DENY, 10007);
+	check_every_cut(eng, "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+			WAF_DENY, 10008);
 }
 END_TEST
 
@@ -165,8 +185,8 @@ START_TEST(split_every_byte_crs)
 	ck_assert_int_eq(feeds(f, WAF_DIR_IN, attack, &v), WAF_DENY);
 	ck_assert_uint_eq(v.rule_id, 949110);
 	waf_flow_destroy(f);
-	check_every_cut(eng_crs, attack);
-	check_every_cut(eng_crs, GET("/img/logo.png"));
+	check_every_cut(eng_crs, attack, WAF_DENY, 949110);
+	check_every_cut(eng_crs, GET("/img/logo.png"), WAF_ALLOW, 0);
 }
 END_TEST
 
