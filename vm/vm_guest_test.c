@@ -9,6 +9,7 @@
  *   ivshmem-guest-test plain NAME [--fallback]
  *   ivshmem-guest-test doorbell NAME HOST_PEER
  *   ivshmem-guest-test unplug NAME
+ *   ivshmem-guest-test pair NAME MY_ID OTHER_ID   (peer ids 1 and 2)
  *
  * The region's contents follow vm_test_layout.h.
  */
@@ -354,6 +355,69 @@ static int test_doorbell(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* Two guests on one server ring each other (ids 1 and 2). */
+static int test_pair(int argc, char **argv)
+{
+	struct tochain_ivshmem_info info;
+	struct tochain_ivshmem_irqfd irq;
+	struct tochain_ivshmem_doorbell bell;
+	struct vm_mailbox *mb;
+	struct pollfd pfd;
+	char path[300];
+	uint64_t cnt;
+	int me, other, fd, efd, ret;
+	double end;
+	uint8_t *p;
+
+	if (argc < 5)
+		return 2;
+	me = atoi(argv[3]);
+	other = atoi(argv[4]);
+	if (me < 1 || me > 2 || other < 1 || other > 2 || me == other)
+		return 2;
+	fd = open_dev(argv[2], 30, path, sizeof(path));
+	check(fd >= 0, "open by region name", "%s: %s", path, strerror(errno));
+	if (fd < 0)
+		return 1;
+	ret = get_info(fd, &info);
+	check(ret == 0 && info.ivposition == me && info.nvectors >= 1,
+	      "peer id from the server", "ret %d ivposition %d (want %d)", ret,
+	      info.ivposition, me);
+	p = map_dev(fd, info.size);
+	check(p != NULL, "mmap", "%s", strerror(errno));
+	if (!p)
+		return 1;
+	mb = (struct vm_mailbox *)(p + VM_OFF_MAILBOX);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	irq.vector = 0;
+	irq.fd = efd;
+	check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq) == 0,
+	      "eventfd bound to vector 0", "errno %d", errno);
+	__atomic_store_n(&mb->pair_ready[me - 1], 1, __ATOMIC_RELEASE);
+	check(wait_flag(&mb->pair_ready[other - 1], 90), "other guest ready",
+	      "not in 90 s");
+
+	/* ring until the other acknowledges; answer its rings meanwhile */
+	bell.peer = (uint16_t)other;
+	bell.vector = 0;
+	pfd.fd = efd;
+	pfd.events = POLLIN;
+	end = now() + 60;
+	while (now() < end && !(mb->pair_got[me - 1] && mb->pair_got[other - 1])) {
+		if (!mb->pair_got[other - 1] &&
+		    ioctl(fd, TOCHAIN_IVSHMEM_IOC_DOORBELL, &bell) < 0)
+			break;
+		if (poll(&pfd, 1, 500) == 1 && read(efd, &cnt, sizeof(cnt)) == sizeof(cnt))
+			__atomic_store_n(&mb->pair_got[me - 1], 1, __ATOMIC_RELEASE);
+	}
+	check(mb->pair_got[me - 1], "interrupt from the other guest", "none in 60 s");
+	check(mb->pair_got[other - 1], "the other guest got ours", "no ack in 60 s");
+	close(efd);
+	munmap(p, info.size);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
 static sigjmp_buf bus_jmp;
 static volatile sig_atomic_t got_bus;
 
@@ -455,7 +519,9 @@ int main(int argc, char **argv)
 		return test_doorbell(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "unplug"))
 		return test_unplug(argc, argv);
+	if (argc >= 5 && !strcmp(argv[1], "pair"))
+		return test_pair(argc, argv);
 	fprintf(stderr, "usage: ivshmem-guest-test plain NAME [--fallback] |"
-		" doorbell NAME HOST_PEER | unplug NAME\n");
+		" doorbell NAME HOST_PEER | unplug NAME | pair NAME MY_ID OTHER_ID\n");
 	return 2;
 }

@@ -33,8 +33,13 @@ struct vm_mailbox {
 	volatile uint32_t guest_got_irq;	/* (g) host->guest irq seen */
 	volatile uint32_t guest_wrote;	/* (g) guest pattern written */
 	volatile uint32_t host_got_bell;	/* (h) guest->host doorbell seen */
-	volatile uint32_t pad[11];
+	/* two guests ringing each other: [i] is written by guest peer i + 1 */
+	volatile uint32_t pair_ready[2];	/* (g) eventfd bound */
+	volatile uint32_t pair_got[2];	/* (g) the other's ring arrived */
+	volatile uint32_t pad[7];
 };
+
+_Static_assert(sizeof(struct vm_mailbox) == 64, "mailbox is one cache line");
 
 /* A pattern no stale memory or zero page matches: xorshift32 bytes. */
 static inline uint8_t vm_pat_byte(uint32_t seed, size_t i)
