@@ -37,7 +37,9 @@ static const char test_rules[] =
 	"SecRule REQUEST_URI \"@streq /exact/path?arg=value\" "
 	"\"id:10007,phase:1,t:none,deny,status:403,log,msg:'exact uri'\"\n"
 	"SecRule REQUEST_METHOD \"@streq OPTIONS\" "
-	"\"id:10008,phase:1,t:none,deny,status:405,log,msg:'method'\"\n";
+	"\"id:10008,phase:1,t:none,deny,status:405,log,msg:'method'\"\n"
+	"SecRule RESPONSE_HEADERS:X-Powered-By \"@streq leaky/1.0\" "
+	"\"id:10009,phase:3,t:none,deny,status:502,log,msg:'banner'\"\n";
 
 #define GET(path) "GET " path " HTTP/1.1\r\nHost: www.example.com\r\n" \
 	"User-Agent: Mozilla/5.0\r\nAccept: text/html\r\n\r\n"
@@ -187,6 +189,44 @@ START_TEST(split_every_byte_crs)
 	waf_flow_destroy(f);
 	check_every_cut(eng_crs, attack, WAF_DENY, 949110);
 	check_every_cut(eng_crs, GET("/img/logo.png"), WAF_ALLOW, 0);
+}
+END_TEST
+
+/* Response resp to one GET, cut at every point. */
+static void check_every_response_cut(const char *resp, int want_rc,
+				     unsigned want_rule)
+{
+	size_t len = strlen(resp), cut;
+
+	for (cut = 0; cut <= len; cut++) {
+		struct waf_flow *f = new_flow(eng_resp);
+		struct waf_verdict v;
+		int rc;
+
+		ck_assert_int_eq(feeds(f, WAF_DIR_IN, GET("/"), &v), WAF_ALLOW);
+		rc = feed(f, WAF_DIR_OUT, resp, cut, &v);
+		if (rc == WAF_ALLOW)
+			rc = feed(f, WAF_DIR_OUT, resp + cut, len - cut, &v);
+		ck_assert_msg(rc == want_rc && v.rule_id == want_rule,
+			      "cut at %zu: %d rule %u", cut, rc, v.rule_id);
+		ck_assert_int_eq(v.dir, WAF_DIR_OUT);
+		waf_flow_destroy(f);
+	}
+	ck_assert_uint_eq(waf_engine_live_transactions(eng_resp), 0);
+}
+
+START_TEST(response_split_every_byte)
+{
+	check_every_response_cut("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+				 "X-Powered-By: leaky/1.0\r\nContent-Length: 2\r\n"
+				 "\r\nhi", WAF_DENY, 10009);
+	check_every_response_cut("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+				 "Transfer-Encoding: chunked\r\n\r\n"
+				 "4\r\nsecr\r\n2\r\net\r\n0\r\n\r\n",
+				 WAF_DENY, 10003);
+	check_every_response_cut("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+				 "X-Powered-By: leaky/2.0\r\nContent-Length: 6\r\n"
+				 "\r\npublic", WAF_ALLOW, 0);
 }
 END_TEST
 
@@ -538,6 +578,7 @@ static Suite *waf_http_suite(void)
 	tcase_add_test(tc, keep_alive_sequence);
 	tcase_add_test(tc, split_every_byte_own_rules);
 	tcase_add_test(tc, split_every_byte_crs);
+	tcase_add_test(tc, response_split_every_byte);
 	tcase_add_test(tc, byte_by_byte);
 	tcase_add_test(tc, chunked_body_clean_and_split_token);
 	tcase_add_test(tc, header_rule_phase1);
