@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for cgroup/cg.c: detection and the dry-run backend. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cg.h"
+#include "tc_check.h"
+
+static char mi[64];
+
+static void write_mountinfo(const char *text)
+{
+	FILE *f;
+
+	snprintf(mi, sizeof(mi), "/tmp/tc-mountinfo-%d", getpid());
+	f = fopen(mi, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void teardown(void)
+{
+	unlink(mi);
+}
+
+START_TEST(detect_v1_hybrid)
+{
+	struct cg_root r;
+
+	write_mountinfo(
+		"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+		"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+		"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+		"34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+		"35 31 0:32 / /nonexistent-unified rw,relatime - cgroup2 cgroup2 rw\n");
+	ck_assert_int_eq(cg_detect(&r, mi), 0);
+	ck_assert_int_eq(r.kind, CG_V1);
+	ck_assert_str_eq(r.cpu, "/sys/fs/cgroup/cpu");
+	ck_assert_str_eq(r.cpuacct, "/sys/fs/cgroup/cpuacct");
+	ck_assert_str_eq(r.cpuset, "/sys/fs/cgroup/cpuset");
+	ck_assert_str_eq(r.v2, "/nonexistent-unified");
+}
+END_TEST
+
+START_TEST(detect_combined_cpu_cpuacct_and_none)
+{
+	struct cg_root r;
+
+	write_mountinfo("40 31 0:29 / /cg/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n");
+	ck_assert_int_eq(cg_detect(&r, mi), 0);
+	ck_assert_str_eq(r.cpu, "/cg/cpu,cpuacct");
+	ck_assert_str_eq(r.cpuacct, "/cg/cpu,cpuacct");
+	write_mountinfo("garbage\n\n - - -\n1 2 3 4 /proc rw - proc proc rw\n");
+	ck_assert_int_eq(cg_detect(&r, mi), -ENOENT);
+	ck_assert_int_eq(cg_detect(&r, "/nonexistent"), -ENOENT);
+}
+END_TEST
+
+START_TEST(dryrun_records_writes)
+{
+	struct cg_root r;
+	struct cg_group g;
+	char log[1024];
+
+	cg_dryrun_init(&r, log, sizeof(log));
+	ck_assert_str_eq(cg_kind_name(r.kind), "dry-run");
+	ck_assert_int_eq(cg_create(&r, "tochain/vnf-a", &g), 0);
+	ck_assert_int_eq(cg_set_quota(&g, 20000, 100000), 0);
+	ck_assert_int_eq(cg_set_quota(&g, -1, 100000), 0);
+	ck_assert_int_eq(cg_set_weight(&g, 100), 0);
+	ck_assert_int_eq(cg_set_cpus(&g, "0-1,3"), 0);
+	ck_assert_int_eq(cg_attach_tid(&g, 1234), 0);
+	ck_assert_str_eq(log,
+			 "tochain/vnf-a/cpu.cfs_period_us 100000\n"
+			 "tochain/vnf-a/cpu.cfs_quota_us 20000\n"
+			 "tochain/vnf-a/cpu.cfs_period_us 100000\n"
+			 "tochain/vnf-a/cpu.cfs_quota_us -1\n"
+			 "tochain/vnf-a/cpu.shares 1024\n"
+			 "tochain/vnf-a/cpuset.cpus 0-1,3\n"
+			 "tochain/vnf-a/tasks 1234\n");
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+	struct cg_root r;
+	struct cg_group g;
+	char log[64];
+
+	cg_dryrun_init(&r, log, sizeof(log));
+	ck_assert_int_eq(cg_create(&r, "../etc", &g), -EINVAL);
+	ck_assert_int_eq(cg_create(&r, "/abs", &g), -EINVAL);
+	ck_assert_int_eq(cg_create(&r, "", &g), -EINVAL);
+	ck_assert_int_eq(cg_create(&r, "a b", &g), -EINVAL);
+	ck_assert_int_eq(cg_create(&r, "ok", &g), 0);
+	ck_assert_int_eq(cg_set_quota(&g, 10, 100000), -EINVAL);
+	ck_assert_int_eq(cg_set_quota(&g, 1000, 10), -EINVAL);
+	ck_assert_int_eq(cg_set_weight(&g, 0), -EINVAL);
+	ck_assert_int_eq(cg_set_weight(&g, 10001), -EINVAL);
+	ck_assert_int_eq(cg_set_cpus(&g, "0;rm"), -EINVAL);
+	ck_assert_int_eq(cg_set_cpus(&g, ""), -EINVAL);
+	/* A full log is an error, not an overflow. */
+	/* "ok/cpuset.cpus 0-1\n" is 19 bytes: three fit in 64, the fourth does not. */
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(cg_set_cpus(&g, "0-1"), 0);
+	ck_assert_int_eq(cg_set_cpus(&g, "0-1"), -ENOSPC);
+	ck_assert_uint_eq(strlen(log), 57);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cg");
+	TCase *tc = tcase_create("cg");
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, detect_v1_hybrid);
+	tcase_add_test(tc, detect_combined_cpu_cpuacct_and_none);
+	tcase_add_test(tc, dryrun_records_writes);
+	tcase_add_test(tc, bad_arguments);
+	suite_add_tcase(s, tc);
+	return tc_run_suite(s);
+}
