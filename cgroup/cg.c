@@ -119,8 +119,10 @@ static int put(const struct cg_group *g, const char *mount, const char *file, co
 		int w = snprintf(r->log + r->log_len, r->log_size - r->log_len, "%s/%s %s\n",
 				 g->rel, file, val);
 
-		if (w < 0 || (size_t)w >= r->log_size - r->log_len)
+		if (w < 0 || (size_t)w >= r->log_size - r->log_len) {
+			r->log[r->log_len] = '\0';	/* drop the truncated line */
 			return -ENOSPC;
+		}
 		r->log_len += (size_t)w;
 		return 0;
 	}
