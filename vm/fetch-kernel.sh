@@ -8,11 +8,15 @@
 #
 # KVER (or $TOCHAIN_KVER) is a Debian kernel ABI name such as
 # 6.1.0-57-amd64; by default the one linux-image-amd64 depends on.
-# Cache: $TOCHAIN_CACHE (default /var/cache/tochain)/kernel/KVER; a second
-# run finds it there and does nothing.
+# Cache: $TOCHAIN_CACHE/kernel/KVER (default /var/cache/tochain, or
+# ~/.cache/tochain where that is not writable); a second run finds it
+# there and does nothing.
 set -euo pipefail
 
 cache=${TOCHAIN_CACHE:-/var/cache/tochain}
+if [ -z "${TOCHAIN_CACHE:-}" ] && ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/tochain
+fi
 kver=${1:-${TOCHAIN_KVER:-}}
 if [ -z "$kver" ]; then
 	# reuse what is cached when apt knows nothing (offline, no lists)
@@ -31,7 +35,8 @@ fi
 
 abi=${kver%-amd64}			# 6.1.0-57
 series=$(echo "$abi" | cut -d. -f1-2)	# 6.1
-tmp=$(mktemp -d "$cache/.fetch.XXXXXX" 2>/dev/null || { mkdir -p "$cache" && mktemp -d "$cache/.fetch.XXXXXX"; })
+mkdir -p "$cache"
+tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 (
 	cd "$tmp"

@@ -22,7 +22,8 @@ vm_accel() {
 	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 		verdict=tcg
 	else
-		cache=${TOCHAIN_CACHE:-/var/cache/tochain}/accel-$(uname -r)-$($VM_QEMU --version | awk 'NR == 1 { print $4 }')
+		# next to the kernel cache (vm/fetch-kernel.sh)
+		cache=$(dirname "$(dirname "$(readlink -f "$guest/kernel")")")/accel-$(uname -r)-$($VM_QEMU --version | awk 'NR == 1 { print $4 }')
 		if [ -f "$cache" ]; then
 			verdict=$(cat "$cache")
 		else
