@@ -17,3 +17,12 @@ $(eval $(call unit_test,test_ids_parse,$(BUILD)/lib/libtochain-ids.a,$(IDS_LDLIB
 $(eval $(call unit_test,test_ids_match,$(BUILD)/lib/libtochain-ids.a,$(IDS_LDLIBS)))
 $(eval $(call unit_test,test_ids_http,$(BUILD)/lib/libtochain-ids.a,$(IDS_LDLIBS)))
 $(eval $(call bench_prog,ids-bench,$(call objs,vnf-ids/ids_bench.c) $(BUILD)/lib/libtochain-ids.a,$(IDS_LDLIBS)))
+
+# libFuzzer target (clang, make fuzz): rule files and flow traffic.
+IDS_FUZZ := $(BUILD)/fuzz/bin/ids-fuzz
+FUZZ_TARGETS += $(IDS_FUZZ)
+$(IDS_FUZZ): vnf-ids/ids_fuzz.c $(IDS_SRCS) $(wildcard vnf-ids/*.h)
+	@mkdir -p $(@D)
+	clang -D_GNU_SOURCE $(IDS_CFLAGS) -Ivnf-ids -std=gnu11 -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+		$(IDS_LDLIBS) -lpthread
