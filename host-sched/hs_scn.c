@@ -19,6 +19,7 @@
 
 #define MAX_WORDS 32
 #define MAX_TICKS 2000000.0	/* per run: keeps a scenario bounded */
+#define MAX_STEPS 20000000.0	/* ticks * slices per run */
 
 struct ctx {
 	const char *fname;
@@ -570,6 +571,8 @@ static int check_whole(struct ctx *c)
 			    s->warmup_s, s->duration_s);
 	if (s->duration_s * 1000.0 / s->tick_ms > MAX_TICKS)
 		return fail(c, "duration/tick_ms is over %.0f ticks", MAX_TICKS);
+	if (s->duration_s * 1000.0 / s->tick_ms * s->slices > MAX_STEPS)
+		return fail(c, "duration/tick_ms * slices is over %.0f steps", MAX_STEPS);
 	if (s->duration_s * 1000.0 / s->tick_ms < s->period)
 		return fail(c, "duration is shorter than one period");
 	if (!s->mode_sync && !s->mode_cfs)

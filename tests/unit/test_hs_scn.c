@@ -137,6 +137,8 @@ START_TEST(whole_file_errors)
 	refused(BASE "warmup 10\n", "t.scn: warmup (10 s) must be shorter than duration (10 s)");
 	refused(BASE "duration 100000\ntick_ms 0.01\n",
 		"t.scn: duration/tick_ms is over 2000000 ticks");
+	refused(BASE "duration 10000\nslices 1000\n",
+		"t.scn: duration/tick_ms * slices is over 20000000 steps");
 	refused(BASE "duration 0.1\nwarmup 0\n", "t.scn: duration is shorter than one period");
 	/* 17 sync VNFs in one chain */
 	refused("cores 4\nvnf a f=1\nvnf b f=1\nvnf c f=1\nvnf d f=1\nvnf e f=1\n"
