@@ -480,3 +480,37 @@ int waf_engine_paranoia(const struct waf_engine *e)
 {
 	return e->paranoia;
 }
+
+void waf_slot_init(struct waf_engine_slot *s, struct waf_engine *e)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	s->cur = e;
+}
+
+struct waf_engine *waf_slot_get(struct waf_engine_slot *s)
+{
+	struct waf_engine *e;
+
+	pthread_mutex_lock(&s->lock);
+	e = s->cur ? waf_engine_get(s->cur) : NULL;
+	pthread_mutex_unlock(&s->lock);
+	return e;
+}
+
+void waf_slot_swap(struct waf_engine_slot *s, struct waf_engine *e)
+{
+	struct waf_engine *old;
+
+	pthread_mutex_lock(&s->lock);
+	old = s->cur;
+	s->cur = e;
+	pthread_mutex_unlock(&s->lock);
+	waf_engine_put(old);    /* outside the lock: may free rules */
+}
+
+void waf_slot_destroy(struct waf_engine_slot *s)
+{
+	waf_engine_put(s->cur);
+	s->cur = NULL;
+	pthread_mutex_destroy(&s->lock);
+}

@@ -34,6 +34,7 @@
 #ifndef TOCHAIN_WAF_ENGINE_H
 #define TOCHAIN_WAF_ENGINE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +87,27 @@ int waf_engine_paranoia(const struct waf_engine *e);
 /* ModSecurity transactions alive on this engine, over all its flows (a
  * leak check for tests; a gauge for statistics). */
 unsigned waf_engine_live_transactions(const struct waf_engine *e);
+
+/*
+ * The current engine of a VNF, swapped by a rule reload while service
+ * threads create flows on it.  Reading a bare pointer and then taking a
+ * reference would race with the reloader's put; the slot does both under
+ * its lock (taken once per flow creation and per reload, never per chunk).
+ */
+struct waf_engine_slot {
+	pthread_mutex_t lock;
+	struct waf_engine *cur;         /* (lock) holds one reference */
+};
+
+/* Initialises the slot with e (may be NULL), taking over its reference. */
+void waf_slot_init(struct waf_engine_slot *s, struct waf_engine *e);
+/* A new reference to the current engine (NULL if none): put it when done. */
+struct waf_engine *waf_slot_get(struct waf_engine_slot *s);
+/* Installs e (taking over its reference) and puts the previous engine,
+ * which lives on until its last flow is destroyed. */
+void waf_slot_swap(struct waf_engine_slot *s, struct waf_engine *e);
+/* Puts the current engine; the slot is unusable afterwards. */
+void waf_slot_destroy(struct waf_engine_slot *s);
 
 enum waf_dir {
 	WAF_DIR_IN = 0,   /* client -> server: requests */

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,72 @@ START_TEST(refcount_and_swap)
 }
 END_TEST
 
+struct reload_arg {
+	struct waf_engine_slot *slot;
+	atomic_int stop;
+	unsigned flows, allowed;
+	int err;
+};
+
+/* A service thread: every flow takes the slot's current engine. */
+static void *reload_client(void *p)
+{
+	struct reload_arg *a = p;
+	static const char req[] = "GET /x HTTP/1.1\r\nHost: h\r\n\r\n";
+
+	while (!atomic_load(&a->stop)) {
+		struct waf_engine *e = waf_slot_get(a->slot);
+		struct waf_flow *f;
+		struct waf_verdict v;
+
+		if (!e) {
+			a->err = 1;
+			break;
+		}
+		f = waf_flow_create(e, "203.0.113.1", 1000, "10.1.0.5", 80);
+		waf_engine_put(e);              /* the flow holds its own */
+		if (!f) {
+			a->err = 2;
+			break;
+		}
+		if (waf_flow_feed(f, WAF_DIR_IN, (const uint8_t *)req,
+				  sizeof(req) - 1, &v) == WAF_ALLOW && v.requests == 1)
+			a->allowed++;
+		waf_flow_destroy(f);
+		a->flows++;
+	}
+	return NULL;
+}
+
+START_TEST(reload_under_traffic)
+{
+	struct waf_config cfg = { .crs_dir = "" };
+	struct waf_engine_slot slot;
+	struct reload_arg a = { .slot = &slot };
+	pthread_t t;
+	char err[256];
+	unsigned i;
+
+	waf_slot_init(&slot, waf_engine_create(&cfg, err, sizeof(err)));
+	ck_assert_ptr_nonnull(slot.cur);
+	ck_assert_int_eq(pthread_create(&t, NULL, reload_client, &a), 0);
+	for (i = 0; i < 20; i++) {
+		struct waf_engine *e = waf_engine_create(&cfg, err, sizeof(err));
+
+		ck_assert_msg(e != NULL, "%s", err);
+		waf_slot_swap(&slot, e);
+		usleep(2000);
+	}
+	atomic_store(&a.stop, 1);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(a.err, 0);
+	ck_assert_uint_gt(a.flows, 0);
+	ck_assert_uint_eq(a.allowed, a.flows);
+	ck_assert_uint_eq(waf_engine_refs(slot.cur), 1);
+	waf_slot_destroy(&slot);
+}
+END_TEST
+
 static const char *write_tmp(char *path, const char *text)
 {
 	int fd = mkstemp(path);
@@ -454,6 +521,7 @@ static Suite *waf_engine_suite(void)
 	tcase_add_test(tc, paranoia_level_matters);
 	tcase_add_test(tc, response_leak_denied);
 	tcase_add_test(tc, refcount_and_swap);
+	tcase_add_test(tc, reload_under_traffic);
 	tcase_add_test(tc, create_errors);
 	tcase_add_test(tc, extra_rules_after_crs);
 	tcase_add_test(tc, threads_share_engine);
