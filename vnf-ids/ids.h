@@ -141,8 +141,8 @@ void ids_flow_destroy(struct ids_flow *f);
  * Inspects the next @len bytes of direction @dir of @f.  Every rule reports
  * at most once per flow.  Once a flow is denied, every later call returns
  * IDS_DENY with the same rule and inspects nothing.  Returns 0, -EINVAL
- * for a bad argument, -ENOMEM (the verdict is then IDS_DENY with
- * deny_rule NULL: fail closed).
+ * for a bad argument (verdict IDS_DENY, deny_rule NULL), -ENOMEM (the
+ * same, and the flow stays denied: fail closed).
  */
 int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		  const uint8_t *data, size_t len, struct ids_verdict *out);

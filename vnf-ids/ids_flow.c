@@ -507,8 +507,12 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 	if (dir == IDS_TO_SERVER && f->http && !f->denied && !f->err)
 		ids_http_feed(f);
 	rc = f->err ? f->err : ring_append(st, data, len);
-	if (rc && !f->denied)
-		deny_closed(out);	/* fail closed */
+	if (rc && !f->denied) {
+		/* fail closed, for good: the history now has a gap */
+		deny_closed(out);
+		f->denied = true;
+		f->deny_rule = NULL;
+	}
 	f->w = NULL;
 	f->out = NULL;
 	f->chunk = NULL;

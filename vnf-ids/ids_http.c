@@ -14,6 +14,7 @@
  * length or a header; the parser is strict and all copies are bounded.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,10 +208,16 @@ static void execute(struct ids_flow *f, const uint8_t *d, size_t n)
 	size_t done;
 
 	h->parser.data = f;
+	enum http_errno e;
+
 	done = http_parser_execute(&h->parser, &settings, (const char *)d, n);
-	if (done != n || HTTP_PARSER_ERRNO(&h->parser) != HPE_OK ||
-	    h->parser.upgrade)
+	e = HTTP_PARSER_ERRNO(&h->parser);
+	if (done != n || e != HPE_OK || h->parser.upgrade)
 		h->state = IDS_HTTP_OFF;
+	/* our callbacks fail only when denied or out of memory */
+	if (!f->denied && !f->err && e >= HPE_CB_message_begin &&
+	    e <= HPE_CB_chunk_complete)
+		f->err = -ENOMEM;
 }
 
 void ids_http_feed(struct ids_flow *f)
