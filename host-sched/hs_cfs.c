@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "hs_cfs.h"
+#include "hs_sort.h"
 
 static int by_load_desc(const void *a, const void *b, void *arg)
 {
@@ -33,7 +34,7 @@ int hs_cfs_place(struct hs_cfs_vcpu *v, const double *load, uint32_t n,
 	}
 	for (j = 0; j < npcpu; j++)
 		pcpu_load[j] = 0.0;
-	qsort_r(scratch, n, sizeof(*scratch), by_load_desc, (void *)load);
+	hs_sort(scratch, n, sizeof(*scratch), by_load_desc, (void *)load);
 	for (i = 0; i < n; i++) {
 		uint32_t best = 0;
 
@@ -74,7 +75,7 @@ int hs_cfs_plan(const struct hs_cfs_vcpu *v, uint32_t n, uint32_t *scratch,
 		if (v[i].runnable)
 			scratch[nr++] = i;
 	}
-	qsort_r(scratch, nr, sizeof(*scratch), by_pcpu_vrt, (void *)v);
+	hs_sort(scratch, nr, sizeof(*scratch), by_pcpu_vrt, (void *)v);
 	for (a = 0; a < nr; a = b) {
 		uint32_t pc = v[scratch[a]].pcpu, l, base, extra;
 
@@ -137,7 +138,7 @@ int hs_cfs_fair(const struct hs_cfs_vcpu *v, const double *demand, uint32_t n,
 			return -EINVAL;
 		scratch[i] = i;
 	}
-	qsort_r(scratch, n, sizeof(*scratch), by_pcpu_demand, &ctx);
+	hs_sort(scratch, n, sizeof(*scratch), by_pcpu_demand, &ctx);
 	for (a = 0; a < n; a = b) {
 		double cap = 1.0;
 		uint32_t k;

@@ -5,7 +5,9 @@
  * We read it as a typo for eq. 1 (priorities come from hs_prio) with the
  * quotas of eq. 2 being an input (q_ik), which is what the listing's input
  * line says.  The paper sorts with insertion sort; any sort giving the same
- * total order (priority descending, then chain index) is equivalent.
+ * total order (priority descending, then chain index) is equivalent; we
+ * use a bottom-up merge sort into the workspace (O(n log n), nothing
+ * allocated per period, and the hottest part of planning 1,000 chains).
  *
  * The criterion (q_ik + u_j - u)^2 is compared exactly in integers: with
  * U the chain-inclusive total and m the pCPU count, u = U/m and
@@ -13,6 +15,7 @@
  * |m(q + u_j) - U| picks the same pCPU without rounding ties away.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +29,7 @@ struct rank {
 struct hs_gang_ws {
 	uint32_t nchain, npcpu;
 	struct rank *order;
+	struct rank *tmp;	/* merge sort's second buffer */
 	uint64_t *u;		/* ticks placed on pCPU j this period */
 	uint32_t words;		/* 64-bit words per pCPU bitmap */
 	uint32_t g;		/* buckets 0..g exist */
@@ -119,12 +123,13 @@ struct hs_gang_ws *hs_gang_ws_create(uint32_t nchain, uint32_t npcpu,
 	ws->nchain = nchain;
 	ws->npcpu = npcpu;
 	ws->order = calloc(nchain ? nchain : 1, sizeof(*ws->order));
+	ws->tmp = calloc(nchain ? nchain : 1, sizeof(*ws->tmp));
 	ws->u = calloc(npcpu, sizeof(*ws->u));
 	ws->words = (npcpu + 63) / 64;
 	ws->g = g;
 	ws->bucket = calloc(((size_t)g + 1) * ws->words, sizeof(*ws->bucket));
 	ws->used = calloc(ws->words, sizeof(*ws->used));
-	if (!ws->order || !ws->u || !ws->bucket || !ws->used) {
+	if (!ws->order || !ws->tmp || !ws->u || !ws->bucket || !ws->used) {
 		hs_gang_ws_destroy(ws);
 		errno = ENOMEM;
 		return NULL;
@@ -139,6 +144,7 @@ void hs_gang_ws_destroy(struct hs_gang_ws *ws)
 	free(ws->used);
 	free(ws->bucket);
 	free(ws->u);
+	free(ws->tmp);
 	free(ws->order);
 	free(ws);
 }
@@ -148,15 +154,39 @@ static void clear_used(struct hs_gang_ws *ws)
 	memset(ws->used, 0, ws->words * sizeof(*ws->used));
 }
 
-static int by_prio(const void *a, const void *b)
+/* Does x go before y?  Priority descending, then chain index. */
+static inline bool before(const struct rank *x, const struct rank *y)
 {
-	const struct rank *x = a, *y = b;
+	if (x->h != y->h)
+		return x->h > y->h;
+	return x->i < y->i;
+}
 
-	if (x->h > y->h)
-		return -1;
-	if (x->h < y->h)
-		return 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+/* Sorts ws->order[0..n) by before(); bottom-up merge sort. */
+static void sort_ranks(struct hs_gang_ws *ws, uint32_t n)
+{
+	struct rank *src = ws->order, *dst = ws->tmp, *t;
+	uint32_t width, lo;
+
+	for (width = 1; width < n; width *= 2) {
+		for (lo = 0; lo < n; lo += 2 * width) {
+			uint32_t mid = lo + width < n ? lo + width : n;
+			uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			uint32_t a = lo, b = mid, o = lo;
+
+			while (a < mid && b < hi)
+				dst[o++] = before(&src[b], &src[a]) ? src[b++] : src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < hi)
+				dst[o++] = src[b++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != ws->order)
+		memcpy(ws->order, src, (size_t)n * sizeof(*src));
 }
 
 /* Undo the slots a chain added from index @from on. */
@@ -198,7 +228,7 @@ int hs_gang_place(const struct hs_chain_cfg *chains,
 			nrank++;
 		}
 	}
-	qsort(ws->order, nrank, sizeof(*ws->order), by_prio);
+	sort_ranks(ws, nrank);
 
 	for (o = 0; o < nrank; o++) {
 		const struct hs_chain_cfg *c;
