@@ -12,7 +12,7 @@ $(VM_GUEST_TEST): vm/vm_guest_test.c vm/vm_test_layout.h \
 	@mkdir -p $(@D)
 	gcc -static -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 		-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE \
-		-Iregion/include -Iguest-drivers -Ivm -o $@ $<
+		-Iregion/include -Iguest-drivers -Ivm -pthread -o $@ $<
 
 $(call objs,vm/vm_host_tool.c): CPPFLAGS += -Iivshmem -Ivm
 $(eval $(call test_prog,vm-host-tool,$(call objs,vm/vm_host_tool.c) $(BUILD)/lib/libtochain-ivshmem.a))

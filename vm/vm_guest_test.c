@@ -8,7 +8,7 @@
  *
  *   ivshmem-guest-test plain NAME [--fallback]
  *   ivshmem-guest-test doorbell NAME HOST_PEER
- *   ivshmem-guest-test unplug NAME
+ *   ivshmem-guest-test unplug NAME [--no-replug]
  *   ivshmem-guest-test pair NAME MY_ID OTHER_ID   (peer ids 1 and 2)
  *
  * The region's contents follow vm_test_layout.h.
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -451,20 +453,101 @@ static int attach(const char *name, double timeout_s, uint8_t **p, size_t *size)
 	return fd;
 }
 
+/* Threads that use the device while it goes away (see test_unplug). */
+struct racer {
+	const char *path;
+	int fd;
+	int efd;			/* bound eventfd, -1 if none */
+	volatile int stop;
+	int info_errno;			/* what INFO said in the end */
+	unsigned long info_calls;
+	unsigned long opens;
+	int open_errno;
+	int efd_woken;
+};
+
+static void *race_ioctl(void *arg)
+{
+	struct racer *r = arg;
+	struct tochain_ivshmem_info info;
+
+	while (!r->stop) {
+		if (get_info(r->fd, &info) < 0) {
+			r->info_errno = errno;
+			break;
+		}
+		r->info_calls++;
+	}
+	return NULL;
+}
+
+/* open, mmap, info, munmap, close, again: until the node is gone */
+static void *race_open(void *arg)
+{
+	struct racer *r = arg;
+	struct tochain_ivshmem_info info;
+
+	while (!r->stop) {
+		int fd = open(r->path, O_RDWR | O_CLOEXEC);
+		void *m;
+
+		if (fd < 0) {
+			r->open_errno = errno;
+			break;
+		}
+		m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		get_info(fd, &info);
+		if (m != MAP_FAILED)
+			munmap(m, 4096);
+		close(fd);
+		r->opens++;
+	}
+	return NULL;
+}
+
+static void *race_eventfd(void *arg)
+{
+	struct racer *r = arg;
+	struct pollfd pfd = { .fd = r->efd, .events = POLLIN };
+
+	r->efd_woken = poll(&pfd, 1, 120000) == 1;
+	return NULL;
+}
+
+/* A forked child with the mapping inherited: it must get SIGBUS too. */
+static void child_touch(volatile uint8_t *vp, size_t size)
+{
+	double end = now() + 120;
+	size_t i;
+	uint32_t sum = 0;
+
+	signal(SIGBUS, SIG_DFL);
+	while (now() < end) {
+		for (i = 0; i < size; i += 4096)
+			sum += vp[i];
+		nap_ms(20);
+	}
+	_exit(sum == 0xffffffffu ? 3 : 1);	/* no SIGBUS: 1 */
+}
+
 static int test_unplug(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
 	struct tochain_ivshmem_info info;
+	struct tochain_ivshmem_irqfd irq;
+	bool replug = !(argc > 3 && !strcmp(argv[3], "--no-replug"));
+	struct racer r = { .efd = -1 };
 	const char *name = argv[2];
+	pthread_t t_ioctl, t_open, t_efd;
 	volatile uint8_t *vp;
 	char path[300];
 	size_t size = 0, i;
 	uint8_t *p = NULL;
 	volatile uint32_t sum = 0;
+	int fd, status = 0;
+	pid_t child;
 	double end;
-	int fd;
 
-	(void)argc;
 	snprintf(path, sizeof(path), "%s/%s", TOCHAIN_IVSHMEM_DIR, name);
 	say("GUEST-WAIT-DEVICE");
 	fd = attach(name, 120, &p, &size);
@@ -473,6 +556,24 @@ static int test_unplug(int argc, char **argv)
 		return 1;
 	check(vm_pat_check(p + VM_OFF_HOST_PAT, VM_PAT_LEN, VM_SEED_HOST) == VM_PAT_LEN,
 	      "host pattern on the hot-added device", "differs");
+	get_info(fd, &info);
+
+	/* everything that may run while the device is pulled */
+	r.path = path;
+	r.fd = fd;
+	if (info.nvectors) {
+		r.efd = eventfd(0, EFD_CLOEXEC);
+		irq.vector = 0;
+		irq.fd = r.efd;
+		check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_SET_IRQFD, &irq) == 0,
+		      "eventfd bound to vector 0", "errno %d", errno);
+		pthread_create(&t_efd, NULL, race_eventfd, &r);
+	}
+	child = fork();
+	if (child == 0)
+		child_touch(p, size);
+	pthread_create(&t_ioctl, NULL, race_ioctl, &r);
+	pthread_create(&t_open, NULL, race_open, &r);
 	say("GUEST-MAPPED");
 
 	sigaction(SIGBUS, &sa, NULL);
@@ -492,19 +593,44 @@ static int test_unplug(int argc, char **argv)
 	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED &&
 	      errno == ENODEV, "mmap ENODEV after unplug", "errno %d", errno);
 	check(wait_gone(path, 10), "node removed", "%s still there", path);
+
+	r.stop = 1;
+	pthread_join(t_ioctl, NULL);
+	pthread_join(t_open, NULL);
+	check(r.info_errno == ENODEV, "concurrent ioctls end with ENODEV",
+	      "errno %d after %lu calls", r.info_errno, r.info_calls);
+	check(r.opens > 0 && (r.open_errno == ENOENT || r.open_errno == ENODEV ||
+			      r.open_errno == ENXIO || r.open_errno == 0),
+	      "concurrent open/mmap/close loop", "%lu opens, errno %d", r.opens,
+	      r.open_errno);
+	if (r.efd >= 0) {
+		pthread_join(t_efd, NULL);
+		check(r.efd_woken, "eventfd sleeper woken by the unplug", "still asleep");
+		close(r.efd);
+	}
+	waitpid(child, &status, 0);
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+	      "forked child with the mapping gets SIGBUS", "status %#x", status);
+	printf("GUEST-RACE info-calls=%lu opens=%lu\n", r.info_calls, r.opens);
 	munmap(p, size);
 	close(fd);
 	say("GUEST-ALIVE");
 
-	/* the device comes back: attach again */
-	say("GUEST-WAIT-REPLUG");
-	fd = attach(name, 120, &p, &size);
-	check(fd >= 0, "re-added device attached", "%s", strerror(errno));
-	if (fd >= 0) {
-		check(vm_pat_check(p + VM_OFF_HOST_PAT, VM_PAT_LEN, VM_SEED_HOST) ==
-		      VM_PAT_LEN, "host pattern after replug", "differs");
-		munmap(p, size);
-		close(fd);
+	if (!replug) {
+		/* give the host time to see QEMU finish the ejection */
+		say("GUEST-LINGER");
+		nap_ms(8000);
+	} else {
+		/* the device comes back: attach again */
+		say("GUEST-WAIT-REPLUG");
+		fd = attach(name, 120, &p, &size);
+		check(fd >= 0, "re-added device attached", "%s", strerror(errno));
+		if (fd >= 0) {
+			check(vm_pat_check(p + VM_OFF_HOST_PAT, VM_PAT_LEN, VM_SEED_HOST) ==
+			      VM_PAT_LEN, "host pattern after replug", "differs");
+			munmap(p, size);
+			close(fd);
+		}
 	}
 	printf("GUEST-SUM %u\n", sum);
 	return failures ? 1 : 0;
@@ -522,6 +648,6 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "pair"))
 		return test_pair(argc, argv);
 	fprintf(stderr, "usage: ivshmem-guest-test plain NAME [--fallback] |"
-		" doorbell NAME HOST_PEER | unplug NAME | pair NAME MY_ID OTHER_ID\n");
+		" doorbell NAME HOST_PEER | unplug NAME [--no-replug] | pair NAME MY_ID OTHER_ID\n");
 	return 2;
 }
