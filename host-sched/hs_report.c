@@ -71,6 +71,8 @@ void hs_report_text(FILE *out, const struct hs_scn *scn,
 			res->plan_us_median, res->plan_us_p99, res->plan_us_max,
 			res->periods);
 	}
+	if (res->plan)
+		fprintf(out, "plan of the last period:\n%s", res->plan);
 }
 
 void hs_report_json_begin(FILE *out, const struct hs_scn *scn, const char *fname)
@@ -94,9 +96,12 @@ void hs_report_json_run(FILE *out, const struct hs_scn *scn,
 		l->off_ms > 0 ? "true" : "false", res->cpu_sync, res->cpu_service,
 		res->cpu_host, res->jain);
 	fprintf(out, "\"alg_us\":{\"periods\":%" PRIu64 ",\"median\":%.2f,\"p99\":%.2f,\"max\":%.2f},"
-		"\"early_input\":%" PRIu64 ",\"early_output\":%" PRIu64 ",\"deferred\":%" PRIu64 ",\"chains\":[",
+		"\"early_input\":%" PRIu64 ",\"early_output\":%" PRIu64 ",\"deferred\":%" PRIu64 ",",
 		res->periods, res->plan_us_median, res->plan_us_p99, res->plan_us_max,
 		res->early_input, res->early_output, res->deferred);
+	if (res->plan)
+		fprintf(out, "\"plan\":%s,", res->plan);
+	fprintf(out, "\"chains\":[");
 	for (i = 0; i < scn->nchain; i++) {
 		const struct hs_sim_chain_res *c = &res->chain[i];
 

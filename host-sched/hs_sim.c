@@ -749,11 +749,29 @@ static void results(struct run *R, struct hs_sim_res *res, double meas_s)
 	}
 }
 
+/* The last plan, rendered by the library's formatter (what `sfc-ctl
+ * sched show` prints); on allocation failure res->plan stays NULL. */
+static void save_plan(struct run *R, struct hs_sim_res *res, bool json)
+{
+	size_t need = json ?
+		hs_plan_format_json(R->plan, R->cfg, R->nchain, NULL, 0) :
+		hs_plan_format_text(R->plan, R->cfg, R->nchain, NULL, 0);
+
+	res->plan = malloc(need + 1);
+	if (!res->plan)
+		return;
+	if (json)
+		hs_plan_format_json(R->plan, R->cfg, R->nchain, res->plan, need + 1);
+	else
+		hs_plan_format_text(R->plan, R->cfg, R->nchain, res->plan, need + 1);
+}
+
 int hs_sim_run(const struct hs_scn *scn, enum hs_sim_mode mode, uint32_t load,
 	       struct hs_sim_res *res, char *err, size_t errlen)
 {
 	struct run R;
 	struct hs_sim_chain_res *keep = res->chain;
+	int want_plan = res->want_plan;
 	uint64_t ticks, warm, tk, sl;
 	uint32_t i;
 	int rc;
@@ -761,6 +779,7 @@ int hs_sim_run(const struct hs_scn *scn, enum hs_sim_mode mode, uint32_t load,
 	memset(&R, 0, sizeof(R));
 	memset(res, 0, sizeof(*res));
 	res->chain = keep;
+	res->want_plan = want_plan;
 	res->mode = mode;
 	res->load = load;
 	if (load >= scn->nload || !keep) {
@@ -820,6 +839,8 @@ int hs_sim_run(const struct hs_scn *scn, enum hs_sim_mode mode, uint32_t load,
 		}
 	}
 	results(&R, res, (double)(ticks - warm) * scn->tick_ms / 1000.0);
+	if (mode == HS_SIM_SYNC && want_plan)
+		save_plan(&R, res, want_plan == 2);
 	free_run(&R);
 	return 0;
 

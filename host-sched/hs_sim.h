@@ -51,6 +51,9 @@ struct hs_sim_res {
 	uint64_t deferred;	/* chain-periods deferred by Algorithm 1 */
 	uint64_t early_input, early_output;	/* early-ended VNF slots */
 	struct hs_sim_chain_res *chain;	/* caller's, scn->nchain entries */
+	int want_plan;		/* caller: 1 text, 2 JSON, 0 none */
+	char *plan;		/* sync: the last period's plan, malloc'd;
+				 * the caller frees it */
 };
 
 /*

@@ -13,7 +13,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: tochain-sim SCENARIO [--json]\n");
+	fprintf(stderr, "usage: tochain-sim SCENARIO [--json] [--plan]\n");
 	return 2;
 }
 
@@ -75,14 +75,16 @@ int hs_simcli_main(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct hs_scn scn;
-	struct hs_sim_res res;
+	struct hs_sim_res res = { 0 };
 	char err[512], *text;
-	int json = 0, i, rc, first = 1, status = 0;
+	int json = 0, plan = 0, i, rc, first = 1, status = 0;
 	uint32_t l;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
+		else if (!strcmp(argv[i], "--plan"))
+			plan = 1;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return usage(), 0;
 		else if (argv[i][0] == '-' || path)
@@ -124,6 +126,7 @@ int hs_simcli_main(int argc, char **argv)
 		    (m == HS_SIM_CFS && !scn.mode_cfs))
 			continue;
 		for (l = 0; l < scn.nload; l++) {
+			res.want_plan = plan ? 1 + json : 0;
 			rc = hs_sim_run(&scn, m, l, &res, err, sizeof(err));
 			if (rc) {
 				fprintf(stderr, "%s: %s\n", path, err);
@@ -135,6 +138,8 @@ int hs_simcli_main(int argc, char **argv)
 			else
 				hs_report_text(stdout, &scn, &res);
 			first = 0;
+			free(res.plan);
+			res.plan = NULL;
 			fflush(stdout);
 		}
 	}

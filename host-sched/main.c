@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* tochain-sim SCENARIO [--json]: runs a scenario through the scheduler
+/* tochain-sim SCENARIO [--json] [--plan]: runs a scenario through the scheduler
  * library in sync and/or cfs mode at every load level and reports. */
 #include "hs_simcli.h"
 

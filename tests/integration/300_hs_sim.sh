@@ -12,7 +12,8 @@
 #    paper.scn alone the model's cfs (work-conserving, load-balanced fair
 #    share) meets every SLA: see host-sched/README.md, "What the model
 #    shows".
-#  - scale.scn runs and plans 1,000 chains; its planning time is printed.
+#  - scale.scn runs and plans 1,000 chains (the plan is checked for gang
+#    placement and capacity); its planning time is printed.
 #  - malformed scenarios: "FILE:LINE: reason" and exit 1, never a crash.
 set -euo pipefail
 
@@ -67,9 +68,16 @@ for load in light medium; do
 		"$tmp/mixed.json"
 done
 
-"$sim" "$scn/scale.scn" --json >"$tmp/scale.json"
+"$sim" "$scn/scale.scn" --json --plan >"$tmp/scale.json"
 check "scale: 1000 chains planned, none deferred" \
 	'.runs[0] | (.chains | length) == 1000 and .deferred == 0 and .alg_us.periods > 0' "$tmp/scale.json"
+# The last plan, as the daemon would apply it: 120 pCPUs, no pCPU booked
+# beyond the period, slots back to back, every chain's VNF vCPUs on
+# distinct pCPUs (gang), and all 4,500 VNF vCPUs placed.
+check "scale plan: no pCPU over the period, slots back to back" \
+	'.period as $g | .runs[0].plan.pcpus | length == 120 and all(.[]; ([.slots[].ticks] | add // 0) <= $g and ([.slots[] | .start] == ([0] + ([.slots[].ticks] | [foreach .[] as $t (0; . + $t)] | .[:-1]))))' "$tmp/scale.json"
+check "scale plan: gang members on distinct pCPUs, 4500 VNF vCPUs" \
+	'[.runs[0].plan.pcpus[] | .pcpu as $p | .slots[] | select(.kind == "vnf") | {chain, p: $p}] | (length == 4500) and (group_by(.chain) | all(.[]; (map(.p) | unique | length) == length))' "$tmp/scale.json"
 jq -r '.runs[0].alg_us | "info scale: algorithm 1+2 per period median \(.median) us, max \(.max) us over \(.periods) periods"' "$tmp/scale.json"
 
 # Input checking.
