@@ -98,6 +98,20 @@ START_TEST(early_b_literal_throttles)
 }
 END_TEST
 
+START_TEST(light_traffic_ends_slots_early)
+{
+	/* 30% of the SLA: the VNF slots drain the input queue in a few
+	 * ticks and end early by condition (a); everything offered still
+	 * gets through, and the busy share reflects the work, not the
+	 * reserved quota: 600 * (1/8000 + 1/5000 + 1/20000) / 2 = 11%. */
+	load(ONE "load low scale=0.3\n");
+	ck_assert_int_eq(hs_sim_run(&scn, HS_SIM_SYNC, 0, &res, err, sizeof(err)), 0);
+	ck_assert_uint_gt(res.early_input, 0);
+	ck_assert_double_eq_tol(ch[0].achieved, 600, 15);
+	ck_assert_double_eq_tol(res.cpu_sync, 0.1125, 0.01);
+}
+END_TEST
+
 START_TEST(admission_refused_names_chain)
 {
 	load("cores 2\nservice 1\nvnf ids f=1000\nvm v\n"
@@ -133,6 +147,7 @@ int main(void)
 	tcase_add_test(tc, cfs_is_work_conserving);
 	tcase_add_test(tc, busy_tenant_starves_cfs_not_sync);
 	tcase_add_test(tc, early_b_literal_throttles);
+	tcase_add_test(tc, light_traffic_ends_slots_early);
 	tcase_add_test(tc, admission_refused_names_chain);
 	tcase_add_test(tc, bursty_mean_preserved);
 	suite_add_tcase(s, tc);
