@@ -11,6 +11,10 @@
  *   4. after the period, calls hs_sched_rebalance() and applies any move
  *      of VM vCPUs between pCPUs (hs_sched_vmrq() shows the queues).
  *
+ * Changing the chains, their SLAs or the VMs: build the new configuration,
+ * hs_sched_create() it (admission runs again), and only on success swap
+ * it in and destroy the old one: a refused set changes nothing.
+ *
  * Threading: an hs_sched is owned by one thread (the daemon's scheduler
  * loop); nothing in it is shared or locked.  Planning allocates nothing.
  */
