@@ -140,15 +140,73 @@ static char *literal_expr(const uint8_t *s, size_t n)
 	return e;
 }
 
-/* Hyperscan flags for a pcre, or -1 when it cannot be a prefilter. */
-static int pcre_hs_flags(const struct ids_elem *el, unsigned mode)
+/*
+ * The regex Hyperscan sees for a relative pcre.  Confirmation runs it on
+ * the buffer from the cursor, where '^' means the cursor; Hyperscan would
+ * read '^' as the start of the stream.  A leading '^' is dropped (any
+ * match of "^X" at the cursor is a match of "X": still a superset); any
+ * other anchor outside a character class makes the pcre unusable as a
+ * trigger.  Returns a new string, or NULL.
+ */
+static char *relative_trigger(const char *re)
+{
+	bool in_class = false;
+	int anchors = 0;
+
+	for (const char *c = re; *c; c++) {
+		if (*c == '\\') {
+			if (c[1] == 'A' || c[1] == 'G')
+				return NULL;
+			if (c[1])
+				c++;
+			continue;
+		}
+		if (in_class) {
+			if (*c == ']')
+				in_class = false;
+			continue;
+		}
+		if (*c == '[') {
+			in_class = true;
+			if (c[1] == '^')
+				c++;
+			if (c[1] == ']')
+				c++;	/* a leading ']' is literal */
+			continue;
+		}
+		if (*c == '^' && (c != re || ++anchors > 1))
+			return NULL;
+	}
+	return strdup(re[0] == '^' ? re + 1 : re);
+}
+
+/*
+ * The Hyperscan prefilter for a pcre: regex in *expr, flags returned; -1
+ * when it cannot be a prefilter (then *expr is NULL).
+ */
+static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 {
 	unsigned f = HS_FLAG_PREFILTER;
 	hs_database_t *db;
 	hs_compile_error_t *cerr;
 
+	*expr = NULL;
 	if (el->pcre_opts & ~(uint32_t)(PCRE2_CASELESS | PCRE2_DOTALL |
 					PCRE2_MULTILINE))
+		return -1;
+	/*
+	 * In streaming mode an end anchor matches only when the stream is
+	 * closed, while the confirmation treats the end of the data so far as
+	 * the end: such a pattern cannot be a streaming trigger.
+	 */
+	if (mode == HS_MODE_STREAM &&
+	    (strchr((const char *)el->pat, '$') ||
+	     strstr((const char *)el->pat, "\\Z") ||
+	     strstr((const char *)el->pat, "\\z")))
+		return -1;
+	*expr = el->relative ? relative_trigger((const char *)el->pat) :
+		strdup((const char *)el->pat);
+	if (!*expr)
 		return -1;
 	if (el->pcre_opts & PCRE2_CASELESS)
 		f |= HS_FLAG_CASELESS;
@@ -156,9 +214,10 @@ static int pcre_hs_flags(const struct ids_elem *el, unsigned mode)
 		f |= HS_FLAG_DOTALL;
 	if (el->pcre_opts & PCRE2_MULTILINE)
 		f |= HS_FLAG_MULTILINE;
-	if (hs_compile((const char *)el->pat, f, mode, NULL, &db, &cerr) !=
-	    HS_SUCCESS) {
+	if (hs_compile(*expr, f, mode, NULL, &db, &cerr) != HS_SUCCESS) {
 		hs_free_compile_error(cerr);	/* e.g. matches empty */
+		free(*expr);
+		*expr = NULL;
 		return -1;
 	}
 	hs_free_database(db);
@@ -268,7 +327,7 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			expr = literal_expr(el->pat, el->len);
 			f = el->nocase ? HS_FLAG_CASELESS : 0;
 		} else {
-			f = pcre_hs_flags(el, mode);
+			f = pcre_trigger(el, mode, &expr);
 			if (f < 0) {
 				/* raw rules must see every part; others
 				 * only need one trigger */
@@ -276,7 +335,6 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 					return false;
 				continue;
 			}
-			expr = strdup((const char *)el->pat);
 		}
 		if (!expr || tlist_add(&lists[el->buf], expr, (unsigned)f,
 				       ri)) {

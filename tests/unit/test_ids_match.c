@@ -160,6 +160,12 @@ static const struct {
 	{ R("content:\"a\"; pcre:\"/b+c/R\"; content:\"d\"; distance:0; "
 	    "within:1;"), "abbbcxd", false },
 	{ R("content:\"x\"; uricontent:\"y\";"), "xy", false },
+	/* no Hyperscan trigger: checked on every chunk */
+	{ R("content:!\"evil\";"), "good", true },
+	{ R("content:!\"evil\";"), "evil", false },
+	{ R(""), "x", true },
+	{ R("pcre:\"/^x*$/\";"), "xxx", true },
+	{ R("pcre:\"/^x*$/\";"), "xxy", false },
 };
 
 START_TEST(modifiers)
@@ -227,6 +233,25 @@ START_TEST(split_positional_three_chunks)
 			ck_assert_int_eq(fire_chunk(f, p, cuts, 2), 2);
 			ids_flow_destroy(f);
 		}
+	}
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+/* A relative pcre anchored at the cursor, arriving after its content. */
+START_TEST(split_relative_pcre)
+{
+	const char *p = "xxuser=admin yy";
+	struct ids_ruleset *rs = load(R("content:\"user=\"; "
+					"pcre:\"/^adm[^x]n/R\";"));
+	size_t len = strlen(p);
+
+	for (size_t k = 1; k < len; k++) {
+		struct ids_flow *f = flow(rs);
+
+		/* the match ends at offset 12 */
+		ck_assert_int_eq(fire_chunk(f, p, &k, 1), k >= 12 ? 0 : 1);
+		ids_flow_destroy(f);
 	}
 	ids_ruleset_put(rs);
 }
@@ -755,6 +780,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, modifiers, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, split_every_position);
 	tcase_add_test(tc, split_positional_three_chunks);
+	tcase_add_test(tc, split_relative_pcre);
 	tcase_add_test(tc, split_depth_negative);
 	tcase_add_test(tc, byte_at_a_time);
 	tcase_add_test(tc, interleaved_flows);

@@ -257,10 +257,22 @@ START_TEST(duplicate_sid)
 }
 END_TEST
 
+/* A temporary file that is gone whatever happens: its /proc/self/fd path. */
+static int anon_file(char *path, size_t len)
+{
+	char tmpl[] = "/tmp/test_ids_XXXXXX";
+	int fd = mkstemp(tmpl);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(tmpl);
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
 START_TEST(vars_file)
 {
-	char path[] = "/tmp/test_ids_varsXXXXXX";
-	int fd = mkstemp(path);
+	char path[64];
+	int fd = anon_file(path, sizeof(path));
 	const char *vars = "ipvar HOME_NET 10.1.0.0/16\n"
 			   "portvar WEB [80,443]\n"
 			   "alert tcp any any -> any any (sid:1;)\n"
@@ -270,9 +282,7 @@ START_TEST(vars_file)
 	struct ids_ruleset *rs;
 	char want[300];
 
-	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, vars, strlen(vars)), (int)strlen(vars));
-	close(fd);
 	ids_diags_free(&diags);
 	rs = ids_ruleset_load_mem("t.rules", rule, strlen(rule), path, &diags);
 	ck_assert_ptr_nonnull(rs);
@@ -285,7 +295,7 @@ START_TEST(vars_file)
 		 "%s:4: ipvar BAD: unknown variable 'UNDEFINED'", path);
 	ck_assert(has_diag(want));
 	ids_ruleset_put(rs);
-	unlink(path);
+	close(fd);
 }
 END_TEST
 
@@ -305,6 +315,17 @@ START_TEST(load_errno)
 	errno = 0;
 	ck_assert_ptr_null(ids_ruleset_load(NULL, NULL, NULL));
 	ck_assert_int_eq(errno, EINVAL);
+	{
+		char path[64];
+		int fd = anon_file(path, sizeof(path));
+
+		/* sparse: 65 MiB of nothing */
+		ck_assert_int_eq(ftruncate(fd, 65 << 20), 0);
+		errno = 0;
+		ck_assert_ptr_null(ids_ruleset_load(path, NULL, &diags));
+		ck_assert_int_eq(errno, EFBIG);
+		close(fd);
+	}
 }
 END_TEST
 
