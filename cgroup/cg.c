@@ -273,8 +273,14 @@ static int rmdir_ok(const char *mount, const char *rel)
 	if (!mount[0])
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", mount, rel);
-	if (rmdir(path) && errno != ENOENT)
-		return -errno;
+	/* A task that just exited may still be leaving the group: retry a while. */
+	for (int i = 0; rmdir(path); i++) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || i == 100)
+			return -errno;
+		usleep(10000);
+	}
 	return 0;
 }
 

@@ -1,0 +1,4 @@
+# sfc-ctl: the operator's CLI (sc_*), a client of tochaind's control protocol.
+SFCCTL_SRCS := $(filter-out sfc-ctl/sc_main.c,$(wildcard sfc-ctl/*.c))
+$(call objs,$(wildcard sfc-ctl/*.c)): CPPFLAGS += -Isfc-ctl -Ictl
+$(eval $(call program,sfc-ctl,$(call objs,$(wildcard sfc-ctl/*.c)) $(CTL_LIB),-ljansson))

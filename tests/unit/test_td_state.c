@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for tochaind/td_state.c: validation and persistence. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "td_state.h"
+#include "tc_check.h"
+
+static char path[64];
+
+static void setup(void)
+{
+	snprintf(path, sizeof(path), "/tmp/tc-state-%d.json", getpid());
+}
+
+static void teardown(void)
+{
+	unlink(path);
+}
+
+static void put_file(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(names)
+{
+	const char *why;
+
+	ck_assert(td_name_valid("web1", &why));
+	ck_assert(td_name_valid("a-b-3", &why));
+	ck_assert(!td_name_valid("", &why));
+	ck_assert(!td_name_valid("Web", &why));
+	ck_assert(!td_name_valid("-x", &why));
+	ck_assert(!td_name_valid("a_b", &why));
+	ck_assert(!td_name_valid("abcdefghijklm", &why));	/* 13 */
+	ck_assert(td_name_valid("abcdefghijkl", &why));		/* 12 */
+}
+END_TEST
+
+START_TEST(addresses)
+{
+	struct td_addr a;
+	const char *why;
+
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/24", &a, &why), 0);
+	ck_assert_int_eq(a.family, AF_INET);
+	ck_assert_uint_eq(a.prefix, 24);
+	ck_assert_str_eq(a.text, "10.0.0.2/24");
+	ck_assert_int_eq(td_addr_parse("fd00::0:2/64", &a, &why), 0);
+	ck_assert_int_eq(a.family, AF_INET6);
+	ck_assert_str_eq(a.text, "fd00::2/64");
+	ck_assert_int_eq(td_addr_parse("10.0.0.2", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/33", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/0", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/-1", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/2x", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("10.0.0.256/24", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("fd00::2/129", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse("host/24", &a, &why), -EINVAL);
+	ck_assert_int_eq(td_addr_parse(NULL, &a, &why), -EINVAL);
+}
+END_TEST
+
+START_TEST(sizes)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(td_size_parse("4096", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(td_size_parse("16M", &v), 0);
+	ck_assert_uint_eq(v, 16u << 20);
+	ck_assert_int_eq(td_size_parse("2GiB", &v), 0);
+	ck_assert_uint_eq(v, 2ull << 30);
+	ck_assert_int_eq(td_size_parse("1k", &v), 0);
+	ck_assert_uint_eq(v, 1024);
+	ck_assert_int_eq(td_size_parse("", &v), -EINVAL);
+	ck_assert_int_eq(td_size_parse("-1", &v), -EINVAL);
+	ck_assert_int_eq(td_size_parse("12Q", &v), -EINVAL);
+	ck_assert_int_eq(td_size_parse("1Mx", &v), -EINVAL);
+	ck_assert_int_eq(td_size_parse("99999999999999999999G", &v), -EINVAL);
+	ck_assert_int_eq(td_size_parse("17179869184G", &v), -ERANGE);
+}
+END_TEST
+
+START_TEST(save_load_roundtrip)
+{
+	struct td_state a, b;
+	const char *why;
+	char err[256];
+
+	memset(&a, 0, sizeof(a));
+	for (int i = 0; i < 3; i++) {
+		struct td_vm *vm = &a.vms[a.nvms++];
+		char ip[32];
+
+		snprintf(vm->name, sizeof(vm->name), "vm%d", i);
+		snprintf(ip, sizeof(ip), "10.0.0.%d/24", i + 2);
+		ck_assert_int_eq(td_addr_parse(ip, &vm->ip, &why), 0);
+		vm->region_size = 1u << 24;
+		strcpy(vm->netns, "fab-vm");
+		strcpy(vm->veth, "tv00");
+		strcpy(vm->cgroup, "tochain/fab/toe-vm");
+		strcpy(vm->region, "/dev/shm/x.region");
+		vm->toe_pid = 100 + i;
+	}
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(b.nvms, 3);
+	ck_assert_mem_eq(&a.vms[2], &b.vms[2], sizeof(a.vms[2]));
+	ck_assert_ptr_nonnull(td_state_find_vm(&b, "vm1"));
+	ck_assert_ptr_null(td_state_find_vm(&b, "vm9"));
+	/* No temporary file is left behind. */
+	{
+		char tmp[80];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		ck_assert_int_ne(access(tmp, F_OK), 0);
+	}
+}
+END_TEST
+
+START_TEST(missing_file_is_empty_state)
+{
+	struct td_state st;
+	char err[256];
+
+	ck_assert_int_eq(td_state_load("/nonexistent/state.json", &st, err, sizeof(err)), 0);
+	ck_assert_uint_eq(st.nvms, 0);
+}
+END_TEST
+
+START_TEST(bad_files_are_refused_whole)
+{
+	static const char *const bad[] = {
+		"",
+		"{",
+		"[]",
+		"{\"version\": 2, \"vms\": []}",
+		"{\"version\": 1}",
+		"{\"version\": 1, \"vms\": {}}",
+		"{\"version\": 1, \"vms\": [1]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"Bad\"}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": -5}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5},"
+		" {\"name\": \"a\", \"ip\": \"1.2.3.5/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v0123456789abcdef\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5}]}",
+		"{\"version\": 1, \"version\": 1, \"vms\": []}",
+		"\x01\x02garbage",
+	};
+	struct td_state st;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put_file(bad[i]);
+		err[0] = '\0';
+		ck_assert_msg(td_state_load(path, &st, err, sizeof(err)) == -EBADMSG, "case %zu", i);
+		ck_assert_msg(err[0] != '\0', "case %zu has no message", i);
+		ck_assert_uint_eq(st.nvms, 0);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("td_state");
+	TCase *tc = tcase_create("state");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, names);
+	tcase_add_test(tc, addresses);
+	tcase_add_test(tc, sizes);
+	tcase_add_test(tc, save_load_roundtrip);
+	tcase_add_test(tc, missing_file_is_empty_state);
+	tcase_add_test(tc, bad_files_are_refused_whole);
+	suite_add_tcase(s, tc);
+	return tc_run_suite(s);
+}

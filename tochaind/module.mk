@@ -1,0 +1,9 @@
+# tochaind: the host daemon (td_*): VMs, control socket, state.
+TOCHAIND_SRCS := $(filter-out tochaind/td_main.c,$(wildcard tochaind/*.c))
+TOCHAIND_LIB := $(BUILD)/lib/libtochain-daemon.a
+LIBS += $(TOCHAIND_LIB)
+$(TOCHAIND_LIB): $(call objs,$(TOCHAIND_SRCS))
+$(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ictl -Icgroup
+$(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),-ljansson))
+$(BUILD)/obj/tests/unit/test_td_state.o: CPPFLAGS += -Itochaind -Icgroup
+$(eval $(call unit_test,test_td_state,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),-ljansson))

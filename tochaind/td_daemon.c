@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/* tochaind's control loop and request handlers; see td_daemon.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_proto.h"
+#include "td_daemon.h"
+#include "td_exec.h"
+
+#define DEFAULT_REGION_SIZE (16ull << 20)
+#define MIN_REGION_SIZE (1ull << 20)
+#define MAX_REGION_SIZE (4ull << 30)
+
+struct daemon {
+	struct td_config *cfg;
+	struct td_state st;
+	char state_path[PATH_MAX + 16];
+};
+
+static void logmsg(const char *fmt, ...)
+{
+	char ts[32];
+	time_t now = time(NULL);
+	va_list ap;
+
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", gmtime(&now));
+	fprintf(stderr, "%s tochaind: ", ts);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: tochaind [--foreground] [--state-dir DIR] [--socket PATH] "
+		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n");
+}
+
+int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foreground)
+{
+	static const struct option lo[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "fabric-ns", required_argument, NULL, 'F' },
+		{ "bridge", required_argument, NULL, 'b' },
+		{ "region-dir", required_argument, NULL, 'r' },
+		{ "toe", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char self[PATH_MAX];
+	ssize_t n;
+	int o;
+
+	memset(cfg, 0, sizeof(*cfg));
+	*foreground = 0;
+	strcpy(cfg->state_dir, "/var/lib/tochain");
+	strcpy(cfg->socket, CTL_DEFAULT_SOCKET);
+	strcpy(cfg->fabric_ns, "tochain-fabric");
+	strcpy(cfg->bridge, "tcbr0");
+	strcpy(cfg->region_dir, "/dev/shm/tochain");
+	/* The TOE installed next to this program. */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(cfg->toe_path, sizeof(cfg->toe_path), "%s/tochain-toe", dirname(self));
+	}
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		const char *why = NULL;
+		size_t len = optarg ? strlen(optarg) : 0;
+
+		switch (o) {
+		case 'f': *foreground = 1; break;
+		case 's':
+			if (len == 0 || len >= sizeof(cfg->state_dir) - 64)
+				why = "--state-dir: path empty or too long";
+			else
+				strcpy(cfg->state_dir, optarg);
+			break;
+		case 'S':
+			if (len == 0 || len >= sizeof(cfg->socket))
+				why = "--socket: path empty or too long";
+			else
+				strcpy(cfg->socket, optarg);
+			break;
+		case 'F':
+			if (!len || len > 20 || strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789-") != len)
+				why = "--fabric-ns: 1 to 20 characters of a-z, 0-9, '-'";
+			else
+				strcpy(cfg->fabric_ns, optarg);
+			break;
+		case 'b':
+			if (!len || len > 15 || strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789-_") != len)
+				why = "--bridge: 1 to 15 characters of a-z, 0-9, '-', '_'";
+			else
+				strcpy(cfg->bridge, optarg);
+			break;
+		case 'r':
+			if (len == 0 || len >= sizeof(cfg->region_dir) - 64)
+				why = "--region-dir: path empty or too long";
+			else
+				strcpy(cfg->region_dir, optarg);
+			break;
+		case 't':
+			if (len == 0 || len >= sizeof(cfg->toe_path))
+				why = "--toe: path empty or too long";
+			else
+				strcpy(cfg->toe_path, optarg);
+			break;
+		case 'h': usage(); exit(0);
+		default: usage(); return 2;
+		}
+		if (why) {
+			fprintf(stderr, "tochaind: %s\n", why);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage();
+		return 2;
+	}
+	return 0;
+}
+
+static json_t *fail(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return json_pack("{s:i, s:b, s:s}", "v", CTL_VERSION, "ok", 0, "error", msg);
+}
+
+static json_t *ok(json_t *result)
+{
+	return json_pack("{s:i, s:b, s:o}", "v", CTL_VERSION, "ok", 1, "result",
+			 result ? result : json_object());
+}
+
+/* A string argument, or NULL; @bad is set when present but not a string. */
+static const char *arg_str(json_t *args, const char *key, int *bad)
+{
+	json_t *v = json_object_get(args, key);
+
+	if (!v)
+		return NULL;
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+		*bad = 1;
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+static int save(struct daemon *d)
+{
+	int err = td_state_save(d->state_path, &d->st);
+
+	if (err)
+		logmsg("cannot save state to %s: %s", d->state_path, strerror(-err));
+	return err;
+}
+
+static json_t *vm_json_live(const struct td_vm *vm)
+{
+	json_t *o = td_vm_json(vm);
+
+	json_object_set_new(o, "toe", json_string(td_vm_toe_alive(vm) ? "running" : "down"));
+	return o;
+}
+
+static json_t *cmd_vm_add(struct daemon *d, json_t *args)
+{
+	const char *name, *ip, *why = NULL;
+	struct td_vm vm;
+	char err[512] = "";
+	json_t *size;
+	int bad = 0;
+
+	name = arg_str(args, "name", &bad);
+	ip = arg_str(args, "ip", &bad);
+	if (bad || !name || !ip)
+		return fail("vm add: NAME and --ip ADDR/PREFIX are required");
+	memset(&vm, 0, sizeof(vm));
+	if (!td_name_valid(name, &why))
+		return fail("vm name '%s' %s", name, why);
+	strcpy(vm.name, name);
+	if (td_addr_parse(ip, &vm.ip, &why))
+		return fail("--ip '%s': %s", ip, why);
+	size = json_object_get(args, "region_size");
+	vm.region_size = DEFAULT_REGION_SIZE;
+	if (size) {
+		if (!json_is_integer(size) || json_integer_value(size) < (json_int_t)MIN_REGION_SIZE ||
+		    json_integer_value(size) > (json_int_t)MAX_REGION_SIZE)
+			return fail("--region-size must be between 1M and 4G");
+		vm.region_size = (uint64_t)json_integer_value(size);
+	}
+	if (td_state_find_vm(&d->st, name))
+		return fail("vm '%s' already exists", name);
+	for (unsigned int i = 0; i < d->st.nvms; i++)
+		if (d->st.vms[i].ip.family == vm.ip.family &&
+		    !memcmp(d->st.vms[i].ip.addr, vm.ip.addr, 16))
+			return fail("--ip %s is already used by vm '%s'", vm.ip.text,
+				    d->st.vms[i].name);
+	if (d->st.nvms >= TD_MAX_VMS)
+		return fail("too many VMs (at most %d)", TD_MAX_VMS);
+	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
+		return fail("vm '%s': %s", name, err);
+	d->st.vms[d->st.nvms++] = vm;
+	if (save(d)) {
+		d->st.nvms--;
+		td_vm_destroy(d->cfg, &vm);
+		return fail("vm '%s': cannot save the state", name);
+	}
+	logmsg("vm %s added: %s in %s, TOE pid %d", vm.name, vm.ip.text, vm.netns, (int)vm.toe_pid);
+	return ok(vm_json_live(&vm));
+}
+
+static json_t *cmd_vm_del(struct daemon *d, json_t *args)
+{
+	int bad = 0;
+	const char *name = arg_str(args, "name", &bad);
+	struct td_vm *vm, gone;
+
+	if (bad || !name)
+		return fail("vm del: NAME is required");
+	vm = td_state_find_vm(&d->st, name);
+	if (!vm)
+		return fail("no vm named '%s'", name);
+	gone = *vm;
+	*vm = d->st.vms[--d->st.nvms];
+	if (save(d)) {
+		d->st.vms[d->st.nvms++] = gone;
+		return fail("vm '%s': cannot save the state", name);
+	}
+	td_vm_destroy(d->cfg, &gone);
+	logmsg("vm %s deleted", name);
+	return ok(json_pack("{s:s}", "deleted", name));
+}
+
+static json_t *cmd_vm_show(struct daemon *d, json_t *args)
+{
+	int bad = 0;
+	const char *name = arg_str(args, "name", &bad);
+	struct td_vm *vm;
+
+	if (bad || !name)
+		return fail("vm show: NAME is required");
+	vm = td_state_find_vm(&d->st, name);
+	if (!vm)
+		return fail("no vm named '%s'", name);
+	return ok(vm_json_live(vm));
+}
+
+static json_t *cmd_vm_ls(struct daemon *d)
+{
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < d->st.nvms; i++)
+		json_array_append_new(a, vm_json_live(&d->st.vms[i]));
+	return ok(json_pack("{s:o}", "vms", a));
+}
+
+static json_t *dispatch(struct daemon *d, json_t *req)
+{
+	json_t *v = json_object_get(req, "v"), *args = json_object_get(req, "args");
+	const char *cmd;
+
+	if (!json_is_integer(v) || json_integer_value(v) != CTL_VERSION)
+		return fail("unsupported protocol version (tochaind speaks version %d)", CTL_VERSION);
+	if (!json_is_string(json_object_get(req, "cmd")))
+		return fail("request has no \"cmd\"");
+	cmd = json_string_value(json_object_get(req, "cmd"));
+	if (args && !json_is_object(args))
+		return fail("\"args\" must be an object");
+	if (!args)
+		args = json_object_get(req, "args");
+	if (!strcmp(cmd, "version"))
+		return ok(json_pack("{s:i, s:s}", "protocol", CTL_VERSION, "daemon", "tochaind"));
+	if (!strcmp(cmd, "vm.add"))
+		return cmd_vm_add(d, args);
+	if (!strcmp(cmd, "vm.del"))
+		return cmd_vm_del(d, args);
+	if (!strcmp(cmd, "vm.show"))
+		return cmd_vm_show(d, args);
+	if (!strcmp(cmd, "vm.ls"))
+		return cmd_vm_ls(d);
+	return fail("unknown command '%.64s'", cmd);
+}
+
+static void serve_one(struct daemon *d, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	const char *why = NULL;
+	json_t *req, *reply;
+
+	if (fd < 0)
+		return;
+	req = ctl_recv(fd, 5000, &why);
+	reply = req ? dispatch(d, req) : fail("bad request: %s", why);
+	if (reply)
+		ctl_send(fd, reply);
+	json_decref(reply);
+	json_decref(req);
+	close(fd);
+}
+
+/* After a (re)start: every VM of the state gets its container and TOE back. */
+static void reconcile(struct daemon *d)
+{
+	for (unsigned int i = 0; i < d->st.nvms; i++) {
+		struct td_vm *vm = &d->st.vms[i];
+		char err[512];
+		char nsp[128];
+
+		if (td_vm_toe_alive(vm))
+			continue;
+		snprintf(nsp, sizeof(nsp), "/run/netns/%s", vm->netns);
+		if (access(nsp, F_OK)) {
+			struct td_vm fresh = *vm;
+
+			logmsg("vm %s: container missing, rebuilding it", vm->name);
+			if (td_vm_create(d->cfg, &fresh, err, sizeof(err)) == 0)
+				*vm = fresh;
+			else
+				logmsg("vm %s: %s", vm->name, err);
+		} else {
+			logmsg("vm %s: TOE not running, restarting it", vm->name);
+			if (td_vm_start_toe(d->cfg, vm, err, sizeof(err)))
+				logmsg("vm %s: %s", vm->name, err);
+		}
+	}
+	save(d);
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)];
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	mkdir(dirname(dir), 0755);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A stale socket from a dead daemon; a live one answers connect. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) || listen(fd, 64)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int td_daemon_run(struct td_config *cfg, int foreground)
+{
+	struct daemon d = { .cfg = cfg };
+	char err[512] = "";
+	sigset_t mask;
+	int lfd, sfd, rc;
+	int ready[2] = { -1, -1 };
+
+	if (mkdir(cfg->state_dir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "tochaind: state dir %s: %s\n", cfg->state_dir, strerror(errno));
+		return 1;
+	}
+	if (!foreground) {
+		char logp[PATH_MAX + 16];
+		pid_t pid;
+		int logfd;
+		char c;
+
+		if (pipe2(ready, O_CLOEXEC))
+			return 1;
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid > 0) {
+			close(ready[1]);
+			/* Exit once the child listens, with its status. */
+			return read(ready[0], &c, 1) == 1 && c == 'R' ? 0 : 1;
+		}
+		close(ready[0]);
+		setsid();
+		snprintf(logp, sizeof(logp), "%s/tochaind.log", cfg->state_dir);
+		logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (logfd >= 0) {
+			dup2(logfd, 1);
+			dup2(logfd, 2);
+			close(logfd);
+		}
+		int nullfd = open("/dev/null", O_RDONLY);
+
+		if (nullfd >= 0)
+			dup2(nullfd, 0);
+	}
+	snprintf(d.state_path, sizeof(d.state_path), "%s/state.json", cfg->state_dir);
+	cfg->have_cg = cg_detect(&cfg->cg, NULL) == 0;
+	if (!cfg->have_cg)
+		logmsg("no cgroup hierarchy: TOEs run without a cgroup");
+	if (td_state_load(d.state_path, &d.st, err, sizeof(err))) {
+		logmsg("refusing to start: %s", err);
+		return 1;
+	}
+	if (td_fabric_ensure(cfg, err, sizeof(err))) {
+		logmsg("fabric namespace %s: %s", cfg->fabric_ns, err);
+		return 1;
+	}
+	lfd = listen_on(cfg->socket);
+	if (lfd < 0) {
+		logmsg("control socket %s: %s", cfg->socket, strerror(-lfd));
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	reconcile(&d);
+	logmsg("serving %s (state %s, fabric %s/%s, %u VMs, %s)", cfg->socket, d.state_path,
+	       cfg->fabric_ns, cfg->bridge, d.st.nvms, cfg->have_cg ? cg_kind_name(cfg->cg.kind) : "no cgroups");
+	if (ready[1] >= 0) {
+		if (write(ready[1], "R", 1) != 1)
+			return 1;
+		close(ready[1]);
+	}
+	for (rc = -1; rc < 0;) {
+		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			break;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+				rc = 0;
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (p[0].revents & POLLIN)
+			serve_one(&d, lfd);
+		/* A TOE that died is restarted (its region is reset). */
+		for (unsigned int i = 0; i < d.st.nvms && rc < 0; i++) {
+			struct td_vm *vm = &d.st.vms[i];
+
+			if (vm->toe_pid && !td_vm_toe_alive(vm)) {
+				logmsg("vm %s: TOE (pid %d) died, restarting it", vm->name, (int)vm->toe_pid);
+				if (td_vm_start_toe(cfg, vm, err, sizeof(err)))
+					logmsg("vm %s: %s", vm->name, err);
+				save(&d);
+			}
+		}
+	}
+	/* TOEs keep running: a restarted daemon finds them and their connections. */
+	close(lfd);
+	unlink(cfg->socket);
+	logmsg("exiting; %u TOEs left running", d.st.nvms);
+	return 0;
+}

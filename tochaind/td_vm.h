@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * VM plumbing (td_vm_*, td_fabric_*): the TOE container of a VM is a
+ * network namespace holding the VM's address on a veth whose peer is a
+ * port of the fabric bridge, a cgroup, the region file, and the
+ * tochain-toe process running inside the namespace and the cgroup.
+ * Creation undoes what it did when a step fails; destruction is best
+ * effort and idempotent.
+ */
+#ifndef TOCHAIN_TD_VM_H
+#define TOCHAIN_TD_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cg.h"
+#include "td_state.h"
+
+struct td_config {
+	char state_dir[PATH_MAX - 128];
+	char socket[108];
+	char fabric_ns[32];
+	char bridge[16];
+	char region_dir[PATH_MAX - 128];
+	char toe_path[PATH_MAX];
+	struct cg_root cg;
+	bool have_cg;
+};
+
+/* Make sure the fabric namespace and its bridge exist. */
+int td_fabric_ensure(const struct td_config *cfg, char *err, size_t errlen);
+
+/* Fill the derived names (netns, veth, cgroup, region) of @vm. */
+void td_vm_names(const struct td_config *cfg, struct td_vm *vm);
+
+/* Build the container and start its TOE. */
+int td_vm_create(const struct td_config *cfg, struct td_vm *vm, char *err, size_t errlen);
+
+/* (Re)start the TOE of an existing container. */
+int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, size_t errlen);
+
+/* Stop the TOE, remove the namespace, veth, cgroup and region file. */
+void td_vm_destroy(const struct td_config *cfg, struct td_vm *vm);
+
+/* Is the recorded TOE process alive (and really a tochain-toe)? */
+bool td_vm_toe_alive(const struct td_vm *vm);
+
+#endif
