@@ -1137,7 +1137,9 @@ int ids_parse_text(struct ids_parse *p, const char *file, const char *text,
 			size_t ll = (size_t)(le - s);
 
 			lineno++;
-			cont = ll > 0 && le[-1] == '\\';
+			if (ll > 0 && le[-1] == '\r')	/* CRLF files */
+				ll--;
+			cont = ll > 0 && s[ll - 1] == '\\';
 			if (cont)
 				ll--;
 			if (!toolong && n + ll <= IDS_MAX_LINE) {

@@ -242,6 +242,23 @@ START_TEST(malformed_rule)
 }
 END_TEST
 
+START_TEST(crlf_file)
+{
+	struct ids_ruleset *rs = load(
+		"# dos\r\nportvar P [80, 8080]\r\n"
+		"alert tcp any any -> any $P (msg:\"a\"; \\\r\n"
+		"  content:\"x\"; sid:1;)\r\n"
+		HDR "(content:\"y\"; sid:2;)\r\n");
+
+	ck_assert_ptr_nonnull(rs);
+	dump_diags();
+	ck_assert_uint_eq(diags.n, 0);
+	ck_assert_uint_eq(ids_ruleset_nrules(rs), 2);
+	ck_assert_int_eq(ids_ruleset_find(rs, 2)->line, 5);
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 START_TEST(duplicate_sid)
 {
 	struct ids_ruleset *rs = load(
@@ -466,6 +483,7 @@ static Suite *suite(void)
 			    sizeof(unsupported) / sizeof(unsupported[0]));
 	tcase_add_loop_test(tc, malformed_rule, 0,
 			    sizeof(malformed) / sizeof(malformed[0]));
+	tcase_add_test(tc, crlf_file);
 	tcase_add_test(tc, duplicate_sid);
 	tcase_add_test(tc, vars_file);
 	tcase_add_test(tc, load_errno);
