@@ -93,6 +93,32 @@ struct srpc_msg {
 _Static_assert(offsetof(struct srpc_msg, data) == SRPC_HDR_SIZE, "srpc header");
 _Static_assert(sizeof(struct srpc_msg) == SRPC_MSG_MAX, "srpc message");
 
+/*
+ * Attaching (the doorbell handshake), on the UNIX stream socket
+ * "<region path>.sock": the guest process sends a struct srpc_hello with
+ * its eventfd (SCM_RIGHTS); the TOE claims a free channel, opens it,
+ * grants it buffers and answers with a struct srpc_welcome and the
+ * TOE's eventfd for that channel.  Each side writes the other's eventfd
+ * only when the ring's wait flag says the other sleeps.  The connection
+ * stays open: when it closes, the TOE closes the channel.
+ */
+#define SRPC_HELLO_MAGIC	0x4c454854u	/* "THEL" */
+#define SRPC_WELCOME_MAGIC	0x4c435754u	/* "TWCL" */
+
+struct srpc_hello {
+	__u32 magic;		/* SRPC_HELLO_MAGIC */
+	__u32 version;		/* SRPC_VERSION */
+	__u32 pid;		/* informational */
+	__u32 reserved;
+};
+
+struct srpc_welcome {
+	__u32 magic;		/* SRPC_WELCOME_MAGIC */
+	__s32 status;		/* 0 or -errno (-EBUSY: no free channel) */
+	__u32 channel;		/* the channel to attach to */
+	__u32 epoch;		/* its epoch */
+};
+
 /* A request the TOE decoded and validated: its private copy. */
 struct srpc_req {
 	struct srpc_msg m;		/* the copy (data beyond dlen zeroed) */

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/* tochain-toe: the per-VM TCP offload engine (see toe.h, README.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toe.h"
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v > 0xffffffffUL)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tochain-toe --region PATH --name NAME [--nbufs N] [--slot-size BYTES]\n"
+		   "                   [--channels N] [--ready-fd FD] [--verbose]\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "region", required_argument, NULL, 'r' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "nbufs", required_argument, NULL, 'b' },
+		{ "slot-size", required_argument, NULL, 's' },
+		{ "channels", required_argument, NULL, 'c' },
+		{ "ready-fd", required_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct toe_params p;
+	struct toe *t;
+	uint32_t v;
+	int c, err;
+
+	toe_params_default(&p);
+	while ((c = getopt_long(argc, argv, "r:n:b:s:c:f:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': p.region_path = optarg; break;
+		case 'n': p.name = optarg; break;
+		case 'v': p.verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'b': case 's': case 'c': case 'f':
+			if (parse_u32(optarg, &v)) {
+				fprintf(stderr, "tochain-toe: bad number for --%s: %s\n",
+					c == 'b' ? "nbufs" : c == 's' ? "slot-size" :
+					c == 'c' ? "channels" : "ready-fd", optarg);
+				return 2;
+			}
+			if (c == 'b') p.nbufs = v;
+			else if (c == 's') p.slot_size = v;
+			else if (c == 'c') p.nchannels = v;
+			else p.ready_fd = (int)v;
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!p.region_path || !p.name || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	/* Keep the grants a fraction of the buffers when the caller picks few. */
+	while (p.grants > 4 && (uint64_t)p.nchannels * p.grants + 16 > p.nbufs / 2)
+		p.grants /= 2;
+	t = toe_create(&p);
+	if (!t) {
+		fprintf(stderr, "tochain-toe: %s: %s\n", p.region_path, strerror(errno));
+		return 1;
+	}
+	err = toe_run(t);
+	toe_destroy(t);
+	if (err) {
+		fprintf(stderr, "tochain-toe: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,8 @@
+# toe: tochain-toe, the per-VM TCP offload engine (toe_*).
+TOE_SRCS := toe/toe.c
+TOE_LIB := $(BUILD)/lib/libtochain-toe.a
+LIBS += $(TOE_LIB)
+$(TOE_LIB): $(call objs,$(TOE_SRCS))
+$(call objs,$(TOE_SRCS) toe/main.c): CPPFLAGS += -Isockrpc -Itoe
+
+$(eval $(call program,tochain-toe,$(call objs,toe/main.c) $(TOE_LIB) $(SRPC_LIB) $(REGION_LIB)))

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TCP offload engine of one VM (toe_*): executes the guest's socket
+ * calls with kernel sockets in the current network namespace and moves
+ * payload between those sockets and the region's buffers.
+ *
+ * One thread runs everything (toe_run): an epoll loop over the attach
+ * socket, the per-channel eventfds and UNIX connections, the kernel
+ * sockets and a signalfd.  Nothing here blocks: kernel sockets are
+ * non-blocking, and the guest is never waited for.
+ *
+ * Data path, per direction (the chain will be inserted between the two
+ * queues, see toe_chain_step() in toe.c):
+ *   inbound:  kernel socket -> input queue -> [chain] -> output queue -> RX ring
+ *   outbound: TX ring -> input queue -> [chain] -> output queue -> kernel socket
+ *
+ * Flow control: at most rx_bound buffers per socket are on their way to
+ * or held by the guest; at the bound the TOE stops reading that kernel
+ * socket (TCP's window then pushes back on the sender) and resumes when
+ * the guest returns buffers on DONE.  Outbound, each channel owns a fixed
+ * set of granted buffers; a buffer is granted again once its bytes are in
+ * the kernel, so a guest cannot queue more than its grants.
+ */
+#ifndef TOCHAIN_TOE_H
+#define TOCHAIN_TOE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct toe_params {
+	const char *region_path;	/* created/formatted; "<path>.sock" is the attach socket */
+	const char *name;		/* region name */
+	uint32_t nbufs;			/* default 1024 */
+	uint32_t slot_size;		/* default 16384 */
+	uint32_t nchannels;		/* default 16 */
+	uint32_t grants;		/* buffers granted per channel, default 64 */
+	uint32_t rx_bound;		/* buffers in flight per socket towards the guest, default 16 */
+	uint32_t max_socks;		/* default 4096 */
+	int ready_fd;			/* -1, or written one byte when serving */
+	bool verbose;
+};
+
+struct toe;
+
+/* Defaults for every field but region_path and name. */
+void toe_params_default(struct toe_params *p);
+
+/* Create the region and the attach socket.  NULL with errno set. */
+struct toe *toe_create(const struct toe_params *p);
+
+/*
+ * Serve until SIGTERM/SIGINT (blocked by toe_create and taken through a
+ * signalfd) or toe_stop().  Returns 0 on a clean stop, -errno on a fatal
+ * error of the TOE itself (never because of a guest).
+ */
+int toe_run(struct toe *t);
+
+/* Ask toe_run to return (from a callback or another thread). */
+void toe_stop(struct toe *t);
+
+/* Mark the region dead, remove the socket file, free everything. */
+void toe_destroy(struct toe *t);
+
+/* Counters for tests and logs. */
+struct toe_stats {
+	uint64_t guests_attached, guests_dropped, bad_messages;
+	uint64_t socks_open, bytes_in, bytes_out;
+};
+void toe_get_stats(const struct toe *t, struct toe_stats *s);
+
+#endif /* TOCHAIN_TOE_H */
