@@ -1,6 +1,6 @@
 # region: the shared-memory region library (tcr_*), linked into every
 # component on both sides (host and guest).
-REGION_SRCS := $(wildcard region/*.c)
+REGION_SRCS := $(filter-out region/tcr_tool%,$(wildcard region/*.c))
 REGION_LIB := $(BUILD)/lib/libtochain-region.a
 LIBS += $(REGION_LIB)
 $(REGION_LIB): $(call objs,$(REGION_SRCS))
@@ -18,3 +18,6 @@ FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_region
 $(BUILD)/fuzz/fuzz_region: tests/fuzz/fuzz_region.c $(REGION_SRCS) $(wildcard region/include/tochain/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_region.c $(REGION_SRCS) -lpthread
+
+# tochain-region: inspect a region file as the host sees it.
+$(eval $(call program,tochain-region,$(call objs,region/tcr_tool.c region/tcr_tool_main.c) $(REGION_LIB)))
