@@ -35,6 +35,7 @@
  *   ->map_lock   rwsem: ->gone, BAR0/BAR2 access, taken by ioctl, mmap,
  *                fault, rescan work; never held across user copies
  *   ->reg_lock   mutex: misc (re)registration and the name
+ *   tivs_names_lock  mutex: the list of registered devices and their names
  *   misc_mtx     (misc core: held around ->open and by (de)registration)
  *   ->files_lock mutex: ->files, the list of open files
  *   ->irq_lock   spinlock (irq-safe): eventfd bindings, read by handlers
@@ -113,8 +114,10 @@ struct tivs_dev {
 
 	struct mutex reg_lock;
 	struct miscdevice misc;
-	bool registered;
+	bool registered;		/* also under tivs_names_lock */
+	struct list_head names_node;	/* in tivs_names while registered */
 	bool named;			/* name comes from a valid header */
+	bool warned_dup;		/* said that the name is taken */
 	char name[TCR_NAME_MAX];
 	char misc_name[TIVS_NODE_MAX];
 	char node_name[TIVS_NODE_MAX];
@@ -131,6 +134,10 @@ struct tivs_dev {
 };
 
 static DEFINE_IDA(tivs_ida);
+
+/* Registered devices, so that two never claim one name; nests in reg_lock. */
+static DEFINE_MUTEX(tivs_names_lock);
+static LIST_HEAD(tivs_names);
 
 static void tivs_free(struct kref *ref)
 {
@@ -189,12 +196,24 @@ static bool tivs_read_name(struct tivs_dev *tdev, char *name)
 
 static const struct file_operations tivs_fops;
 
-/* Register the misc device under @name; caller holds reg_lock. */
+/*
+ * Register the misc device under @name; caller holds reg_lock.  -EEXIST
+ * if another of our devices has the name (checked here rather than left
+ * to sysfs, which would complain with a stack dump).
+ */
 static int tivs_misc_register(struct tivs_dev *tdev, const char *name)
 {
+	struct tivs_dev *other;
 	int ret;
 
 	lockdep_assert_held(&tdev->reg_lock);
+	mutex_lock(&tivs_names_lock);
+	list_for_each_entry(other, &tivs_names, names_node) {
+		if (!strcmp(other->name, name)) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
 	memset(&tdev->misc, 0, sizeof(tdev->misc));
 	snprintf(tdev->misc_name, sizeof(tdev->misc_name), "tochain-%s", name);
 	snprintf(tdev->node_name, sizeof(tdev->node_name), "tochain/%s", name);
@@ -206,19 +225,37 @@ static int tivs_misc_register(struct tivs_dev *tdev, const char *name)
 	tdev->misc.parent = &tdev->pdev->dev;
 	ret = misc_register(&tdev->misc);
 	if (ret)
-		return ret;
+		goto out;
 	tdev->registered = true;
 	strscpy(tdev->name, name, sizeof(tdev->name));
-	return 0;
+	list_add(&tdev->names_node, &tivs_names);
+out:
+	mutex_unlock(&tivs_names_lock);
+	return ret;
+}
+
+static bool tivs_name_taken(const char *name)
+{
+	struct tivs_dev *other;
+	bool taken = false;
+
+	mutex_lock(&tivs_names_lock);
+	list_for_each_entry(other, &tivs_names, names_node)
+		taken |= !strcmp(other->name, name);
+	mutex_unlock(&tivs_names_lock);
+	return taken;
 }
 
 static void tivs_misc_deregister(struct tivs_dev *tdev)
 {
 	lockdep_assert_held(&tdev->reg_lock);
+	mutex_lock(&tivs_names_lock);
 	if (tdev->registered) {
+		list_del(&tdev->names_node);
 		misc_deregister(&tdev->misc);
 		tdev->registered = false;
 	}
+	mutex_unlock(&tivs_names_lock);
 }
 
 /*
@@ -243,6 +280,16 @@ static int tivs_rescan(struct tivs_dev *tdev)
 		ret = -EAGAIN;
 		goto out;
 	}
+	if (tivs_name_taken(name)) {
+		/* keep the fallback; the other device may go away */
+		if (!tdev->warned_dup)
+			dev_warn(&tdev->pdev->dev,
+				 "region name \"%s\" is taken by another device\n",
+				 name);
+		tdev->warned_dup = true;
+		ret = -EEXIST;
+		goto out;
+	}
 	tivs_misc_deregister(tdev);
 	ret = tivs_misc_register(tdev, name);
 	if (!ret) {
@@ -256,7 +303,8 @@ static int tivs_rescan(struct tivs_dev *tdev)
 	snprintf(fallback, sizeof(fallback), "ivshmem%d", tdev->index);
 	if (tivs_misc_register(tdev, fallback))
 		dev_err(&tdev->pdev->dev, "lost the device node\n");
-	ret = ret == -EBUSY ? -EEXIST : ret;
+	if (ret == -EBUSY)
+		ret = -EEXIST;
 out:
 	mutex_unlock(&tdev->reg_lock);
 	return ret;
@@ -266,10 +314,15 @@ static void tivs_rescan_work(struct work_struct *work)
 {
 	struct tivs_dev *tdev = container_of(to_delayed_work(work),
 					     struct tivs_dev, rescan_work);
+	int ret;
 
 	down_read(&tdev->map_lock);
-	if (!tdev->gone && tivs_rescan(tdev) == -EAGAIN)
-		schedule_delayed_work(&tdev->rescan_work, TIVS_RESCAN_DELAY);
+	if (!tdev->gone) {
+		ret = tivs_rescan(tdev);
+		if (ret == -EAGAIN || ret == -EEXIST)
+			schedule_delayed_work(&tdev->rescan_work,
+					      TIVS_RESCAN_DELAY);
+	}
 	up_read(&tdev->map_lock);
 }
 

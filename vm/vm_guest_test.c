@@ -10,6 +10,7 @@
  *   ivshmem-guest-test doorbell NAME HOST_PEER
  *   ivshmem-guest-test unplug NAME [--no-replug]
  *   ivshmem-guest-test pair NAME MY_ID OTHER_ID   (peer ids 1 and 2)
+ *   ivshmem-guest-test dup NAME    (two devices whose regions share a name)
  *
  * The region's contents follow vm_test_layout.h.
  */
@@ -267,6 +268,50 @@ static int test_plain(int argc, char **argv)
 	      "unknown ioctl ENOTTY", "errno %d", errno);
 	munmap(p, info.size);
 	close(fd);
+	return failures ? 1 : 0;
+}
+
+/* Two devices, one region name: one gets it, the other keeps ivshmem<N>. */
+static int test_dup(int argc, char **argv)
+{
+	struct tochain_ivshmem_info a, b;
+	const char *name = argv[2];
+	char path[300], other[300];
+	volatile uint8_t *pa, *pb;
+	int fa, fb;
+
+	(void)argc;
+	fa = open_dev(name, 30, path, sizeof(path));
+	check(fa >= 0, "open by region name", "%s: %s", path, strerror(errno));
+	if (fa < 0)
+		return 1;
+	check(get_info(fa, &a) == 0 && (a.flags & TOCHAIN_IVSHMEM_F_NAMED) &&
+	      !strcmp(a.name, name), "one device got the name", "flags %#x name %s",
+	      a.flags, a.name);
+	if (!find_fallback(name, other, sizeof(other), 10)) {
+		check(false, "second device node", "none under %s", TOCHAIN_IVSHMEM_DIR);
+		return 1;
+	}
+	fb = open(other, O_RDWR | O_CLOEXEC);
+	check(fb >= 0 && get_info(fb, &b) == 0 && !(b.flags & TOCHAIN_IVSHMEM_F_NAMED) &&
+	      !strncmp(b.name, "ivshmem", 7), "the other keeps its fallback name",
+	      "%s: flags %#x name %s", other, b.flags, b.name);
+	if (fb < 0)
+		return 1;
+	check(ioctl(fb, TOCHAIN_IVSHMEM_IOC_RESCAN) < 0 && errno == EEXIST,
+	      "rescan says EEXIST for a taken name", "errno %d", errno);
+	pa = map_dev(fa, a.size);
+	pb = map_dev(fb, b.size);
+	check(pa && pb, "mmap both", "%s", strerror(errno));
+	if (pa && pb) {
+		pa[VM_OFF_GUEST_PAT] = 0x5a;
+		pb[VM_OFF_GUEST_PAT + 1] = 0xa5;
+		check(pb[VM_OFF_GUEST_PAT] == 0x5a && pa[VM_OFF_GUEST_PAT + 1] == 0xa5,
+		      "both devices map the same region", "%#x %#x",
+		      pb[VM_OFF_GUEST_PAT], pa[VM_OFF_GUEST_PAT + 1]);
+	}
+	close(fa);
+	close(fb);
 	return failures ? 1 : 0;
 }
 
@@ -647,7 +692,10 @@ int main(int argc, char **argv)
 		return test_unplug(argc, argv);
 	if (argc >= 5 && !strcmp(argv[1], "pair"))
 		return test_pair(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "dup"))
+		return test_dup(argc, argv);
 	fprintf(stderr, "usage: ivshmem-guest-test plain NAME [--fallback] |"
-		" doorbell NAME HOST_PEER | unplug NAME [--no-replug] | pair NAME MY_ID OTHER_ID\n");
+		" doorbell NAME HOST_PEER | unplug NAME [--no-replug] |"
+		" pair NAME MY_ID OTHER_ID | dup NAME\n");
 	return 2;
 }

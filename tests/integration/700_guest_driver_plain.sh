@@ -4,7 +4,9 @@
 # a region file in /dev/shm, the guest first sees the fallback node
 # /dev/tochain/ivshmem0 while the header says FORMATTING, then (once the
 # host sets READY) /dev/tochain/<name>; it checks the host's pattern
-# through its mapping and writes one back that the host verifies.
+# through its mapping and writes one back that the host verifies.  A
+# second boot has two devices over regions with the same name: one gets
+# the name, the other keeps its fallback (RESCAN says EEXIST).
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -42,7 +44,7 @@ vm_wait_line "$work/serial.log" '^GUEST-DONE' 90 "$qpid" || fail "guest did not 
 wait "$qpid" || true
 qpid=
 echo "total: $(vm_since "$t0") s"
-grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log"
+grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log" | grep -av 'DMESG.*line:' | tr -d '\r'
 
 vm_check_log "$work/serial.log" "fallback name" "rescan EAGAIN while formatting" \
 	"rescan after READY" "renamed, old fd still works" "fallback node removed" \
@@ -52,4 +54,23 @@ vm_check_log "$work/serial.log" "fallback name" "rescan EAGAIN while formatting"
 	"no doorbell on ivshmem-plain" "unknown ioctl ENOTTY" rmmod || fail "guest checks"
 grep -aq '^GUEST-DONE rc=0' "$work/serial.log" || fail "guest program failed"
 "$build/tests/bin/vm-host-tool" check "$shm" || fail "host does not see the guest's pattern"
+
+echo "== two devices, one region name"
+rm -f "$work/serial.log"
+vm_qemu_args "$guest" "$work/serial.log" "$work/qmp.sock" "dup,$name" \
+	-object "memory-backend-file,id=hmb,share=on,mem-path=$shm,size=1M" \
+	-object "memory-backend-file,id=hmb2,share=on,mem-path=$shm,size=1M" \
+	-device ivshmem-plain,memdev=hmb -device ivshmem-plain,memdev=hmb2
+t0=$(date +%s.%N)
+"$VM_QEMU" "${VM_ARGS[@]}" >"$work/qemu.out" 2>&1 &
+qpid=$!
+vm_wait_line "$work/serial.log" '^GUEST-DONE' 90 "$qpid" || fail "guest did not finish"
+wait "$qpid" || true
+qpid=
+echo "total: $(vm_since "$t0") s"
+grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log" | grep -av 'DMESG.*line:' | tr -d '\r'
+vm_check_log "$work/serial.log" "open by region name" "one device got the name" \
+	"the other keeps its fallback name" "rescan says EEXIST for a taken name" \
+	"mmap both" "both devices map the same region" rmmod || fail "guest checks (dup)"
+grep -aq '^GUEST-DONE rc=0' "$work/serial.log" || fail "guest program failed (dup)"
 echo "PASS 700_guest_driver_plain"
