@@ -415,6 +415,7 @@ struct ivs_server *ivs_server_create(const struct ivs_server_config *cfg)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = IVS_LISTEN_KEY };
 	struct ivs_server *s;
+	struct stat st;
 	int err;
 
 	if (!cfg || !cfg->socket_path || !cfg->socket_path[0] ||
@@ -423,8 +424,13 @@ struct ivs_server *ivs_server_create(const struct ivs_server_config *cfg)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (cfg->shm_fd < 0 || fcntl(cfg->shm_fd, F_GETFD) < 0) {
+	if (cfg->shm_fd < 0 || fstat(cfg->shm_fd, &st) < 0) {
 		errno = EBADF;
+		return NULL;
+	}
+	/* QEMU maps it whole: a file (or memfd) with a size */
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+		errno = EINVAL;
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));

@@ -46,7 +46,8 @@ typedef void (*ivs_peer_cb)(void *arg, unsigned int peer_id, bool joined);
 
 /*
  * Create the server and listen.  NULL with errno: EINVAL (nvectors out
- * of range, max_peers > IVS_MAX_PEER_ID, no path), EBADF (shm_fd),
+ * of range, max_peers > IVS_MAX_PEER_ID, no path, shm_fd not a regular
+ * file or memfd, or empty), EBADF (shm_fd not open),
  * ENAMETOOLONG (path), EEXIST (path exists and is not a socket), or what
  * socket/bind/epoll/eventfd said.
  */

@@ -464,6 +464,25 @@ START_TEST(test_create_errors)
 	cfg.shm_fd = -1;
 	ck_assert_ptr_null(ivs_server_create(&cfg));
 	ck_assert_int_eq(errno, EBADF);
+	/* not a file, or an empty one: QEMU could not map it */
+	{
+		int pfd[2];
+
+		ck_assert_int_eq(pipe(pfd), 0);
+		cfg.shm_fd = pfd[0];
+		ck_assert_ptr_null(ivs_server_create(&cfg));
+		ck_assert_int_eq(errno, EINVAL);
+		close(pfd[0]);
+		close(pfd[1]);
+		snprintf(file, sizeof(file), "%s/empty", dir);
+		fd = open(file, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+		ck_assert_int_ge(fd, 0);
+		unlink(file);
+		cfg.shm_fd = fd;
+		ck_assert_ptr_null(ivs_server_create(&cfg));
+		ck_assert_int_eq(errno, EINVAL);
+		close(fd);
+	}
 	cfg.shm_fd = shm_fd;
 	memset(longpath, 'x', sizeof(longpath) - 1);
 	longpath[0] = '/';
