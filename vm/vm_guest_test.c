@@ -220,6 +220,25 @@ static int test_plain(int argc, char **argv)
 	check(stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
 	      (st.st_mode & 0777) == 0600, "node is a 0600 char device",
 	      "mode %o", st.st_mode);
+	{
+		/* what udev sees: node name and mode, and the PCI parent */
+		char ue[300], buf[512] = "", want[96];
+		FILE *f;
+		size_t n = 0;
+
+		snprintf(ue, sizeof(ue), "/sys/class/misc/tochain-%s/uevent", name);
+		f = fopen(ue, "r");
+		if (f) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = 0;
+		snprintf(want, sizeof(want), "DEVNAME=tochain/%s\n", name);
+		snprintf(ue, sizeof(ue), "/sys/class/misc/tochain-%s/device/vendor", name);
+		check(strstr(buf, want) && strstr(buf, "DEVMODE=0600\n") &&
+		      access(ue, F_OK) == 0, "uevent names the node",
+		      "uevent: %s", buf);
+	}
 	ret = get_info(fd, &info);
 	check(ret == 0 && info.size >= VM_TEST_MIN_SIZE &&
 	      !(info.size & (info.size - 1)) && !strcmp(info.name, name) &&
