@@ -48,6 +48,7 @@ struct ivs_peer {
 
 struct ivs_server {
 	int listen_fd;
+	int spare_fd;		/* kept for refusing clients at EMFILE */
 	int epoll_fd;
 	int shm_fd;
 	char *path;
@@ -317,6 +318,20 @@ static void handle_listen(struct ivs_server *s)
 		int sock = accept4(s->listen_fd, NULL, NULL,
 				   SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+		if (sock < 0 && (errno == EMFILE || errno == ENFILE) &&
+		    s->spare_fd >= 0) {
+			/*
+			 * Out of descriptors: the connection would stay in the
+			 * backlog and the listening socket readable, a busy
+			 * loop.  Use the spare one to accept and refuse it.
+			 */
+			close(s->spare_fd);
+			sock = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (sock >= 0)
+				close(sock);
+			s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			continue;
+		}
 		if (sock < 0)
 			return;		/* EAGAIN, or a client that went away */
 		accept_one(s, sock);
@@ -437,6 +452,7 @@ struct ivs_server *ivs_server_create(const struct ivs_server_config *cfg)
 	if (!s)
 		return NULL;
 	s->listen_fd = s->epoll_fd = -1;
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->nvectors = cfg->nvectors;
 	s->max_peers = cfg->max_peers ? cfg->max_peers : IVS_DEFAULT_MAX_PEERS;
 	s->peers = calloc(s->max_peers, sizeof(s->peers[0]));
@@ -481,6 +497,8 @@ out_shm:
 	errno = err;
 out_free:
 	err = errno ? errno : ENOMEM;
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	free(s->path);
 	free(s->peers);
 	free(s);
@@ -501,6 +519,8 @@ void ivs_server_destroy(struct ivs_server *s)
 	unlink(s->path);
 	close(s->epoll_fd);
 	close(s->shm_fd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	free(s->path);
 	free(s->peers);
 	free(s);

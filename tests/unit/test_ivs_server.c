@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -423,6 +424,45 @@ START_TEST(test_client_that_never_reads_is_dropped)
 }
 END_TEST
 
+START_TEST(test_out_of_descriptors)
+{
+	struct rlimit old, low;
+	struct client a;
+	int fds[64], nfd = 0, fd, i, rfd;
+	int64_t v;
+
+	start(false, 0);
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	/* leave the process a handful of descriptors, then use them up */
+	low = old;
+	low.rlim_cur = (rlim_t)dup(0) + 4;
+	close((int)low.rlim_cur - 4);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	while (nfd < 64 && (fds[nfd] = dup(0)) >= 0)
+		nfd++;
+	{
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		strcpy(sun.sun_path, sock_path);
+		ck_assert_int_eq(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	}
+	/* the server can't take this one: refused, and no busy loop */
+	pump();
+	ck_assert_int_eq(ivs_server_dispatch(srv, 0), 0);
+	ck_assert_int_eq(client_recv(fd, &v, &rfd), -ECONNRESET);
+	close(fd);
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	/* with descriptors back, clients are served again */
+	client_handshake_head(&a);
+	client_handshake_tail(&a);
+	client_close(&a);
+}
+END_TEST
+
 START_TEST(test_max_peers)
 {
 	struct client a;
@@ -522,6 +562,7 @@ static Suite *ivs_server_suite(void)
 	tcase_add_test(tc, test_disconnect_mid_handshake);
 	tcase_add_test(tc, test_client_that_talks_is_dropped);
 	tcase_add_test(tc, test_client_that_never_reads_is_dropped);
+	tcase_add_test(tc, test_out_of_descriptors);
 	tcase_add_test(tc, test_max_peers);
 	tcase_add_test(tc, test_create_errors);
 	suite_add_tcase(s, tc);
