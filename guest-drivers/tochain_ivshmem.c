@@ -681,6 +681,12 @@ static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			&tdev->shm_start, &tdev->shm_len);
 		return -ENODEV;
 	}
+	/*
+	 * All of BAR2, write-back, although the driver itself reads only the
+	 * header: on x86 this also records the range's memory type as WB,
+	 * which is what vmf_insert_pfn() then gives the user mappings
+	 * (an untracked range would come out uncached).
+	 */
 	tdev->shm = devm_memremap(&pdev->dev, tdev->shm_start, tdev->shm_len,
 				  MEMREMAP_WB);
 	if (IS_ERR(tdev->shm))
