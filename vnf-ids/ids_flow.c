@@ -72,10 +72,11 @@ void ids_worker_destroy(struct ids_worker *w)
 static int worker_prepare(struct ids_worker *w, const struct ids_ruleset *rs)
 {
 	if (w->scratch_gen != rs->gen) {
-		const struct ids_db *dbs[1 + IDS_BUF_COUNT];
+		const struct ids_db *dbs[2 + IDS_BUF_COUNT];
 		int n = 0;
 
-		dbs[n++] = &rs->raw;
+		dbs[n++] = &rs->raw[IDS_TO_SERVER];
+		dbs[n++] = &rs->raw[IDS_TO_CLIENT];
 		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 			dbs[n++] = &rs->http[b];
 		/* hs_alloc_scratch only grows: it stays valid for older dbs */
@@ -179,8 +180,8 @@ static bool has_http_rules(const struct ids_ruleset *rs)
 	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 		if (rs->http[b].db)
 			return true;
-	return rs->nalways[IDS_CLASS_HTTP_HDR] ||
-	       rs->nalways[IDS_CLASS_HTTP_BODY];
+	return rs->nalways[IDS_LIST_HTTP_HDR] ||
+	       rs->nalways[IDS_LIST_HTTP_BODY];
 }
 
 struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
@@ -207,12 +208,10 @@ struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
 	f->fired = calloc(nwords, sizeof(uint64_t));
 	if (!f->hdr_ok[0] || !f->hdr_ok[1] || !f->bits || !f->fired)
 		goto out_free;
-	if (rs->raw.db) {
-		for (int d = 0; d < 2; d++)
-			if (hs_open_stream(rs->raw.db, 0, &f->dir[d].hs) !=
-			    HS_SUCCESS)
-				goto out_free;
-	}
+	for (int d = 0; d < 2; d++)
+		if (rs->raw[d].db &&
+		    hs_open_stream(rs->raw[d].db, 0, &f->dir[d].hs) != HS_SUCCESS)
+			goto out_free;
 	if (has_http_rules(rs)) {
 		f->http = ids_http_create();
 		if (!f->http)
@@ -408,15 +407,15 @@ static void check_rule(struct ids_flow *f, uint32_t ri,
 		report(f, r);
 }
 
-/* Checks the touched rules plus the always-list of @cls, in rule order. */
-static void check_touched(struct ids_flow *f, enum ids_class cls, bool http)
+/* Checks the touched rules plus the always-list @l, in rule order. */
+static void check_touched(struct ids_flow *f, enum ids_list l, bool http)
 {
 	struct ids_worker *w = f->w;
 	const struct ids_ruleset *rs = f->rs;
 	struct ids_match_ctx m;
 
-	for (size_t i = 0; i < rs->nalways[cls]; i++)
-		touch(w, rs->always[cls][i]);
+	for (size_t i = 0; i < rs->nalways[l]; i++)
+		touch(w, rs->always[l][i]);
 	if (w->ntouched == 0)
 		return;
 	qsort(w->touched, w->ntouched, sizeof(*w->touched), u32_cmp);
@@ -453,7 +452,8 @@ void ids_flow_http_event(struct ids_flow *f, enum ids_class cls)
 		scan_block(w, &rs->http[IDS_BUF_BODY],
 			   &f->http->buf[IDS_BUF_BODY]);
 	}
-	check_touched(f, cls, true);
+	check_touched(f, cls == IDS_CLASS_HTTP_HDR ? IDS_LIST_HTTP_HDR :
+		      IDS_LIST_HTTP_BODY, true);
 }
 
 static void deny_closed(struct ids_verdict *out)
@@ -481,7 +481,8 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		out->deny_rule = f->deny_rule;
 		return 0;
 	}
-	if (len == 0)
+	/* no rule looks at this direction: nothing to scan or keep */
+	if (len == 0 || !f->rs->inspect[dir])
 		return 0;
 	st = &f->dir[dir];
 	rc = worker_prepare(w, f->rs);
@@ -497,13 +498,14 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 	f->err = 0;
 	touch_begin(w);
 	if (st->hs) {
-		w->cur_db = &f->rs->raw;
+		w->cur_db = &f->rs->raw[dir];
 		if (hs_scan_stream(st->hs, (const char *)data, (unsigned)len, 0,
 				   w->scratch, on_hs_match, w) != HS_SUCCESS)
 			f->err = -EINVAL;
 	}
 	if (!f->err)
-		check_touched(f, IDS_CLASS_RAW, false);
+		check_touched(f, dir == IDS_TO_SERVER ? IDS_LIST_RAW_TS :
+			      IDS_LIST_RAW_TC, false);
 	if (dir == IDS_TO_SERVER && f->http && !f->denied && !f->err)
 		ids_http_feed(f);
 	rc = f->err ? f->err : ring_append(st, data, len);

@@ -141,14 +141,19 @@ struct ids_db {
 	uint32_t *rule_idx;
 };
 
+/* Rules checked without a trigger: per direction (raw), per HTTP event. */
+enum ids_list { IDS_LIST_RAW_TS, IDS_LIST_RAW_TC, IDS_LIST_HTTP_HDR,
+		IDS_LIST_HTTP_BODY, IDS_LIST_COUNT };
+
 struct ids_ruleset {
 	int refcnt;
 	uint64_t gen;
 	struct ids_parse p;
-	struct ids_db raw;		/* streaming, raw bytes */
+	struct ids_db raw[2];		/* streaming, per enum ids_dir */
 	struct ids_db http[IDS_BUF_COUNT];	/* block mode, index URI.. BODY */
-	uint32_t *always[IDS_CLASS_COUNT];	/* rules without a trigger */
-	size_t nalways[IDS_CLASS_COUNT];
+	uint32_t *always[IDS_LIST_COUNT];
+	size_t nalways[IDS_LIST_COUNT];
+	bool inspect[2];		/* a rule may look at this direction */
 	uint32_t *by_sid;		/* rule indices sorted by sid */
 };
 

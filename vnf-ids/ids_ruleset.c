@@ -4,8 +4,8 @@
  *
  * Prefilter ("trigger") design.  Hyperscan finds where a rule *may* match;
  * ids_match.c confirms it.  A raw-stream rule registers every positive
- * content and every positive pcre (as an HS_FLAG_PREFILTER regex) in one
- * streaming database, so whichever of its parts arrives last fires in the
+ * content and every positive pcre (as an HS_FLAG_PREFILTER regex) in the
+ * streaming database of each direction it applies to, so whichever of its parts arrives last fires in the
  * chunk that completes the match, and the rule is confirmed then: nothing
  * is missed however the stream is chunked.  A rule without such a trigger
  * (only negated parts, a pcre Hyperscan cannot approximate) goes to the
@@ -295,18 +295,40 @@ static void db_free(struct ids_db *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/*
+ * Trigger lists: [IDS_BUF_URI .. IDS_BUF_BODY] the HTTP buffers, and the raw
+ * stream per direction at RAW_LIST(dir).
+ */
+#define NLISTS		(IDS_BUF_COUNT + 1)
+#define RAW_LIST(d)	((d) == IDS_TO_SERVER ? IDS_BUF_RAW : IDS_BUF_COUNT)
+
+static struct ids_db *list_db(struct ids_ruleset *rs, int l)
+{
+	if (l == IDS_BUF_RAW)
+		return &rs->raw[IDS_TO_SERVER];
+	if (l == IDS_BUF_COUNT)
+		return &rs->raw[IDS_TO_CLIENT];
+	return &rs->http[l];
+}
+
+static bool rule_applies(const struct ids_rule *r, enum ids_dir d)
+{
+	return r->flowdir == IDS_FLOW_ANY ||
+	       (r->flowdir == IDS_FLOW_TO_SERVER) == (d == IDS_TO_SERVER);
+}
+
 /* Collects a rule's triggers; false when it needs the "always" list. */
 static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			  struct tlist *lists, int *oom)
 {
 	const struct ids_rule *r = &rs->p.rules[ri];
 	size_t added = 0;
+	char *expr = NULL;
 
 	for (size_t i = 0; i < r->nelems; i++) {
 		const struct ids_elem *el = &r->elems[i];
 		unsigned mode = el->buf == IDS_BUF_RAW ? HS_MODE_STREAM :
 			HS_MODE_BLOCK;
-		char *expr;
 		int f;
 
 		if (el->negated)
@@ -336,28 +358,68 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 				continue;
 			}
 		}
-		if (!expr || tlist_add(&lists[el->buf], expr, (unsigned)f,
-				       ri)) {
-			free(expr);
-			*oom = 1;
-			return false;
+		if (!expr)
+			goto oom;
+		if (el->buf != IDS_BUF_RAW) {
+			if (tlist_add(&lists[el->buf], expr, (unsigned)f, ri))
+				goto oom_expr;
+		} else {
+			char *copy = NULL;
+
+			/* both directions: each list owns a copy */
+			if (rule_applies(r, IDS_TO_SERVER) &&
+			    rule_applies(r, IDS_TO_CLIENT)) {
+				copy = strdup(expr);
+				if (!copy)
+					goto oom_expr;
+				if (tlist_add(&lists[RAW_LIST(IDS_TO_CLIENT)], copy,
+					      (unsigned)f, ri)) {
+					free(copy);
+					goto oom_expr;
+				}
+			}
+			if (tlist_add(&lists[RAW_LIST(rule_applies(r,
+					IDS_TO_SERVER) ? IDS_TO_SERVER :
+					IDS_TO_CLIENT)], expr, (unsigned)f, ri))
+				goto oom_expr;
 		}
 		added++;
 	}
 	return added > 0;
+
+oom_expr:
+	free(expr);
+oom:
+	*oom = 1;
+	return false;
 }
 
-static int add_always(struct ids_ruleset *rs, uint32_t ri)
+static int add_list(struct ids_ruleset *rs, enum ids_list l, uint32_t ri)
 {
-	enum ids_class c = rs->p.rules[ri].cls;
-	uint32_t *na = realloc(rs->always[c], (rs->nalways[c] + 1) *
+	uint32_t *na = realloc(rs->always[l], (rs->nalways[l] + 1) *
 			       sizeof(*na));
 
 	if (!na)
 		return -ENOMEM;
-	rs->always[c] = na;
-	na[rs->nalways[c]++] = ri;
+	rs->always[l] = na;
+	na[rs->nalways[l]++] = ri;
 	return 0;
+}
+
+static int add_always(struct ids_ruleset *rs, uint32_t ri)
+{
+	const struct ids_rule *r = &rs->p.rules[ri];
+	int rc = 0;
+
+	if (r->cls == IDS_CLASS_HTTP_HDR)
+		return add_list(rs, IDS_LIST_HTTP_HDR, ri);
+	if (r->cls == IDS_CLASS_HTTP_BODY)
+		return add_list(rs, IDS_LIST_HTTP_BODY, ri);
+	if (rule_applies(r, IDS_TO_SERVER))
+		rc = add_list(rs, IDS_LIST_RAW_TS, ri);
+	if (!rc && rule_applies(r, IDS_TO_CLIENT))
+		rc = add_list(rs, IDS_LIST_RAW_TC, ri);
+	return rc;
 }
 
 static int rule_sid_cmp(const void *a, const void *b, void *arg)
@@ -442,7 +504,7 @@ static int order_rules(struct ids_ruleset *rs)
 
 static int compile(struct ids_ruleset *rs)
 {
-	struct tlist lists[IDS_BUF_COUNT];
+	struct tlist lists[NLISTS];
 	bool *always = NULL;
 	int rc = -ENOMEM, oom = 0;
 
@@ -454,7 +516,7 @@ static int compile(struct ids_ruleset *rs)
 	if (!always)
 		return -ENOMEM;
 retry:
-	for (int b = 0; b < IDS_BUF_COUNT; b++) {
+	for (int b = 0; b < NLISTS; b++) {
 		tlist_free(&lists[b]);
 		memset(&lists[b], 0, sizeof(lists[b]));
 	}
@@ -463,12 +525,13 @@ retry:
 			always[i] = true;
 	if (oom)
 		goto out;
-	for (int b = 0; b < IDS_BUF_COUNT; b++) {
-		struct ids_db *d = b == IDS_BUF_RAW ? &rs->raw : &rs->http[b];
+	for (int b = 0; b < NLISTS; b++) {
+		struct ids_db *d = list_db(rs, b);
+		bool stream = b == IDS_BUF_RAW || b == IDS_BUF_COUNT;
 		char msg[128] = "";
 		uint32_t bad = UINT32_MAX;
 
-		rc = build_db(d, &lists[b], b == IDS_BUF_RAW ? HS_MODE_STREAM :
+		rc = build_db(d, &lists[b], stream ? HS_MODE_STREAM :
 			      HS_MODE_BLOCK, msg, sizeof(msg), &bad);
 		if (rc == -EINVAL && bad != UINT32_MAX && !always[bad]) {
 			/* keep the rule, checked on every chunk instead */
@@ -479,8 +542,7 @@ retry:
 				 "on every chunk", r->info.sid, msg);
 			always[bad] = true;
 			for (int k = 0; k < b; k++)
-				db_free(k == IDS_BUF_RAW ? &rs->raw :
-					&rs->http[k]);
+				db_free(list_db(rs, k));
 			goto retry;
 		}
 		if (rc)
@@ -493,9 +555,19 @@ retry:
 				goto out;
 		}
 	}
+	/* a direction no rule can look at needs no history and no scan */
+	for (int d = 0; d < 2; d++)
+		rs->inspect[d] = rs->raw[d].db ||
+			rs->nalways[d == IDS_TO_SERVER ? IDS_LIST_RAW_TS :
+				    IDS_LIST_RAW_TC];
+	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
+		if (rs->http[b].db)
+			rs->inspect[IDS_TO_SERVER] = true;
+	if (rs->nalways[IDS_LIST_HTTP_HDR] || rs->nalways[IDS_LIST_HTTP_BODY])
+		rs->inspect[IDS_TO_SERVER] = true;
 	rc = 0;
 out:
-	for (int b = 0; b < IDS_BUF_COUNT; b++)
+	for (int b = 0; b < NLISTS; b++)
 		tlist_free(&lists[b]);
 	free(always);
 	return oom ? -ENOMEM : rc;
@@ -503,11 +575,12 @@ out:
 
 static void ruleset_free(struct ids_ruleset *rs)
 {
-	db_free(&rs->raw);
+	for (int d = 0; d < 2; d++)
+		db_free(&rs->raw[d]);
 	for (int b = 0; b < IDS_BUF_COUNT; b++)
 		db_free(&rs->http[b]);
-	for (int c = 0; c < IDS_CLASS_COUNT; c++)
-		free(rs->always[c]);
+	for (int l = 0; l < IDS_LIST_COUNT; l++)
+		free(rs->always[l]);
 	free(rs->by_sid);
 	ids_parse_free(&rs->p);
 	free(rs);
