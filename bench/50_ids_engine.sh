@@ -4,8 +4,9 @@
 # requests with realistic headers, 2-32 KiB HTML responses, 2% of requests
 # carrying an attack; deterministic rule files of N content rules (HTTP
 # uri/header/body, raw with distance/within, pcre, response-side).
-# Prints the median of 5 runs per line; the first line (0 rules) is the
-# engine's fixed cost (windowing, no Hyperscan, no HTTP parsing).
+# Prints the median of 5 runs per line, by wall-clock and by the scanning
+# thread's CPU time.  The first line (0 rules) is the cost of the calls
+# alone: a direction no rule looks at is neither scanned nor kept.
 set -euo pipefail
 bin=${TOCHAIN_BUILD:-build}/bench/bin/ids-bench
 if [ ! -x "$bin" ]; then
