@@ -3,20 +3,30 @@
  * fw_nft.c - renders a compiled ruleset as nftables text and runs it through
  * libnftables in a chosen network namespace.
  *
- * LOCKING: nft_lock serialises every use of libnftables in this process;
- * its context setup touches library-global state.  Nothing else is shared.
+ * ISOLATION: libnftables is run in a short-lived child process, never in
+ * the caller's.  The library exit()s when it cannot open its netlink socket
+ * or allocate memory, and abort()s on netlink ABI errors; in the host
+ * daemon that would take every chain down.  In a child it costs one
+ * failed request.  The child also setns()es into the target namespace
+ * (it is single-threaded, so that is simple and safe) and dies with it:
+ * the caller's namespace, threads and signal handlers are untouched.
+ * The child reports over a pipe: a struct nft_reply, then the diagnostic,
+ * then nftables' output.  The result travels in the pipe, not the exit
+ * status, so a daemon whose SIGCHLD handler reaps every child still gets
+ * it.
  *
- * NAMESPACES: the caller's thread never calls setns().  For a foreign
- * namespace a worker thread is created with all signals blocked, enters the
- * namespace (setns on a thread changes only that thread), creates its own
- * nft context there (its netlink socket belongs to that namespace), runs
- * the commands and exits; its namespace dies with it.
+ * Fork safety: the child calls malloc and stdio through libnftables.
+ * glibc makes both usable after fork() in a multithreaded process; the
+ * parent flushes stdio first so that nothing buffered is written twice.
+ * All signals are blocked in the child: the parent's handlers never run
+ * there.  No locks: each call has its own process.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <nftables/libnftables.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,12 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fw_nft.h"
+#include "fw_nft_priv.h"
 #include "fw_rules_priv.h"
-
-static pthread_mutex_t nft_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Growing string; @failed latches an allocation failure. */
 struct sbuf {
@@ -238,14 +250,17 @@ static void diag_set(struct fw_diag *diag, const char *fmt, ...)
 	va_end(ap);
 }
 
-struct nft_job {
-	const char *text;
-	bool dry_run;
-	char **out;
-	int nsfd;		/* -1: stay in the current namespace */
-	int rc;
-	struct fw_diag *diag;
+/* What the child reports; followed by msg_len + out_len bytes. */
+struct nft_reply {
+	int32_t rc;		/* 0 or -errno */
+	uint32_t msg_len;	/* diagnostic, without NUL */
+	uint32_t out_len;	/* nftables output, without NUL */
 };
+
+#define NFT_MAX_OUTPUT	(64u << 20)	/* larger listings are refused */
+#define NFT_TIMEOUT_MS	30000		/* a helper taking longer is killed */
+
+void (*fw_nft_child_hook)(void);
 
 /* Maps nftables' error text to an errno (libnftables reports text only). */
 static int nft_errno(const char *err)
@@ -259,59 +274,152 @@ static int nft_errno(const char *err)
 	return -EIO;
 }
 
-static void nft_job_run(struct nft_job *j)
+static int write_all(int fd, const void *buf, size_t len)
 {
-	struct nft_ctx *ctx;
+	const char *p = buf;
 
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Runs in the child: never returns. */
+static void __attribute__((noreturn))
+nft_child(int nsfd, int wfd, const char *text, bool dry_run, bool want_out)
+{
+	struct nft_reply r = { .rc = 0 };
+	const char *msg = "", *out = "";
+	struct nft_ctx *ctx;
+	char buf[300];
+	size_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (fw_nft_child_hook)
+		fw_nft_child_hook();
+	if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET)) {
+		r.rc = -errno;
+		msg = r.rc == -EPERM ? "cannot enter network namespace: not permitted"
+				     : "cannot enter network namespace: not a network namespace";
+		goto out_reply;
+	}
 	ctx = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!ctx) {
-		j->rc = -ENOMEM;
-		diag_set(j->diag, "nftables: cannot create context");
-		return;
+		r.rc = -ENOMEM;
+		msg = "nftables: cannot create context";
+		goto out_reply;
 	}
 	if (nft_ctx_buffer_output(ctx) || nft_ctx_buffer_error(ctx)) {
-		j->rc = -ENOMEM;
-		diag_set(j->diag, "nftables: cannot buffer output");
-		goto out_free;
+		r.rc = -ENOMEM;
+		msg = "nftables: cannot buffer output";
+		goto out_reply;
 	}
-	nft_ctx_set_dry_run(ctx, j->dry_run);
-	if (nft_run_cmd_from_buffer(ctx, j->text)) {
+	nft_ctx_set_dry_run(ctx, dry_run);
+	if (nft_run_cmd_from_buffer(ctx, text)) {
 		const char *err = nft_ctx_get_error_buffer(ctx);
-		size_t n;
 
 		if (!err)
 			err = "";
 		if (!strncmp(err, "Error: ", 7))
 			err += 7;
 		n = strcspn(err, "\n");
-		j->rc = nft_errno(err);
-		diag_set(j->diag, "nftables: %.*s", (int)(n > 250 ? 250 : n), err);
-		goto out_free;
+		r.rc = nft_errno(err);
+		snprintf(buf, sizeof(buf), "nftables: %.*s", (int)(n > 250 ? 250 : n), err);
+		msg = buf;
+	} else if (want_out) {
+		out = nft_ctx_get_output_buffer(ctx);
+		if (!out)
+			out = "";
 	}
-	j->rc = 0;
-	if (j->out) {
-		const char *o = nft_ctx_get_output_buffer(ctx);
-
-		*j->out = strdup(o ? o : "");
-		if (!*j->out)
-			j->rc = -ENOMEM;
+	/* ctx is not freed: the process ends right after the reply. */
+out_reply:
+	r.msg_len = (uint32_t)strlen(msg);
+	n = strlen(out);
+	r.out_len = n > NFT_MAX_OUTPUT ? 0 : (uint32_t)n;
+	if (n > NFT_MAX_OUTPUT && !r.rc) {
+		r.rc = -EFBIG;
+		msg = "nftables: output too large";
+		r.msg_len = (uint32_t)strlen(msg);
 	}
-out_free:
-	nft_ctx_free(ctx);
+	if (write_all(wfd, &r, sizeof(r)) || write_all(wfd, msg, r.msg_len) ||
+	    write_all(wfd, out, r.out_len))
+		_exit(2);
+	_exit(0);
 }
 
-static void *nft_job_thread(void *arg)
+/*
+ * Reads the child's reply into *@buf.  Does not rely on EOF: another
+ * thread of the caller may fork while our pipe is open, and its child
+ * would hold the write end.  Stops when the reply is complete, when the
+ * pipe ends, or when the child has exited (its pidfd is readable) and the
+ * pipe holds nothing more.  Gives up after NFT_TIMEOUT_MS.
+ */
+static ssize_t read_reply(int rfd, int pidfd, char **buf)
 {
-	struct nft_job *j = arg;
+	size_t len = 0, cap = 4096, want = sizeof(struct nft_reply);
+	bool exited = false;
+	char *b = malloc(cap);
+	int waited = 0;
 
-	if (setns(j->nsfd, CLONE_NEWNET)) {
-		j->rc = -errno;
-		diag_set(j->diag, "cannot enter network namespace: %s",
-			 j->rc == -EPERM ? "not permitted" : "not a network namespace");
-		return NULL;
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		struct pollfd pf[2] = {
+			{ .fd = rfd, .events = POLLIN },
+			{ .fd = pidfd, .events = POLLIN },
+		};
+		ssize_t n;
+		int k;
+
+		if (len >= sizeof(struct nft_reply)) {
+			struct nft_reply r;
+
+			memcpy(&r, b, sizeof(r));
+			want = sizeof(r) + (size_t)r.msg_len + r.out_len;
+			if (want > NFT_MAX_OUTPUT + sizeof(r) + 4096) {
+				free(b);
+				return -EFBIG;
+			}
+			if (len >= want)
+				break;
+		}
+		if (len == cap || want > cap) {
+			size_t ncap = cap * 2 > want ? cap * 2 : want;
+			char *nb = realloc(b, ncap);
+
+			if (!nb) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap = ncap;
+		}
+		n = read(rfd, b + len, cap - len);
+		if (n > 0) {
+			len += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || exited)
+			break;	/* EOF, error, or child gone and pipe drained */
+		k = poll(pf, pidfd >= 0 ? 2 : 1, 100);
+		if (k < 0 && errno != EINTR)
+			break;
+		if (k == 0 && (waited += 100) >= NFT_TIMEOUT_MS) {
+			free(b);
+			return -ETIMEDOUT;
+		}
+		if (k > 0 && pidfd >= 0 && (pf[1].revents & POLLIN))
+			exited = true;	/* drain what is left, then stop */
 	}
-	nft_job_run(j);
-	return NULL;
+	*buf = b;
+	return (ssize_t)len;
 }
 
 static int open_netns(const char *netns, struct fw_diag *diag)
@@ -344,13 +452,12 @@ static int open_netns(const char *netns, struct fw_diag *diag)
 int fw_nft_run(const char *netns, const char *text, bool dry_run, char **out,
 	       struct fw_diag *diag)
 {
-	struct nft_job j = {
-		.text = text, .dry_run = dry_run, .out = out, .nsfd = -1,
-		.rc = -EIO, .diag = diag,
-	};
+	struct nft_reply r;
 	sigset_t all, old;
-	pthread_t t;
-	int err;
+	int nsfd = -1, pidfd, p[2], status, rc, err;
+	char *reply = NULL;
+	ssize_t len;
+	pid_t pid;
 
 	if (diag) {
 		diag->msg[0] = '\0';
@@ -359,28 +466,77 @@ int fw_nft_run(const char *netns, const char *text, bool dry_run, char **out,
 	if (out)
 		*out = NULL;
 	if (netns) {
-		j.nsfd = open_netns(netns, diag);
-		if (j.nsfd < 0)
-			return j.nsfd;
+		nsfd = open_netns(netns, diag);
+		if (nsfd < 0)
+			return nsfd;
 	}
-	pthread_mutex_lock(&nft_lock);
-	if (j.nsfd < 0) {
-		nft_job_run(&j);
-	} else {
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		err = pthread_create(&t, NULL, nft_job_thread, &j);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (err) {
-			j.rc = -err;
-			diag_set(diag, "cannot start namespace thread");
-		} else {
-			pthread_join(t, NULL);
+	if (pipe2(p, O_CLOEXEC)) {
+		rc = -errno;
+		diag_set(diag, "cannot create pipe");
+		goto out_close_ns;
+	}
+	fflush(NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		nft_child(nsfd, p[1], text, dry_run, out != NULL);
+	}
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(p[1]);
+	if (pid < 0) {
+		rc = -err;
+		diag_set(diag, "cannot start nftables helper process");
+		goto out_close_pipe;
+	}
+	/* Without pidfds (Linux < 5.3) we fall back to waiting for EOF. */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	len = read_reply(p[0], pidfd, &reply);
+	if (len == -ETIMEDOUT)
+		kill(pid, SIGKILL);
+	/* Reap our child; ECHILD if the caller's SIGCHLD handler did. */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (len < 0) {
+		rc = (int)len;
+		diag_set(diag, len == -ETIMEDOUT ? "nftables helper timed out"
+			 : "cannot read nftables helper's reply");
+		goto out_close_pipe;
+	}
+	if ((size_t)len < sizeof(r)) {
+		rc = -EIO;
+		diag_set(diag, "nftables helper died without a reply (libnftables exit or crash)");
+		goto out_free;
+	}
+	memcpy(&r, reply, sizeof(r));
+	if ((size_t)len != sizeof(r) + (size_t)r.msg_len + r.out_len) {
+		rc = -EIO;
+		diag_set(diag, "nftables helper sent a truncated reply");
+		goto out_free;
+	}
+	rc = r.rc;
+	if (r.msg_len)
+		diag_set(diag, "%.*s", (int)r.msg_len, reply + sizeof(r));
+	if (!rc && out) {
+		*out = strndup(reply + sizeof(r) + r.msg_len, r.out_len);
+		if (!*out) {
+			rc = -ENOMEM;
+			diag_set(diag, "out of memory");
 		}
-		close(j.nsfd);
 	}
-	pthread_mutex_unlock(&nft_lock);
-	return j.rc;
+out_free:
+	free(reply);
+out_close_pipe:
+	close(p[0]);
+out_close_ns:
+	if (nsfd >= 0)
+		close(nsfd);
+	return rc;
 }
 
 int fw_nft_apply(const char *netns, const struct fw_ruleset *rs, struct fw_diag *diag)

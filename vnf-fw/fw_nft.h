@@ -12,17 +12,20 @@
  *
  * Namespaces: @netns is NULL for the caller's own network namespace, a path
  * when it contains '/' (e.g. /proc/PID/ns/net), else a name under /run/netns
- * (as `ip netns add NAME` creates).  The work runs on a short-lived thread
- * that setns()es into the namespace; the calling thread's namespace is never
+ * (as `ip netns add NAME` creates).  The caller's own namespace is never
  * changed.  Needs CAP_SYS_ADMIN (setns) and CAP_NET_ADMIN (nftables).
  *
- * Threading: callable from any thread; calls are serialised internally
- * (libnftables' context setup is not documented as thread-safe).
+ * Isolation: libnftables runs in a short-lived child process (fork), which
+ * enters the namespace and reports back over a pipe.  libnftables exit()s
+ * or abort()s on some failures (netlink socket, memory); that ends the
+ * child only, and the call returns -EIO.  Costs a fork per call: these are
+ * control-plane operations.  Callable from any thread, concurrently.
  *
  * Errors: 0 or -errno.  -EINVAL bad namespace name, or not a network
  * namespace; -ENOENT namespace not found (fw_nft_list: or no table there);
- * -EPERM not privileged; -EIO nftables refused the transaction (diag holds
- * its first line); -ENOMEM out of memory.  libnftables reports errors as
+ * -EPERM/-EACCES not privileged; -EIO nftables refused the transaction
+ * (diag holds its first line) or its helper died; -ENOMEM out of memory;
+ * -EFBIG listing over 64 MiB.  libnftables reports errors as
  * text only: -ENOENT/-EPERM/-ENOMEM from nftables come from that text.
  */
 #ifndef TOCHAIN_FW_NFT_H

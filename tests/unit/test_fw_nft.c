@@ -15,12 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fw_nft.h"
+#include "fw_nft_priv.h"
 #include "fw_rules.h"
 
 static struct fw_ruleset *parse(const char *text)
@@ -205,7 +208,7 @@ START_TEST(test_nft_accepts_mutations)
 		free(buf);
 		return;
 	}
-	for (i = 0; i < 3000 && tried < 150; i++) {
+	for (i = 0; i < 3000 && tried < 60; i++) {
 		struct fw_diag d;
 		struct fw_ruleset *rs;
 		unsigned int k;
@@ -358,6 +361,160 @@ START_TEST(test_netns_errors)
 }
 END_TEST
 
+/* Without privileges: -EPERM from nftables, refused namespace entry. */
+START_TEST(test_unprivileged)
+{
+	char path[64];
+	pid_t ns, pid;
+	int status;
+
+	if (!have_root("privilege drop"))
+		return;
+	ns = netns_child(path, sizeof(path));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct fw_diag d;
+		int rc1, rc2;
+
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(10);
+		rc1 = fw_nft_remove(NULL, &d);
+		rc2 = fw_nft_remove(path, &d);
+		_exit(rc1 == -EPERM && (rc2 == -EPERM || rc2 == -EACCES) ? 0 : 20);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	netns_child_end(ns);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+}
+END_TEST
+
+static void hook_exit(void)
+{
+	exit(3);	/* as libnftables does when netlink is unavailable */
+}
+
+static void hook_kill(void)
+{
+	raise(SIGKILL);
+}
+
+/* libnftables dying in the helper costs the request, not the caller. */
+START_TEST(test_helper_dies)
+{
+	struct fw_diag d;
+	char *out = (char *)1;
+
+	fw_nft_child_hook = hook_exit;
+	ck_assert_int_eq(fw_nft_list(NULL, &out, &d), -EIO);
+	ck_assert_ptr_null(out);
+	ck_assert_msg(strstr(d.msg, "died without a reply"), "%s", d.msg);
+	fw_nft_child_hook = hook_kill;
+	ck_assert_int_eq(fw_nft_remove(NULL, &d), -EIO);
+	ck_assert_msg(strstr(d.msg, "died without a reply"), "%s", d.msg);
+	fw_nft_child_hook = NULL;
+}
+END_TEST
+
+static int holder_pipe[2];
+
+/* In the helper: fork a process that keeps the helper's reply pipe open
+ * long after the helper replied, as a fork elsewhere in the caller's
+ * process could; report its pid to the test. */
+static void hook_fork_holder(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		sleep(4);
+		_exit(0);
+	}
+	if (write(holder_pipe[1], &pid, sizeof(pid)) != sizeof(pid))
+		_exit(5);
+}
+
+static void hook_fork_holder_and_die(void)
+{
+	hook_fork_holder();
+	exit(3);
+}
+
+/* A reply is taken when complete, not at EOF of the pipe. */
+START_TEST(test_pipe_held_open)
+{
+	struct timespec t0, t1;
+	struct fw_diag d;
+	pid_t holder = -1;
+	double secs;
+
+	if (!have_root("nftables"))
+		return;
+	ck_assert_int_eq(pipe(holder_pipe), 0);
+	fw_nft_child_hook = hook_fork_holder;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(fw_nft_remove(NULL, &d) == 0, "%s", d.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fw_nft_child_hook = NULL;
+	ck_assert_int_eq(read(holder_pipe[0], &holder, sizeof(holder)), sizeof(holder));
+	kill(holder, SIGKILL);
+	close(holder_pipe[0]);
+	close(holder_pipe[1]);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(secs < 2.5, "request took %.1f s while another process held its pipe", secs);
+
+	/* The helper dies without a reply: noticed by its exit, not by EOF. */
+	ck_assert_int_eq(pipe(holder_pipe), 0);
+	fw_nft_child_hook = hook_fork_holder_and_die;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(fw_nft_remove(NULL, &d), -EIO);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fw_nft_child_hook = NULL;
+	ck_assert_int_eq(read(holder_pipe[0], &holder, sizeof(holder)), sizeof(holder));
+	kill(holder, SIGKILL);
+	close(holder_pipe[0]);
+	close(holder_pipe[1]);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(secs < 2.5, "dead helper noticed after %.1f s", secs);
+}
+END_TEST
+
+static void reap_all(int sig)
+{
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* A caller whose SIGCHLD handler reaps every child still gets results. */
+START_TEST(test_sigchld_reaper)
+{
+	struct sigaction sa = { .sa_handler = reap_all };
+	char path[64], *out;
+	struct fw_diag d;
+	struct fw_ruleset *rs;
+	pid_t ns;
+	int i;
+
+	if (!have_root("namespaces"))
+		return;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	ck_assert_int_eq(sigaction(SIGCHLD, &sa, NULL), 0);
+	ns = netns_child(path, sizeof(path));
+	rs = parse("accept in tcp dport 7 comment \"seven\"\n");
+	for (i = 0; i < 5; i++) {
+		ck_assert_msg(fw_nft_apply(path, rs, &d) == 0, "%s", d.msg);
+		ck_assert_int_eq(fw_nft_list(path, &out, &d), 0);
+		ck_assert_ptr_nonnull(strstr(out, "seven"));
+		free(out);
+	}
+	fw_ruleset_destroy(rs);
+	signal(SIGCHLD, SIG_DFL);
+	netns_child_end(ns);
+}
+END_TEST
+
 struct worker {
 	const char *ns;
 	const struct fw_ruleset *rs;
@@ -415,6 +572,8 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_set_timeout(tc, 60);	/* a fork per nftables call; slow under SAN */
+
 	tcase_add_test(tc, test_golden_example);
 	tcase_add_test(tc, test_golden_empty);
 	tcase_add_test(tc, test_nft_accepts);
@@ -424,10 +583,14 @@ int main(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("netns");
-	tcase_set_timeout(tc, 30);
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_apply_replace_remove);
 	tcase_add_test(tc, test_netns_errors);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_unprivileged);
+	tcase_add_test(tc, test_helper_dies);
+	tcase_add_test(tc, test_sigchld_reaper);
+	tcase_add_test(tc, test_pipe_held_open);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);
