@@ -683,9 +683,11 @@ static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	/*
 	 * All of BAR2, write-back, although the driver itself reads only the
-	 * header: on x86 this also records the range's memory type as WB,
-	 * which is what vmf_insert_pfn() then gives the user mappings
-	 * (an untracked range would come out uncached).
+	 * header: on x86 this reserves the range's memory type, which is
+	 * what vmf_insert_pfn() then gives the user mappings (an untracked
+	 * range would come out uncached).  x86 grants WB only where the
+	 * MTRRs say WB: a BAR in the 32-bit PCI hole (SeaBIOS makes that
+	 * UC) ends up UC-; see README.md.
 	 */
 	tdev->shm = devm_memremap(&pdev->dev, tdev->shm_start, tdev->shm_len,
 				  MEMREMAP_WB);
