@@ -91,7 +91,7 @@ vm_qmp() {
 		local c
 		for c in "$@"; do echo "$c"; sleep 0.3; done
 		sleep 0.5
-	} | socat -t 3 - "UNIX-CONNECT:$sock"
+	} | socat -t 0.5 - "UNIX-CONNECT:$sock"
 }
 
 # 0 when the log has every "PASS name", no FAIL line and no kernel splat.
