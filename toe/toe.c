@@ -58,6 +58,7 @@ struct toe_sock {
 	uint32_t rx_inflight;	/* buffers towards or held by the guest */
 	uint32_t tx_off;	/* bytes of the txq head already written */
 	struct bufq txq;	/* outbound output queue towards the kernel */
+	uint32_t tx_pending;	/* outbound buffers anywhere in the pipeline */
 	uint32_t armed;		/* epoll events registered */
 	bool listening, connecting, rd_eof, failed, shut_wr_pending, closing;
 	bool accept_armed;
@@ -250,7 +251,7 @@ static void sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 			s->owner = (uint32_t)__builtin_ctzll(s->chans);
 		return;
 	}
-	if (s->txq.n && !s->failed) {
+	if (s->tx_pending && !s->failed) {
 		s->closing = true;	/* flush what the guest sent, as close() does */
 		sock_arm(t, s);
 		return;
@@ -391,6 +392,8 @@ static void drain_outputs(struct toe *t)
 
 		if (!s || s->failed) {
 			regrant(t, idx, t->buf_sock[idx]);
+			if (s && --s->tx_pending == 0 && s->closing)
+				sock_free(t, s);
 			continue;
 		}
 		bufq_push(t, &s->txq, idx);
@@ -429,9 +432,11 @@ static void sock_fail(struct toe *t, struct toe_sock *s, int err)
 	if (s->failed)
 		return;
 	s->failed = true;
-	while ((idx = bufq_pop(t, &s->txq)) != NO_BUF)
+	while ((idx = bufq_pop(t, &s->txq)) != NO_BUF) {
+		s->tx_pending--;
 		regrant(t, idx, s->id);
-	if (s->closing) {
+	}
+	if (s->closing && !s->tx_pending) {
 		sock_free(t, s);
 		return;
 	}
@@ -467,9 +472,10 @@ static void sock_flush_tx(struct toe *t, struct toe_sock *s)
 		}
 		bufq_pop(t, &s->txq);
 		s->tx_off = 0;
+		s->tx_pending--;
 		regrant(t, idx, s->id);
 	}
-	if (!s->txq.n) {
+	if (!s->tx_pending) {
 		if (s->shut_wr_pending) {
 			s->shut_wr_pending = false;
 			shutdown(s->fd, SHUT_WR);
@@ -654,7 +660,7 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		sock_arm(t, s);
 		break;
 	case SRPC_REQ_SHUTDOWN:
-		if ((m->a == SHUT_WR || m->a == SHUT_RDWR) && s->txq.n) {
+		if ((m->a == SHUT_WR || m->a == SHUT_RDWR) && s->tx_pending) {
 			/* after the data the guest queued before it */
 			s->shut_wr_pending = true;
 			if (m->a == SHUT_RDWR)
@@ -767,6 +773,7 @@ static bool take_tx(struct toe *t, uint32_t ch, uint32_t idx)
 			return true;
 		}
 		t->buf_sock[idx] = s->id;
+		s->tx_pending++;
 		bufq_push(t, &t->out_input, idx);	/* outbound input queue */
 		return true;
 	}

@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The interposed libc entry points: the only symbols the library exports
+ * (gl.map).  Each one sends an offloaded fd to the runtime under mu and
+ * everything else to the real libc untouched.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "gl.h"
+
+/* The exported names: prototypes so -Wmissing-prototypes holds for the _chk ones. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+		       struct sockaddr *a, socklen_t *l);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int fcntl64(int fd, int cmd, ...);
+ssize_t sendfile64(int out, int in, off_t *off, size_t count);
+
+static long ret_errno(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+static void maybe_sigpipe(long r, int flags)
+{
+	if (r == -EPIPE && !(flags & MSG_NOSIGNAL))
+		raise(SIGPIPE);
+}
+
+/* Lock and look @fd up again under the lock; NULL (unlocked) if it is not ours. */
+static struct gl_sock *lock_sock(int fd)
+{
+	struct gl_sock *s;
+
+	gl_lock();
+	s = gl_fd_sock(fd);
+	if (!s) {
+		gl_unlock();
+		return NULL;
+	}
+	return s;
+}
+
+#define OFFLOADED(fd) (gl_fd_sock(fd) != NULL)
+
+__attribute__((constructor)) static void gl_init(void)
+{
+	const char *path;
+
+	gl_real_init();
+	path = getenv("TOCHAIN_REGION");
+	if (path && *path) {
+		gl_rt.path = strdup(path);
+		gl_rt.configured = gl_rt.path != NULL;
+	}
+	pthread_atfork(gl_lock, gl_unlock, gl_after_fork_child);
+}
+
+int socket(int domain, int type, int protocol)
+{
+	long r;
+
+	gl_real_init();
+	if (!gl_rt.configured || (domain != AF_INET && domain != AF_INET6) ||
+	    (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) != SOCK_STREAM ||
+	    (protocol != 0 && protocol != IPPROTO_TCP))
+		return gl_real.socket(domain, type, protocol);
+	gl_lock();
+	r = gl_socket(&gl_rt, domain, type, protocol);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int bind(int fd, const struct sockaddr *a, socklen_t l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.bind(fd, a, l);
+	r = gl_bind(&gl_rt, s, a, l);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int listen(int fd, int backlog)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.listen(fd, backlog);
+	r = gl_listen(&gl_rt, s, backlog);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int accept4(int fd, struct sockaddr *a, socklen_t *l, int flags)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.accept4(fd, a, l, flags);
+	r = gl_accept(&gl_rt, s, a, l, flags);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int accept(int fd, struct sockaddr *a, socklen_t *l)
+{
+	if (!OFFLOADED(fd))
+		return gl_real.accept(fd, a, l);
+	return accept4(fd, a, l, 0);
+}
+
+int connect(int fd, const struct sockaddr *a, socklen_t l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.connect(fd, a, l);
+	r = gl_connect(&gl_rt, s, a, l);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return -ENOTSOCK;
+	r = gl_sendv(&gl_rt, s, iov, n, flags);
+	gl_unlock();
+	maybe_sigpipe(r, flags);
+	return ret_errno(r);
+}
+
+static ssize_t recvv(int fd, const struct iovec *iov, int n, int flags)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return -ENOTSOCK;
+	r = gl_recvv(&gl_rt, s, iov, n, flags);
+	gl_unlock();
+	return ret_errno(r);
+}
+
+ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	struct iovec iov = { (void *)buf, n };
+
+	if (!OFFLOADED(fd))
+		return gl_real.send(fd, buf, n, flags);
+	return sendv(fd, &iov, 1, flags);
+}
+
+ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *a,
+	       socklen_t l)
+{
+	struct iovec iov = { (void *)buf, n };
+
+	if (!OFFLOADED(fd))
+		return gl_real.sendto(fd, buf, n, flags, a, l);
+	return sendv(fd, &iov, 1, flags);	/* TCP ignores the address */
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	if (!OFFLOADED(fd))
+		return gl_real.sendmsg(fd, m, flags);
+	if (!m)
+		return ret_errno(-EFAULT);
+	if (m->msg_iovlen > IOV_MAX)
+		return ret_errno(-EMSGSIZE);
+	return sendv(fd, m->msg_iov, (int)m->msg_iovlen, flags);
+}
+
+ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	struct iovec iov = { buf, n };
+
+	if (!OFFLOADED(fd))
+		return gl_real.recv(fd, buf, n, flags);
+	return recvv(fd, &iov, 1, flags);
+}
+
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	(void)buflen;
+	return recv(fd, buf, n, flags);
+}
+
+ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *l)
+{
+	struct iovec iov = { buf, n };
+	ssize_t r;
+
+	if (!OFFLOADED(fd))
+		return gl_real.recvfrom(fd, buf, n, flags, a, l);
+	r = recvv(fd, &iov, 1, flags);
+	if (r >= 0 && a && l)
+		*l = 0;	/* as the kernel: no address for a connected stream */
+	return r;
+}
+
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+		       struct sockaddr *a, socklen_t *l)
+{
+	(void)buflen;
+	return recvfrom(fd, buf, n, flags, a, l);
+}
+
+ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	ssize_t r;
+
+	if (!OFFLOADED(fd))
+		return gl_real.recvmsg(fd, m, flags);
+	if (!m)
+		return ret_errno(-EFAULT);
+	if (m->msg_iovlen > IOV_MAX)
+		return ret_errno(-EMSGSIZE);
+	r = recvv(fd, m->msg_iov, (int)m->msg_iovlen, flags);
+	if (r >= 0) {
+		m->msg_namelen = 0;
+		m->msg_controllen = 0;
+		m->msg_flags = 0;
+	}
+	return r;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	struct iovec iov = { buf, n };
+
+	if (!OFFLOADED(fd))
+		return gl_real.read(fd, buf, n);
+	return recvv(fd, &iov, 1, 0);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	(void)buflen;
+	return read(fd, buf, n);
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct iovec iov = { (void *)buf, n };
+
+	if (!OFFLOADED(fd))
+		return gl_real.write(fd, buf, n);
+	return sendv(fd, &iov, 1, 0);
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	if (!OFFLOADED(fd))
+		return gl_real.readv(fd, iov, n);
+	if (n < 0 || n > IOV_MAX)
+		return ret_errno(-EINVAL);
+	return recvv(fd, iov, n, 0);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	if (!OFFLOADED(fd))
+		return gl_real.writev(fd, iov, n);
+	if (n < 0 || n > IOV_MAX)
+		return ret_errno(-EINVAL);
+	return sendv(fd, iov, n, 0);
+}
+
+ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct gl_sock *s;
+	long r;
+
+	if (OFFLOADED(in))
+		return ret_errno(-EINVAL);
+	s = lock_sock(out);
+	if (!s)
+		return gl_real.sendfile(out, in, off, count);
+	r = gl_sendfile(&gl_rt, s, in, off, count);
+	gl_unlock();
+	maybe_sigpipe(r, 0);
+	return ret_errno(r);
+}
+
+ssize_t sendfile64(int out, int in, off_t *off, size_t count)
+{
+	return sendfile(out, in, off, count);
+}
+
+int shutdown(int fd, int how)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.shutdown(fd, how);
+	r = gl_shutdown(&gl_rt, s, how);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+/* @fd is about to stop naming what it names (close, dup2 target). */
+static void forget_fd(int fd)
+{
+	struct gl_sock *s;
+
+	if (!gl_fd_sock(fd) && !gl_rt.epolls)
+		return;
+	gl_lock();
+	s = gl_fd_sock(fd);
+	if (s) {
+		gl_fd_set(fd, NULL);
+		gl_epoll_forget_fd(fd);
+		gl_sock_put(&gl_rt, s);
+	} else {
+		gl_epoll_forget_epfd(fd);
+	}
+	gl_unlock();
+}
+
+int close(int fd)
+{
+	gl_real_init();
+	forget_fd(fd);
+	return gl_real.close(fd);
+}
+
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	gl_real_init();
+	if (!(flags & CLOSE_RANGE_CLOEXEC)) {
+		unsigned int max = (unsigned int)gl_fd_max();
+
+		for (unsigned int fd = first; fd <= last && fd < max; fd++)
+			forget_fd((int)fd);
+	}
+	return gl_real.close_range(first, last, flags);
+}
+
+/* @nfd became a copy of @fd. */
+static int dup_done(int fd, int nfd)
+{
+	struct gl_sock *s;
+
+	if (nfd < 0)
+		return nfd;
+	gl_lock();
+	s = gl_fd_sock(fd);
+	if (s) {
+		if (nfd >= gl_fd_max()) {
+			gl_unlock();
+			gl_real.close(nfd);
+			errno = EMFILE;
+			return -1;
+		}
+		s->refs++;
+		gl_fd_set(nfd, s);
+	}
+	gl_unlock();
+	return nfd;
+}
+
+int dup(int fd)
+{
+	if (!OFFLOADED(fd))
+		return gl_real.dup(fd);
+	return dup_done(fd, gl_real.dup(fd));
+}
+
+int dup3(int fd, int nfd, int flags)
+{
+	int r;
+
+	if (!OFFLOADED(fd) && !OFFLOADED(nfd))
+		return gl_real.dup3(fd, nfd, flags);
+	if (fd == nfd)
+		return gl_real.dup3(fd, nfd, flags);	/* EINVAL, as the kernel */
+	r = gl_real.dup3(fd, nfd, flags);
+	if (r < 0)
+		return r;
+	forget_fd(nfd);	/* what nfd named is gone (the kernel closed it) */
+	return dup_done(fd, r);
+}
+
+int dup2(int fd, int nfd)
+{
+	int r;
+
+	if (!OFFLOADED(fd) && !OFFLOADED(nfd))
+		return gl_real.dup2(fd, nfd);
+	if (fd == nfd)
+		return gl_real.dup2(fd, nfd);
+	r = gl_real.dup2(fd, nfd);
+	if (r < 0)
+		return r;
+	forget_fd(nfd);
+	return dup_done(fd, r);
+}
+
+static int do_fcntl(int fd, int cmd, void *arg)
+{
+	struct gl_sock *s;
+	int r;
+
+	if (!OFFLOADED(fd))
+		return gl_real.fcntl(fd, cmd, arg);
+	switch (cmd) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		return dup_done(fd, gl_real.fcntl(fd, cmd, arg));
+	case F_SETFL:
+		r = gl_real.fcntl(fd, cmd, arg);
+		if (r == 0) {
+			s = lock_sock(fd);
+			if (s) {
+				s->nonblock = ((long)arg & O_NONBLOCK) != 0;
+				gl_unlock();
+			}
+		}
+		return r;
+	case F_GETFL:
+		r = gl_real.fcntl(fd, cmd, arg);
+		return r < 0 ? r : (r & ~O_LARGEFILE);
+	case F_GETFD:
+	case F_SETFD:
+		return gl_real.fcntl(fd, cmd, arg);
+	default:
+		errno = EINVAL;	/* locks, leases, seals: not on sockets */
+		return -1;
+	}
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	gl_real_init();
+	return do_fcntl(fd, cmd, arg);
+}
+
+int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	gl_real_init();
+	return do_fcntl(fd, cmd, arg);
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	struct gl_sock *s;
+	va_list ap;
+	void *arg;
+	long r = 0;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	gl_real_init();
+	s = lock_sock(fd);
+	if (!s)
+		return gl_real.ioctl(fd, req, arg);
+	switch (req) {
+	case FIONBIO:
+		if (!arg) {
+			r = -EFAULT;
+			break;
+		}
+		s->nonblock = *(int *)arg != 0;
+		{
+			int fl = gl_real.fcntl(fd, F_GETFL);
+
+			if (fl >= 0)
+				gl_real.fcntl(fd, F_SETFL, s->nonblock ? fl | O_NONBLOCK
+								     : fl & ~O_NONBLOCK);
+		}
+		break;
+	case FIONREAD:
+		if (!arg) {
+			r = -EFAULT;
+			break;
+		}
+		if (s->listening) {
+			r = -EINVAL;
+			break;
+		}
+		gl_pump(&gl_rt);
+		*(int *)arg = s->rx_bytes > 0x7fffffff ? 0x7fffffff : (int)s->rx_bytes;
+		break;
+	default:
+		r = -ENOTTY;
+	}
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int setsockopt(int fd, int level, int name, const void *v, socklen_t l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.setsockopt(fd, level, name, v, l);
+	r = gl_setsockopt(&gl_rt, s, level, name, v, l);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int getsockopt(int fd, int level, int name, void *v, socklen_t *l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.getsockopt(fd, level, name, v, l);
+	r = gl_getsockopt(&gl_rt, s, level, name, v, l);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int getsockname(int fd, struct sockaddr *a, socklen_t *l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.getsockname(fd, a, l);
+	r = gl_getname(&gl_rt, s, false, a, l);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int getpeername(int fd, struct sockaddr *a, socklen_t *l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	long r;
+
+	if (!s)
+		return gl_real.getpeername(fd, a, l);
+	r = gl_getname(&gl_rt, s, true, a, l);
+	gl_unlock();
+	return (int)ret_errno(r);
+}
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	gl_real_init();
+	return (int)ret_errno(gl_poll(fds, n, timeout, NULL));
+}
+
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	(void)fdslen;
+	return poll(fds, n, timeout);
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	int ms = -1;
+
+	gl_real_init();
+	if (ts) {
+		if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
+			return (int)ret_errno(-EINVAL);
+		ms = ts->tv_sec > 1000000 ? 1000000000 :
+		     (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
+	}
+	return (int)ret_errno(gl_poll(fds, n, ms, mask));
+}
+
+/* select/pselect through gl_poll when an offloaded fd is in the sets. */
+static int select_common(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms,
+			 const sigset_t *mask)
+{
+	struct pollfd *p;
+	int n = 0, ready, count = 0;
+
+	if (nfds < 0 || nfds > FD_SETSIZE)
+		return -EINVAL;
+	p = calloc((size_t)nfds + 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = 0;
+
+		if (r && FD_ISSET(fd, r))
+			ev |= POLLIN;
+		if (w && FD_ISSET(fd, w))
+			ev |= POLLOUT;
+		if (e && FD_ISSET(fd, e))
+			ev |= POLLPRI;
+		if (!ev)
+			continue;
+		p[n].fd = fd;
+		p[n].events = ev;
+		n++;
+	}
+	ready = gl_poll(p, (nfds_t)n, ms, mask);
+	if (ready < 0) {
+		free(p);
+		return ready;
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].revents & POLLNVAL) {
+			free(p);
+			return -EBADF;
+		}
+	if (r)
+		FD_ZERO(r);
+	if (w)
+		FD_ZERO(w);
+	if (e)
+		FD_ZERO(e);
+	for (int i = 0; i < n; i++) {
+		short rev = p[i].revents;
+
+		if (r && (p[i].events & POLLIN) && (rev & (POLLIN | POLLHUP | POLLERR))) {
+			FD_SET(p[i].fd, r);
+			count++;
+		}
+		if (w && (p[i].events & POLLOUT) && (rev & (POLLOUT | POLLERR))) {
+			FD_SET(p[i].fd, w);
+			count++;
+		}
+		if (e && (p[i].events & POLLPRI) && (rev & POLLPRI)) {
+			FD_SET(p[i].fd, e);
+			count++;
+		}
+	}
+	free(p);
+	return count;
+}
+
+static bool sets_offloaded(int nfds, fd_set *r, fd_set *w, fd_set *e)
+{
+	if (nfds > FD_SETSIZE)
+		nfds = FD_SETSIZE;
+	for (int fd = 0; fd < nfds; fd++)
+		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e))) &&
+		    OFFLOADED(fd))
+			return true;
+	return false;
+}
+
+int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	int ms = -1;
+
+	gl_real_init();
+	if (!sets_offloaded(nfds, r, w, e))
+		return gl_real.select(nfds, r, w, e, tv);
+	if (tv) {
+		if (tv->tv_sec < 0 || tv->tv_usec < 0)
+			return (int)ret_errno(-EINVAL);
+		ms = (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000);
+	}
+	return (int)ret_errno(select_common(nfds, r, w, e, ms, NULL));
+}
+
+int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+	    const sigset_t *mask)
+{
+	int ms = -1;
+
+	gl_real_init();
+	if (!sets_offloaded(nfds, r, w, e))
+		return gl_real.pselect(nfds, r, w, e, ts, mask);
+	if (ts) {
+		if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
+			return (int)ret_errno(-EINVAL);
+		ms = (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
+	}
+	return (int)ret_errno(select_common(nfds, r, w, e, ms, mask));
+}
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	gl_real_init();
+	if (!OFFLOADED(fd))
+		return gl_real.epoll_ctl(epfd, op, fd, ev);
+	return (int)ret_errno(gl_epoll_ctl(epfd, op, fd, ev));
+}
+
+int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	gl_real_init();
+	if (!gl_rt.epolls)
+		return gl_real.epoll_wait(epfd, evs, max, timeout);
+	return (int)ret_errno(gl_epoll_wait(epfd, evs, max, timeout, NULL));
+}
+
+int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
+{
+	gl_real_init();
+	if (!gl_rt.epolls)
+		return gl_real.epoll_pwait(epfd, evs, max, timeout, mask);
+	return (int)ret_errno(gl_epoll_wait(epfd, evs, max, timeout, mask));
+}

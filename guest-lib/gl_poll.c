@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * poll/select/epoll over a mix of offloaded and ordinary fds.
+ *
+ * Offloaded sockets are placeholders the kernel cannot wait on, so their
+ * readiness comes from the runtime's socket state (after a pump) and the
+ * wait itself is a real poll/epoll_wait on the ordinary fds plus the
+ * process's doorbell: a sleeping program costs no CPU.
+ *
+ * epoll: registrations of offloaded fds live in a per-epoll-fd table in
+ * the process; the doorbell is added to the real epoll set under a
+ * reserved data value and filtered from what the program sees.  Edge
+ * triggering reports an entry again only after its socket's state
+ * changed (gl_sock.seq); EPOLLONESHOT disables it until EPOLL_CTL_MOD.
+ * Locking: the tables are under mu (gl.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gl.h"
+
+#define WAKE_KEY 0x746f6368776b7570ull	/* epoll data of the doorbell */
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int left_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - mono_ns();
+	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
+/* Offloaded entries of @fds: their revents from socket state; count ready. */
+static int scan_offloaded(struct pollfd *fds, nfds_t n, const bool *off)
+{
+	int ready = 0;
+
+	gl_pump(&gl_rt);
+	for (nfds_t i = 0; i < n; i++) {
+		struct gl_sock *s;
+
+		if (!off[i])
+			continue;
+		s = gl_fd_sock(fds[i].fd);
+		fds[i].revents = s ? gl_sock_revents(&gl_rt, s) &
+				     (fds[i].events | POLLERR | POLLHUP) : POLLNVAL;
+		if (fds[i].revents)
+			ready++;
+	}
+	return ready;
+}
+
+int gl_poll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
+{
+	bool stack_off[64], *off = stack_off;
+	struct pollfd stack_real[64], *real = stack_real;
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ns() + (int64_t)timeout_ms * 1000000;
+	int nreal_ready = 0, noff = 0, ret;
+
+	for (nfds_t i = 0; i < n; i++)
+		if (gl_fd_sock(fds[i].fd))
+			noff++;
+	if (!noff) {
+		if (mask) {
+			struct timespec ts, *tp = NULL;
+
+			if (timeout_ms >= 0) {
+				ts.tv_sec = timeout_ms / 1000;
+				ts.tv_nsec = (timeout_ms % 1000) * 1000000L;
+				tp = &ts;
+			}
+			return gl_real.ppoll(fds, n, tp, mask);
+		}
+		return gl_real.poll(fds, n, timeout_ms);
+	}
+	if (n > 64) {
+		off = malloc(n * sizeof(*off));
+		real = malloc(n * sizeof(*real));
+		if (!off || !real) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (nfds_t i = 0; i < n; i++) {
+		off[i] = gl_fd_sock(fds[i].fd) != NULL;
+		real[i] = fds[i];
+		real[i].revents = 0;
+		if (off[i])
+			real[i].fd = -1;	/* the kernel skips negative fds */
+	}
+	gl_lock();
+	for (;;) {
+		int ready = scan_offloaded(fds, n, off);
+		int r, tmo;
+
+		if (ready || timeout_ms == 0) {
+			gl_unlock();
+			r = gl_real.poll(real, n, 0);
+			nreal_ready = r > 0 ? r : 0;
+			ret = ready;
+			break;
+		}
+		tmo = left_ms(deadline);
+		if (deadline >= 0 && tmo == 0) {
+			gl_unlock();
+			ret = 0;
+			break;
+		}
+		r = gl_sleep(&gl_rt, real, n, tmo);
+		if (r < 0) {
+			gl_unlock();
+			ret = r;
+			goto out;
+		}
+		if (r > 0) {
+			ret = scan_offloaded(fds, n, off);
+			gl_unlock();
+			nreal_ready = r;
+			break;
+		}
+	}
+	for (nfds_t i = 0; i < n; i++)
+		if (!off[i])
+			fds[i].revents = real[i].revents;
+	ret += nreal_ready;
+out:
+	if (off != stack_off)
+		free(off);
+	if (real != stack_real)
+		free(real);
+	(void)mask;
+	return ret;
+}
+
+/* ---- epoll ------------------------------------------------------------------ */
+
+struct ep_ent {
+	int fd;
+	struct gl_sock *s;
+	uint32_t events;
+	epoll_data_t data;
+	uint32_t last_seq;
+	bool fired;		/* EPOLLET: reported since last change */
+};
+
+struct gl_epoll {
+	struct gl_epoll *next;
+	int epfd;
+	struct ep_ent *ent;
+	int n, cap;
+	int wake_fd;		/* doorbell registered in the real set */
+	pid_t wake_pid;
+};
+
+static struct gl_epoll *ep_find(int epfd, bool create)
+{
+	struct gl_epoll *e;
+
+	for (e = gl_rt.epolls; e; e = e->next)
+		if (e->epfd == epfd)
+			return e;
+	if (!create)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->epfd = epfd;
+	e->wake_fd = -1;
+	e->next = gl_rt.epolls;
+	gl_rt.epolls = e;
+	return e;
+}
+
+static struct ep_ent *ent_find(struct gl_epoll *e, int fd)
+{
+	for (int i = 0; i < e->n; i++)
+		if (e->ent[i].fd == fd)
+			return &e->ent[i];
+	return NULL;
+}
+
+int gl_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct gl_sock *s = gl_fd_sock(fd);
+	struct gl_epoll *e;
+	struct ep_ent *x;
+	int ret = 0;
+
+	if (epfd == fd)
+		return -EINVAL;
+	if (op != EPOLL_CTL_DEL && !ev)
+		return -EFAULT;
+	/* Is epfd an epoll fd at all?  A DEL of a fd never added tells us. */
+	if (gl_real.epoll_ctl(epfd, EPOLL_CTL_DEL, -1, NULL) < 0 && errno != EBADF)
+		return errno == EINVAL ? -EINVAL : -errno;
+	if (errno == EBADF && gl_real.fcntl(epfd, F_GETFD) < 0)
+		return -EBADF;
+	gl_lock();
+	e = ep_find(epfd, op == EPOLL_CTL_ADD);
+	x = e ? ent_find(e, fd) : NULL;
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		if (!e) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (x) {
+			ret = -EEXIST;
+			break;
+		}
+		if (e->n == e->cap) {
+			int cap = e->cap ? e->cap * 2 : 16;
+			struct ep_ent *ne = realloc(e->ent, (size_t)cap * sizeof(*ne));
+
+			if (!ne) {
+				ret = -ENOMEM;
+				break;
+			}
+			e->ent = ne;
+			e->cap = cap;
+		}
+		x = &e->ent[e->n++];
+		memset(x, 0, sizeof(*x));
+		x->fd = fd;
+		x->s = s;
+		x->events = ev->events;
+		x->data = ev->data;
+		x->last_seq = s->seq - 1;
+		break;
+	case EPOLL_CTL_MOD:
+		if (!x) {
+			ret = -ENOENT;
+			break;
+		}
+		x->events = ev->events;
+		x->data = ev->data;
+		x->last_seq = s->seq - 1;
+		x->fired = false;
+		break;
+	case EPOLL_CTL_DEL:
+		if (!x) {
+			ret = -ENOENT;
+			break;
+		}
+		*x = e->ent[--e->n];
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	gl_unlock();
+	return ret;
+}
+
+void gl_epoll_forget_sock(struct gl_sock *s)
+{
+	for (struct gl_epoll *e = gl_rt.epolls; e; e = e->next)
+		for (int i = 0; i < e->n;)
+			if (e->ent[i].s == s)
+				e->ent[i] = e->ent[--e->n];
+			else
+				i++;
+}
+
+void gl_epoll_forget_fd(int fd)
+{
+	for (struct gl_epoll *e = gl_rt.epolls; e; e = e->next)
+		for (int i = 0; i < e->n;)
+			if (e->ent[i].fd == fd)
+				e->ent[i] = e->ent[--e->n];
+			else
+				i++;
+}
+
+void gl_epoll_forget_epfd(int epfd)
+{
+	for (struct gl_epoll **p = &gl_rt.epolls; *p; p = &(*p)->next) {
+		struct gl_epoll *e = *p;
+
+		if (e->epfd != epfd)
+			continue;
+		*p = e->next;
+		free(e->ent);
+		free(e);
+		return;
+	}
+}
+
+static int collect(struct gl_epoll *e, struct epoll_event *evs, int max)
+{
+	int k = 0;
+
+	gl_pump(&gl_rt);
+	for (int i = 0; i < e->n && k < max; i++) {
+		struct ep_ent *x = &e->ent[i];
+		uint32_t rev;
+
+		if (!(x->events & ~(EPOLLET | EPOLLONESHOT | EPOLLEXCLUSIVE | EPOLLWAKEUP)))
+			continue;	/* disabled by EPOLLONESHOT */
+		rev = (uint32_t)gl_sock_revents(&gl_rt, x->s) & (x->events | EPOLLERR | EPOLLHUP);
+		if (!rev)
+			continue;
+		if (x->events & EPOLLET) {
+			if (x->last_seq == x->s->seq)
+				continue;
+		}
+		x->last_seq = x->s->seq;
+		evs[k].events = rev;
+		evs[k].data = x->data;
+		k++;
+		if (x->events & EPOLLONESHOT)
+			x->events &= EPOLLET | EPOLLONESHOT;
+	}
+	return k;
+}
+
+static int drop_wake(struct epoll_event *evs, int n, bool *woke)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.u64 == WAKE_KEY) {
+			*woke = true;
+			continue;
+		}
+		evs[k++] = evs[i];
+	}
+	return k;
+}
+
+int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
+{
+	int64_t deadline = timeout < 0 ? -1 : mono_ns() + (int64_t)timeout * 1000000;
+	struct gl_epoll *e;
+	int k, r;
+
+	if (max <= 0)
+		return -EINVAL;
+	gl_lock();
+	e = ep_find(epfd, false);
+	if (!e) {
+		gl_unlock();
+		r = gl_real.epoll_pwait(epfd, evs, max, timeout, mask);
+		return r < 0 ? -errno : r;
+	}
+	if (gl_rt.attached && !gl_rt.broken &&
+	    (e->wake_fd != gl_wake_fd(&gl_rt.wake) || e->wake_pid != gl_rt.pid)) {
+		struct epoll_event wev = { .events = EPOLLIN, .data.u64 = WAKE_KEY };
+
+		if (e->wake_fd >= 0)
+			gl_real.epoll_ctl(epfd, EPOLL_CTL_DEL, e->wake_fd, NULL);
+		e->wake_fd = gl_wake_fd(&gl_rt.wake);
+		e->wake_pid = gl_rt.pid;
+		if (gl_real.epoll_ctl(epfd, EPOLL_CTL_ADD, e->wake_fd, &wev) && errno != EEXIST)
+			e->wake_fd = -1;
+	}
+	for (;;) {
+		bool woke = false, sleep_ok;
+		int tmo;
+
+		k = collect(e, evs, max);
+		sleep_ok = k == 0;
+		if (sleep_ok && gl_rt.attached && !gl_rt.broken) {
+			gl_rt.nsleep++;
+			tcr_ring_cons_wait_prepare(&gl_rt.ch.ring[TCR_CH_RX]);
+			tcr_ring_cons_wait_prepare(&gl_rt.ch.ring[TCR_CH_FREE]);
+			if (tcr_ring_count(&gl_rt.ch.ring[TCR_CH_RX]) ||
+			    tcr_ring_count(&gl_rt.ch.ring[TCR_CH_FREE]))
+				sleep_ok = false;
+		} else {
+			sleep_ok = false;
+		}
+		tmo = k ? 0 : left_ms(deadline);
+		if (!k && !sleep_ok && gl_rt.attached)
+			tmo = 0;	/* work arrived: look again right away */
+		if (gl_rt.nsleep > 1 && (tmo < 0 || tmo > 10))
+			tmo = 10;
+		gl_unlock();
+		r = k < max ? gl_real.epoll_pwait(epfd, evs + k, max - k, tmo, mask) : 0;
+		int err = errno;
+
+		gl_lock();
+		if (sleep_ok && --gl_rt.nsleep == 0) {
+			tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_RX]);
+			tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_FREE]);
+		}
+		if (r < 0) {
+			if (k)
+				break;
+			gl_unlock();
+			return -err;
+		}
+		r = drop_wake(evs + k, r, &woke);
+		if (woke)
+			gl_wake_drain(&gl_rt.wake);
+		k += r;
+		if (k)
+			break;
+		if (deadline >= 0 && left_ms(deadline) == 0) {
+			/* one last look */
+			k = collect(e, evs, max);
+			break;
+		}
+	}
+	gl_unlock();
+	return k;
+}

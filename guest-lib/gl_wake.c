@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The doorbell of a stand-in guest process: a pair of eventfds exchanged
+ * with the TOE at attach time.  Inside a VM this becomes the ivshmem
+ * doorbell of the guest driver; nothing else in the runtime knows how a
+ * wake-up travels.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "gl.h"
+
+int gl_wake_fd(const struct gl_wake *w)
+{
+	return w->efd_mine;
+}
+
+void gl_wake_host(struct gl_wake *w)
+{
+	uint64_t one = 1;
+
+	if (gl_real.write(w->efd_host, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, the TOE wakes anyway */
+	}
+}
+
+void gl_wake_drain(struct gl_wake *w)
+{
+	uint64_t v;
+
+	if (gl_real.read(w->efd_mine, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing pending */
+	}
+}
+
+void gl_wake_close(struct gl_wake *w)
+{
+	if (w->efd_mine >= 0)
+		gl_real.close(w->efd_mine);
+	if (w->efd_host >= 0)
+		gl_real.close(w->efd_host);
+	w->efd_mine = w->efd_host = -1;
+}
