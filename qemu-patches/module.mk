@@ -1,0 +1,12 @@
+# qemu-patches: a QEMU patch series letting the host revoke and re-grant an
+# ivshmem device's shared memory (QOM property "revoked"), and the build of
+# the patched qemu-system-x86_64 from Debian's source package.
+#
+#   make qemu    build it (cached in /var/cache/tochain/qemu/<key>/; a
+#                re-run with the same source version and series is instant)
+#
+# tests/integration/800_qemu_revoke.sh runs the same script, so `make check`
+# builds it when it is absent.
+.PHONY: qemu
+qemu:
+	qemu-patches/build-qemu.sh
