@@ -11,7 +11,9 @@
 #   - replacing the ruleset flips the verdicts, in one transaction (a port
 #     dropped by both rulesets never opens while they are swapped);
 #   - a broken rule file is refused whole and changes nothing;
-#   - removing the table restores connectivity.
+#   - removing the table restores connectivity;
+#   - at every probe, the VNF matcher's verdict on the same rule file and
+#     SYN agrees with what the kernel did (accept/drop/reject).
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ]; then
@@ -115,7 +117,7 @@ done
 ip -n "$srv" link set "$vs" up
 ip -n "$cli" link set "$vc" up
 
-ip netns exec "$srv" python3 "$tmp/serve.py" "$tmp/ready" 8080 8081 8082 9001 &
+ip netns exec "$srv" python3 "$tmp/serve.py" "$tmp/ready" $(seq 8080 8090) 9001 &
 server_pid=$!
 for _ in $(seq 50); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
 [ -e "$tmp/ready" ] || fail "server did not start"
@@ -123,11 +125,20 @@ for _ in $(seq 50); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
 probe() { # PORT -> open | timeout | refused
 	ip netns exec "$cli" python3 "$tmp/probe.py" 10.250.0.1 "$1" 0.7
 }
+current=	# rule file now in force in $srv, empty when none
 expect() { # PORT STATE WHEN
-	local got
+	local got verdict want
 	got=$(probe "$1")
 	[ "$got" = "$2" ] || fail "$3: port $1 is '$got', want '$2'"
-	echo "ok: $3: port $1 $2"
+	# The VNF matcher must agree with what the kernel did with the SYN.
+	if [ -n "$current" ]; then
+		verdict=$("$fw" match "$current" in tcp 10.250.0.2 40000 10.250.0.1 "$1" new syn)
+		case ${verdict%% *} in
+		accept) want=open ;; drop) want=timeout ;; reject) want=refused ;; *) want=? ;;
+		esac
+		[ "$want" = "$got" ] || fail "$3: port $1: matcher says '$verdict', kernel '$got'"
+	fi
+	echo "ok: $3: port $1 $2${current:+ (matcher: ${verdict})}"
 }
 caller_state() { # what nftables shows in the caller's own namespace
 	if command -v nft >/dev/null; then nft list ruleset; else "$fw" list 2>&1 || true; fi
@@ -155,6 +166,7 @@ printf 'policy in accept\naccept in tcp dport 8080\ndrop in tcp dport 99999\n' >
 
 before=$(caller_state)
 "$fw" --netns "$srv" apply "$tmp/a.rules"
+current=$tmp/a.rules
 expect 8080 open "ruleset A"
 expect 8081 timeout "ruleset A"
 expect 8082 refused "ruleset A"
@@ -166,6 +178,7 @@ echo "ok: caller's namespace untouched"
 
 # Replace, by path this time.
 "$fw" --netns "/run/netns/$srv" apply "$tmp/b.rules"
+current=$tmp/b.rules
 expect 8080 timeout "ruleset B"
 expect 8081 open "ruleset B"
 expect 8082 timeout "ruleset B"
@@ -203,9 +216,38 @@ printf 'accept in\n\001\002binary\n' >"$tmp/binary.rules"
 [ "$("$fw" --netns "$srv" list)" = "$listing" ] || fail "binary file changed the table"
 echo "ok: broken files refused, table unchanged"
 
+# Both halves agree on a ruleset using sets, ranges, negation, ct, flags.
+cat >"$tmp/c.rules" <<'EOF2'
+policy in drop
+accept in ct established,related
+accept in tcp dport 8080,8085-8087 from 10.250.0.0/24 ct new
+reject in tcp dport 8081 from !10.250.0.0/24
+reject in tcp dport !8080-8090 flags syn,!ack
+drop   in tcp dport 8082-8084
+accept in tcp dport 8088,8090 to 10.250.0.1 ct !invalid
+reject in ip6 tcp
+reject in tcp ct new dport 8089
+EOF2
+"$fw" --netns "$srv" apply "$tmp/c.rules"
+current=$tmp/c.rules
+seen=
+for port in $(seq 8080 8090) 9001; do
+	verdict=$("$fw" match "$current" in tcp 10.250.0.2 40000 10.250.0.1 "$port" new syn)
+	case ${verdict%% *} in
+	accept) want=open ;; drop) want=timeout ;; reject) want=refused ;;
+	esac
+	expect "$port" "$want" "ruleset C"
+	seen+="$port:$want "
+done
+want_c="8080:open 8081:timeout 8082:timeout 8083:timeout 8084:timeout 8085:open 8086:open "
+want_c+="8087:open 8088:open 8089:refused 8090:open 9001:refused "
+[ "$seen" = "$want_c" ] || fail "ruleset C: got '$seen', want '$want_c'"
+"$fw" --netns "$srv" list | grep -q 'tcp dport { 8080, 8085-8087 }' || fail "C not listed"
+
 # Remove: everything open again; removing twice is fine.
 "$fw" --netns "$srv" remove
 "$fw" --netns "$srv" remove
+current=
 "$fw" --netns "$srv" list >/dev/null 2>&1 && fail "table still there after remove"
 expect 8080 open "removed"
 expect 8081 open "removed"
