@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# tochaind + sfc-ctl: a VM's TOE container is built and removed for real
+# (namespace with the VM's address, veth in the fabric bridge, cgroup,
+# region, running TOE); bad requests are refused and change nothing; the
+# daemon killed with SIGKILL comes back with its VMs and their TOEs; a
+# dead TOE is restarted.
+# timeout: 300
+set -euo pipefail
+. "$TOCHAIN_TOP/tests/lib/netns.sh"
+tc_init
+bin=$TOCHAIN_BUILD/bin
+work=$(mktemp -d /tmp/tochaind-test.XXXXXX)
+fab=tcf$TC_SUFFIX
+export TOCHAIN_SOCKET=$work/ctl.sock
+sfc() { "$bin/sfc-ctl" "$@"; }
+start_daemon() {
+	"$bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
+		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions"
+}
+cleanup_daemon() {
+	for vm in $(sfc --json vm ls 2>/dev/null | python3 -c 'import json,sys; [print(v["name"]) for v in json.load(sys.stdin)["vms"]]' 2>/dev/null); do
+		sfc vm del "$vm" || true
+	done
+	pkill -f "tochaind --state-dir $work/state" || true
+	ip netns del "$fab" 2>/dev/null || true
+	rm -rf "$work"
+}
+tc_on_exit cleanup_daemon
+fail() { echo "FAIL: $*"; exit 1; }
+field() { sfc --json vm show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+
+start_daemon
+sfc version | grep -q 'protocol 1' || fail "version"
+
+echo "--- vm add builds the container"
+sfc vm add web1 --ip 10.61.0.2/24
+ns=$(field web1 netns); veth=$(field web1 veth); region=$(field web1 region)
+cg=$(field web1 cgroup); toe=$(field web1 toe_pid)
+ip netns list | grep -qw "$ns" || fail "namespace $ns missing"
+ip -n "$ns" -4 addr show eth0 | grep -q '10.61.0.2/24' || fail "address missing"
+ip -n "$fab" link show "$veth" | grep -q 'master tcbr0' || fail "veth not in the bridge"
+[ -s "$region" ] || fail "region file missing"
+"$bin/tochain-region" info "$region" | grep -q "^region web1: kind guest" || fail "region not valid"
+[ -S "$region.sock" ] || fail "TOE is not listening on $region.sock"
+[ "$(field web1 toe)" = running ] || fail "TOE not running"
+[ "$(ip netns identify "$toe")" = "$ns" ] || fail "TOE runs outside its namespace"
+grep -q "^$toe\$" "/sys/fs/cgroup/cpu/$cg/cgroup.procs" 2>/dev/null ||
+	grep -q "^$toe\$" "/sys/fs/cgroup/$cg/cgroup.procs" || fail "TOE is not in its cgroup"
+tc_fabric_ns=$fab
+TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host cli client 10.61.0.100/24
+ip netns exec "$cli" ping -c 1 -W 2 10.61.0.2 >/dev/null || fail "the VM address does not answer"
+
+echo "--- bad requests are refused with exit 1 and change nothing"
+before=$(sfc --json vm ls)
+for args in "vm add web1 --ip 10.61.0.3/24" "vm add web2 --ip 10.61.0.2/24" \
+	    "vm add Web2 --ip 10.61.0.3/24" "vm add web2 --ip 10.61.0.300/24" \
+	    "vm add web2 --ip 10.61.0.3/40" "vm add web2 --ip fd00::1/200" \
+	    "vm add web2 --ip 10.61.0.3/24 --region-size 1K" "vm del nosuch" "vm show nosuch"; do
+	set +e; sfc $args 2>"$work/err"; rc=$?; set -e
+	[ $rc -eq 1 ] || fail "'$args' exited $rc, not 1"
+	[ "$(wc -l <"$work/err")" -eq 1 ] || fail "'$args' did not give one line: $(cat "$work/err")"
+done
+set +e; sfc vm add 2>/dev/null; rc=$?; sfc bogus 2>/dev/null; rc2=$?; set -e
+[ $rc -eq 2 ] && [ $rc2 -eq 2 ] || fail "bad usage must exit 2"
+[ "$(sfc --json vm ls)" = "$before" ] || fail "a refused request changed the state"
+# Garbage on the control socket.
+python3 - "$TOCHAIN_SOCKET" <<'PY'
+import socket, sys
+for msg in [b"garbage\n", b"{\"v\":1}\n", b"{\"v\":9,\"cmd\":\"vm.ls\"}\n", b"\x00\xff\n", b"[1,2]\n", b"{" * 100000 + b"\n"]:
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(msg)
+    r = s.makefile().readline(); s.close()
+    assert '"ok":false' in r, (msg[:20], r)
+PY
+[ "$(sfc --json vm ls)" = "$before" ] || fail "garbage changed the state"
+
+echo "--- the daemon killed with SIGKILL comes back with its VMs"
+pkill -9 -f "tochaind --state-dir $work/state"
+sleep 0.2
+start_daemon
+[ "$(field web1 toe_pid)" = "$toe" ] || fail "the TOE was not kept across the restart"
+[ "$(field web1 toe)" = running ] || fail "TOE not running after the restart"
+ip netns exec "$cli" ping -c 1 -W 2 10.61.0.2 >/dev/null || fail "VM unreachable after restart"
+
+echo "--- a dead TOE is restarted"
+kill -9 "$toe"
+for i in $(seq 50); do
+	new=$(field web1 toe_pid)
+	[ "$new" != "$toe" ] && [ "$(field web1 toe)" = running ] && break
+	sleep 0.2
+done
+[ "$new" != "$toe" ] || fail "TOE not restarted"
+
+echo "--- vm del removes everything"
+sfc vm del web1
+ip netns list | grep -qw "$ns" && fail "namespace left behind"
+[ -e "$region" ] && fail "region left behind"
+[ -d "/sys/fs/cgroup/cpu/$cg" ] && fail "cgroup left behind"
+ip -n "$fab" link show "$veth" 2>/dev/null && fail "veth left behind"
+[ "$(sfc --json vm ls | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vms"]))')" = 0 ]
+echo "all good"
