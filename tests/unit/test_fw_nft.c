@@ -104,6 +104,7 @@ static const char everything[] =
 	"drop in ct !new,established\n"
 	"accept out tcp flags !fin,!syn,!rst,!psh,!ack,!urg,!ecn,!cwr\n"
 	"accept out ip6\n"
+	"accept out udp comment \" !#$%&'()*+,-./:;<=>?@[]^_`{|}~ \"\n"
 	"drop out tcp to !2001:db8::/32,2001:db9::/32 dport 0,65535\n"
 	"accept out comment \"0123456789012345678901234567890123456789012345678901234567890123"
 	"4567890123456789012345678901234567890123456789012345678901234567\"\n";	/* 128 bytes */
@@ -159,7 +160,7 @@ START_TEST(test_nft_accepts)
 	nft_accepts(rs);
 	fw_ruleset_destroy(rs);
 	rs = parse(everything);
-	ck_assert_uint_eq(fw_ruleset_count(rs), 16);
+	ck_assert_uint_eq(fw_ruleset_count(rs), 17);
 	nft_accepts(rs);
 	fw_ruleset_destroy(rs);
 }
