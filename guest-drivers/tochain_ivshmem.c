@@ -484,7 +484,12 @@ static int tivs_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long len = vma_pages(vma);
 	int ret = 0;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * MAP_SHARED only (a private copy-on-write view of device memory
+	 * makes no sense); VM_MAYSHARE, since a read-only MAP_SHARED of an
+	 * O_RDONLY file has no VM_SHARED.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	down_read(&tdev->map_lock);
 	if (tdev->gone) {

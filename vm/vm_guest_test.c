@@ -266,6 +266,32 @@ static int test_plain(int argc, char **argv)
 	check(vm_pat_check(p + VM_OFF_GUEST_PAT, VM_PAT_LEN, VM_SEED_GUEST) ==
 	      VM_PAT_LEN, "guest pattern written", "readback differs");
 
+	/* a window at an offset sees the same bytes */
+	q = mmap(NULL, VM_PAT_LEN, PROT_READ, MAP_SHARED, fd, VM_OFF_HOST_PAT);
+	check(q != MAP_FAILED &&
+	      vm_pat_check(q, VM_PAT_LEN, VM_SEED_HOST) == VM_PAT_LEN,
+	      "mmap at an offset", "%s", q == MAP_FAILED ? strerror(errno) : "differs");
+	if (q != MAP_FAILED)
+		munmap(q, VM_PAT_LEN);
+	/* read-only: PROT_READ works, PROT_WRITE does not */
+	{
+		int ro = open(path, O_RDONLY | O_CLOEXEC);
+		const volatile uint8_t *r = MAP_FAILED;
+		void *w = MAP_FAILED;
+
+		if (ro >= 0) {
+			r = mmap(NULL, info.size, PROT_READ, MAP_SHARED, ro, 0);
+			w = mmap(NULL, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0);
+		}
+		check(ro >= 0 && r != MAP_FAILED && w == MAP_FAILED && errno == EACCES &&
+		      r[VM_OFF_HOST_PAT] == vm_pat_byte(VM_SEED_HOST, 0),
+		      "read-only open maps read-only", "ro %d errno %d", ro, errno);
+		if (r != MAP_FAILED)
+			munmap((void *)r, info.size);
+		if (ro >= 0)
+			close(ro);
+	}
+
 	/* what must be refused */
 	q = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
 	check(q == MAP_FAILED && errno == EINVAL, "MAP_PRIVATE refused", "errno %d", errno);
