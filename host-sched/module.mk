@@ -23,3 +23,11 @@ $(eval $(call program,tochain-sim,$(call objs,host-sched/main.c) $(HS_SIM_OBJS) 
 $(eval $(call unit_test,test_hs_scn,$(HS_SIM_OBJS) $(HS_LIB),-lm))
 $(eval $(call unit_test,test_hs_sim,$(HS_SIM_OBJS) $(HS_LIB),-lm))
 $(BUILD)/obj/tests/unit/test_hs_scn.o $(BUILD)/obj/tests/unit/test_hs_sim.o: CPPFLAGS += -Ihost-sched
+
+# tochain-sched: the daemon that enforces the plan on registered threads
+# through cgroups (hs_daemon*, hs_enforce*), and the stand-in VNF/VM
+# workload that tests and bench/31 drive it with (hs_worker*).
+HSD_SRCS := $(addprefix host-sched/,hs_daemon.c hs_daemon_ctl.c hs_enforce.c)
+HSD_OBJS := $(call objs,$(HSD_SRCS))
+$(HSD_OBJS) $(call objs,host-sched/hs_dmain.c): CPPFLAGS += -Icgroup -Ictl
+$(eval $(call program,tochain-sched,$(call objs,host-sched/hs_dmain.c) $(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson))

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hs_daemon — tochain-sched, the daemon that runs the synchronous CPU
+ * scheduler (hs_sched) on real threads (hsd_*).
+ *
+ * Vocabulary.  A *thread* is a registered vCPU thread: a VNF service
+ * thread (role vnf: chain, VNF, region + chain index of its counters) or
+ * a VM vCPU thread (role vm).  Threads register over the control socket
+ * (hs_daemon_ctl.c); QEMU/libvirt discovery would call hsd_register()
+ * the same way.  A thread's index in the registry is its vCPU id in the
+ * library's configuration; the registry only grows (dead threads are
+ * marked and left out of the configuration).
+ *
+ * Per period (g ticks of tick_us) in sync mode the scheduler thread
+ *   1. snapshots every chain's counters (tcr_counters_snapshot: a counter
+ *      that goes back or a queue longer than the ring refuses the chain's
+ *      numbers for the period: it is planned with zero stats),
+ *   2. calls hs_sched_plan() and lays the plan out on a tick timeline per
+ *      pCPU (hsd_timeline: the VNF slots of one chain start at the same
+ *      tick on all their pCPUs, VM slots fill the remaining ticks),
+ *   3. pins each thread to its pCPU and then, tick by tick, thaws the
+ *      owner of each pCPU's tick and freezes the others (freezer gating),
+ *      or writes each thread's ticks as a CFS quota per period once
+ *      (quota gating),
+ *   4. at each tick takes the chains' early-end flags and hands the rest
+ *      of a flagged chain's VNF slots to the VM threads of those pCPUs,
+ *   5. closes the period in the counters (what the receiver took).
+ * In cfs mode every thread is thawed, unpinned within the synchronous
+ * partition and uncapped: the stock scheduler decides (TOChain-CFS).
+ *
+ * Locking: one mutex (hsd.lock) guards everything below; the scheduler
+ * thread holds it while it plans and at each tick's gating, the control
+ * thread while it serves a request.  Neither sleeps with it held.
+ */
+#ifndef HS_DAEMON_H
+#define HS_DAEMON_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <tochain/counters.h>
+#include <tochain/region.h>
+
+#include "hs_chain.h"
+#include "hs_enforce.h"
+#include "hs_plan.h"
+#include "hs_sched.h"
+#include "hs_vmshare.h"
+
+#define HSD_MAX_PCPU	64
+#define HSD_MAX_THREADS	256
+#define HSD_MAX_CHAINS	64
+#define HSD_MAX_VMS	64
+#define HSD_MAX_REGIONS	16
+#define HSD_MAX_TICKS	1000
+#define HSD_MAX_VMQ	32
+#define HSD_NAME_MAX	48
+#define HSD_DEFAULT_SOCKET	"/run/tochain/sched.sock"
+
+enum hsd_mode { HSD_SYNC = 0, HSD_CFS = 1 };
+enum hsd_gating { HSD_GATE_FREEZER = 0, HSD_GATE_QUOTA = 1 };
+enum hsd_role { HSD_ROLE_VNF = 0, HSD_ROLE_VM = 1 };
+
+struct hsd_cfg {
+	uint32_t tick_us;		/* tick length (10000) */
+	uint32_t g;			/* ticks per period (50) */
+	uint32_t npcpu;			/* synchronous partition */
+	int pcpu[HSD_MAX_PCPU];		/* its CPU numbers */
+	char sync_cpus[128];		/* the same as a list, "0-1" */
+	char service_cpus[128];		/* where the daemon runs, "" anywhere */
+	enum hsd_mode mode;
+	enum hsd_gating gating;
+};
+
+/* What a thread asks to be (sched.register). */
+struct hsd_reg {
+	enum hsd_role role;
+	pid_t tid;
+	const char *vm;			/* vm: its VM; vnf: the receiving VM (may be NULL: the TOE) */
+	const char *chain;		/* vnf */
+	const char *vnf;		/* vnf: VNF name (NULL: "vnf") */
+	uint64_t sla_pps;		/* vnf */
+	uint64_t f_pps;			/* vnf */
+	const char *region;		/* vnf: region file holding the chain's counters */
+	uint32_t index;			/* vnf: chain index in that region */
+};
+
+struct hsd_thread {
+	pid_t tid;
+	enum hsd_role role;
+	uint32_t chain, vnf, vm;	/* registry indices (vm: UINT32_MAX none) */
+	bool dead;
+	bool enforced;			/* enf holds a group */
+	struct hse_thread enf;
+};
+
+struct hsd_vnf {
+	char name[HSD_NAME_MAX];
+	uint64_t f_pps;
+};
+
+struct hsd_chain {
+	char name[HSD_NAME_MAX];
+	uint64_t sla_pps;
+	uint32_t vm;			/* registry index, UINT32_MAX: TOE */
+	uint32_t region;		/* index into hsd.region */
+	uint32_t index;			/* chain block in the region */
+	uint32_t nvnf;
+	struct hsd_vnf vnf[HS_MAX_VNFS];
+	/* counters */
+	struct tcr_counters_snap prev;
+	bool have_prev;
+	uint64_t bad;			/* snapshots refused */
+	uint64_t taken_last;		/* taken at the last period close */
+	uint64_t early_ends;		/* slots ended early */
+};
+
+struct hsd_vm {
+	char name[HSD_NAME_MAX];
+};
+
+struct hsd_region {
+	char path[256];
+	struct tcr_region *r;
+};
+
+/* Registry -> library configuration. */
+struct hsd_cfgset {
+	uint32_t nchain, nvm;
+	struct hs_chain_cfg chain[HSD_MAX_CHAINS];
+	struct hs_vm_cfg vm[HSD_MAX_VMS];
+	uint32_t chain_of[HSD_MAX_CHAINS];	/* cfg chain -> registry chain */
+	uint32_t vm_cfg_of[HSD_MAX_VMS];	/* registry VM -> cfg VM or UINT32_MAX */
+};
+
+struct hsd {
+	pthread_mutex_t lock;
+	struct hsd_cfg cfg;
+	enum hsd_mode mode_next;	/* sched.mode: applied at the next period */
+	struct hse *enf;		/* NULL: plan only, nothing enforced */
+
+	uint32_t nthread, nchain, nvm, nregion;
+	struct hsd_thread thread[HSD_MAX_THREADS];
+	struct hsd_chain chain[HSD_MAX_CHAINS];
+	struct hsd_vm vm[HSD_MAX_VMS];
+	struct hsd_region region[HSD_MAX_REGIONS];
+
+	/* The library's view, rebuilt on each registry change into the
+	 * spare set (hs_sched keeps its configuration by reference). */
+	struct hs_sched *sched;
+	struct hsd_cfgset set[2];
+	struct hsd_cfgset *cs;		/* the one sched uses */
+	struct hs_plan *plan;
+	bool plan_valid;
+
+	/* This period's timeline: owner thread of each tick, -1 idle. */
+	int32_t *timeline;		/* npcpu * g */
+	int32_t cur_owner[HSD_MAX_PCPU];
+	uint32_t pcpu_of[HSD_MAX_THREADS];	/* this period, UINT32_MAX none */
+	uint32_t ticks_of[HSD_MAX_THREADS];	/* this period's planned ticks */
+	int32_t vmq[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* VM threads per pCPU, plan order */
+	uint32_t nvmq[HSD_MAX_PCPU];
+	uint32_t vmq_rr[HSD_MAX_PCPU];		/* early-end hand-off, round robin */
+	enum hsd_mode mode_applied;
+	uint64_t period;		/* periods run */
+
+	/* Measurements. */
+	uint64_t cpu_mark_us;		/* process CPU at the last period start */
+	uint64_t cpu_us_last;		/* daemon CPU in the last period */
+	uint64_t cpu_us_total;
+	uint64_t cpu_periods;
+	uint64_t gate_writes;		/* freezer writes, total */
+	uint64_t early_total;
+	char plan_text[16384];
+	char plan_json[32768];
+};
+
+/* Parses a CPU list "0-1,3" into cfg->pcpu/npcpu; 0 or -EINVAL. */
+int hsd_parse_cpus(const char *list, int *cpus, uint32_t max, uint32_t *n);
+
+/* Defaults: tick 10 ms, 50 ticks, sync mode, freezer gating, cpus 0. */
+void hsd_cfg_default(struct hsd_cfg *cfg);
+
+/* @enf may be NULL (nothing enforced).  0, -EINVAL, -ENOMEM. */
+int hsd_init(struct hsd *d, const struct hsd_cfg *cfg, struct hse *enf);
+/* Thaws and releases every thread, detaches regions, frees. */
+void hsd_fini(struct hsd *d);
+
+/*
+ * Validates and adds a thread; rebuilds the scheduler (admission runs
+ * again: a refused set changes nothing).  Caller holds d->lock.
+ * Returns 0 or -errno with @why: EINVAL (bad field, inconsistent with an
+ * earlier registration), EEXIST (tid registered), ESRCH (no such
+ * thread), ENOSPC (registry full), EBADMSG/ENOENT (region), ERANGE /
+ * E2BIG (admission refused), or the backend's error.
+ */
+int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len);
+
+/* Marks threads that no longer exist dead and rebuilds; returns how many. */
+int hsd_reap(struct hsd *d);
+
+/*
+ * Reads chain @c's counters into @st (delta since the last call).
+ * 0, or -EBADMSG if the snapshot was refused (then @st is zeroed).
+ */
+int hsd_read_counters(struct hsd *d, uint32_t c, struct hs_chain_stats *st);
+
+/*
+ * Starts a period: counters, plan, timeline, placement (caller holds the
+ * lock).  In cfs mode only counters and placement.  0 or -errno.
+ */
+int hsd_period_begin(struct hsd *d);
+/* Applies tick @k of the current period (gating, early ends). */
+void hsd_tick(struct hsd *d, uint32_t k);
+/* Closes the period in the chains' counters. */
+void hsd_period_end(struct hsd *d);
+
+/* Owner thread of @pcpu at tick @k, or -1. */
+int32_t hsd_owner(const struct hsd *d, uint32_t pcpu, uint32_t k);
+
+/* Renders the state for sched.show / the periodic print. */
+void hsd_render(struct hsd *d);
+
+const char *hsd_mode_name(enum hsd_mode m);
+int hsd_mode_parse(const char *s, enum hsd_mode *m);
+
+#endif

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/* tochain-sched: main only; see hs_daemon.h and the README. */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hs_daemon_ctl.h"
+
+static int stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tochain-sched [options]\n"
+		"  --socket PATH        control socket (" HSD_DEFAULT_SOCKET ")\n"
+		"  --mode sync|cfs      start mode (sync)\n"
+		"  --tick-ms X          tick length in ms (10)\n"
+		"  --period N           ticks per period (50)\n"
+		"  --sync-cpus LIST     synchronous partition, e.g. 0-1 (all online cpus)\n"
+		"  --service-cpus LIST  where the daemon itself runs (anywhere)\n"
+		"  --backend auto|v1|v2|dryrun|libvirt   enforcement (auto)\n"
+		"  --gating freezer|quota   time slots by freezing, or CFS quotas (freezer)\n"
+		"  --cgroup NAME        parent group of the thread groups (tochain-sched)\n"
+		"  --weight W           cpu weight of every thread group, 1..10000 (1000)\n"
+		"  --duration S         stop after S seconds (run until SIGTERM)\n"
+		"  --print-every N      print state and plan every N periods (1)\n"
+		"  --no-rt              do not ask for SCHED_FIFO for the scheduler loop\n"
+		"  --cleanup            remove what a killed daemon left in --cgroup, exit\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "tick-ms", required_argument, NULL, 't' },
+		{ "period", required_argument, NULL, 'p' },
+		{ "sync-cpus", required_argument, NULL, 'c' },
+		{ "service-cpus", required_argument, NULL, 'S' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "gating", required_argument, NULL, 'G' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "print-every", required_argument, NULL, 'P' },
+		{ "no-rt", no_argument, NULL, 'R' },
+		{ "cleanup", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = HSD_DEFAULT_SOCKET, *cgname = "tochain-sched";
+	struct hsd_cfg cfg;
+	enum hse_kind kind = HSE_AUTO;
+	unsigned long weight = 1000, print_every = 1;
+	double duration = 0, tick_ms = 10;
+	bool rt = true, cleanup = false;
+	static struct hse enf;
+	struct hsd *d;
+	struct hsd_ctl ctl;
+	char cpus[32];
+	int o, err;
+
+	hsd_cfg_default(&cfg);
+	snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	snprintf(cfg.sync_cpus, sizeof(cfg.sync_cpus), "%s", cpus);
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (o) {
+		case 's': sock = optarg; break;
+		case 'm':
+			if (hsd_mode_parse(optarg, &cfg.mode))
+				goto bad;
+			break;
+		case 't': tick_ms = strtod(optarg, &end); if (*end || tick_ms < 1 || tick_ms > 1000) goto bad; break;
+		case 'p': cfg.g = (uint32_t)strtoul(optarg, &end, 10); if (*end) goto bad; break;
+		case 'c': snprintf(cfg.sync_cpus, sizeof(cfg.sync_cpus), "%s", optarg); break;
+		case 'S': snprintf(cfg.service_cpus, sizeof(cfg.service_cpus), "%s", optarg); break;
+		case 'b': if (hse_kind_parse(optarg, &kind)) goto bad; break;
+		case 'G':
+			if (!strcmp(optarg, "freezer"))
+				cfg.gating = HSD_GATE_FREEZER;
+			else if (!strcmp(optarg, "quota"))
+				cfg.gating = HSD_GATE_QUOTA;
+			else
+				goto bad;
+			break;
+		case 'g': cgname = optarg; break;
+		case 'w': weight = strtoul(optarg, &end, 10); if (*end) goto bad; break;
+		case 'd': duration = strtod(optarg, &end); if (*end || duration < 0) goto bad; break;
+		case 'P': print_every = strtoul(optarg, &end, 10); if (*end) goto bad; break;
+		case 'R': rt = false; break;
+		case 'C': cleanup = true; break;
+		case 'h': usage(stdout); return 0;
+		default: goto bad;
+		}
+	}
+	if (optind != argc)
+		goto bad;
+	cfg.tick_us = (uint32_t)(tick_ms * 1000);
+	if (hsd_parse_cpus(cfg.sync_cpus, cfg.pcpu, HSD_MAX_PCPU, &cfg.npcpu)) {
+		fprintf(stderr, "tochain-sched: bad --sync-cpus '%s'\n", cfg.sync_cpus);
+		return 2;
+	}
+	if (cfg.service_cpus[0]) {
+		int sc[HSD_MAX_PCPU];
+		uint32_t n;
+		cpu_set_t set;
+
+		if (hsd_parse_cpus(cfg.service_cpus, sc, HSD_MAX_PCPU, &n)) {
+			fprintf(stderr, "tochain-sched: bad --service-cpus '%s'\n", cfg.service_cpus);
+			return 2;
+		}
+		CPU_ZERO(&set);
+		for (uint32_t i = 0; i < n; i++)
+			CPU_SET(sc[i], &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			fprintf(stderr, "tochain-sched: cannot run on %s: %s\n",
+				cfg.service_cpus, strerror(errno));
+	}
+
+	err = hse_open(&enf, kind, cgname, NULL, NULL, 0, (unsigned int)weight);
+	if (kind == HSE_DRYRUN) {
+		static char log[1 << 20];
+
+		err = hse_open(&enf, kind, cgname, NULL, log, sizeof(log), (unsigned int)weight);
+	}
+	if (err) {
+		fprintf(stderr, "tochain-sched: backend %s: %s\n", hse_kind_name(kind), strerror(-err));
+		return 1;
+	}
+	if (hse_purge(&enf))
+		fprintf(stderr, "tochain-sched: removed groups a previous run left in %s\n", cgname);
+	if (cleanup) {
+		hse_close(&enf);
+		return 0;
+	}
+	if (cfg.gating == HSD_GATE_FREEZER && !hse_can_freeze(&enf)) {
+		fprintf(stderr, "tochain-sched: backend %s cannot freeze threads; use --gating quota\n",
+			hse_kind_name(enf.kind));
+		hse_close(&enf);
+		return 1;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d || (err = hsd_init(d, &cfg, &enf))) {
+		fprintf(stderr, "tochain-sched: bad configuration (tick, period, cpus)\n");
+		hse_close(&enf);
+		free(d);
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	err = hsd_ctl_start(&ctl, d, sock, &stop_flag);
+	if (err) {
+		fprintf(stderr, "tochain-sched: socket %s: %s\n", sock, strerror(-err));
+		hsd_fini(d);
+		hse_close(&enf);
+		free(d);
+		return 1;
+	}
+	if (rt) {
+		/* Ticks on time: the loop sleeps nearly always, so a real-time
+		 * priority costs the rest of the host nothing. */
+		struct sched_param sp = { .sched_priority = 10 };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			fprintf(stderr, "tochain-sched: no SCHED_FIFO (%s), ticks may be late\n",
+				strerror(errno));
+	}
+	printf("tochain-sched: socket %s, backend %s, gating %s, mode %s, sync cpus %s, tick %u us x %u\n",
+	       sock, hse_kind_name(enf.kind), cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
+	       hsd_mode_name(cfg.mode), cfg.sync_cpus, cfg.tick_us, cfg.g);
+	fflush(stdout);
+	hsd_run(d, &stop_flag, duration, (uint32_t)print_every, stdout);
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
+	hsd_ctl_stop(&ctl);
+	pthread_mutex_lock(&d->lock);
+	hsd_render(d);
+	fputs(d->plan_text, stdout);
+	pthread_mutex_unlock(&d->lock);
+	hsd_fini(d);
+	hse_purge(&enf);
+	hse_close(&enf);
+	free(d);
+	return 0;
+bad:
+	usage(stderr);
+	return 2;
+}
