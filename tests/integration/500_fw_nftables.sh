@@ -165,7 +165,7 @@ EOF2
 printf 'policy in accept\naccept in tcp dport 8080\ndrop in tcp dport 99999\n' >"$tmp/broken.rules"
 
 before=$(caller_state)
-"$fw" --netns "$srv" apply "$tmp/a.rules"
+"$fw" --netns "$srv" apply "$tmp/a.rules" || fail "applying A"
 current=$tmp/a.rules
 expect 8080 open "ruleset A"
 expect 8081 timeout "ruleset A"
@@ -177,7 +177,7 @@ echo "ok: caller's namespace untouched"
 "$fw" --netns "$cli" list >/dev/null 2>&1 && fail "the other namespace got a table"
 
 # Replace, by path this time.
-"$fw" --netns "/run/netns/$srv" apply "$tmp/b.rules"
+"$fw" --netns "/run/netns/$srv" apply "$tmp/b.rules" || fail "applying B by path"
 current=$tmp/b.rules
 expect 8080 timeout "ruleset B"
 expect 8081 open "ruleset B"
@@ -228,7 +228,7 @@ accept in tcp dport 8088,8090 to 10.250.0.1 ct !invalid
 reject in ip6 tcp
 reject in tcp ct new dport 8089
 EOF2
-"$fw" --netns "$srv" apply "$tmp/c.rules"
+"$fw" --netns "$srv" apply "$tmp/c.rules" || fail "applying C"
 current=$tmp/c.rules
 seen=
 for port in $(seq 8080 8090) 9001; do
@@ -245,8 +245,8 @@ want_c+="8087:open 8088:open 8089:refused 8090:open 9001:refused "
 "$fw" --netns "$srv" list | grep -q 'tcp dport { 8080, 8085-8087 }' || fail "C not listed"
 
 # Remove: everything open again; removing twice is fine.
-"$fw" --netns "$srv" remove
-"$fw" --netns "$srv" remove
+"$fw" --netns "$srv" remove || fail "remove"
+"$fw" --netns "$srv" remove || fail "second remove"
 current=
 "$fw" --netns "$srv" list >/dev/null 2>&1 && fail "table still there after remove"
 expect 8080 open "removed"
