@@ -144,7 +144,7 @@ json_t *ctl_call(const char *path, const char *cmd, json_t *args, const char **e
 		if (fd >= 0)
 			close(fd);
 		json_decref(args);
-		*err = "cannot connect to tochaind";
+		*err = "cannot connect";
 		errno = e;
 		return NULL;
 	}

@@ -19,6 +19,7 @@ static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
 	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
+	"  sched show | sched mode sync|cfs\n"
 	"  version\n";
 
 static int usage(const char *why)
@@ -90,7 +91,7 @@ static int call(const struct cli *c, const char *cmd, json_t *args, void (*print
 	int rc;
 
 	if (!reply) {
-		fprintf(stderr, "sfc-ctl: %s at %s: %s\n", why, c->socket, strerror(errno));
+		fprintf(stderr, "sfc-ctl: tochaind at %s: %s: %s\n", c->socket, why, strerror(errno));
 		return 1;
 	}
 	if (!json_is_true(json_object_get(reply, "ok"))) {
@@ -160,6 +161,34 @@ static int cmd_vm(struct cli *c)
 	return usage("vm: expected add, ls, show or del");
 }
 
+/* The scheduler's own text rendering when it gives one, else its JSON. */
+static void print_sched(json_t *res)
+{
+	json_t *text = json_object_get(res, "text");
+	char *s;
+
+	if (json_is_string(text)) {
+		fputs(json_string_value(text), stdout);
+		return;
+	}
+	s = json_dumps(res, JSON_INDENT(2));
+	if (s)
+		puts(s);
+	free(s);
+}
+
+static int cmd_sched(struct cli *c)
+{
+	if (c->argc == 2 && !strcmp(c->argv[1], "show"))
+		return call(c, "sched.show", NULL, print_sched);
+	if (c->argc == 3 && !strcmp(c->argv[1], "mode")) {
+		if (strcmp(c->argv[2], "sync") && strcmp(c->argv[2], "cfs"))
+			return usage("sched mode: expected sync or cfs");
+		return call(c, "sched.mode", json_pack("{s:s}", "mode", c->argv[2]), print_sched);
+	}
+	return usage("sched: expected show, or mode sync|cfs");
+}
+
 static void print_version(json_t *res)
 {
 	printf("tochaind protocol %lld\n", (long long)json_integer_value(json_object_get(res, "protocol")));
@@ -201,8 +230,10 @@ int sc_cli_main(int argc, char **argv)
 			return usage("version takes no arguments");
 		return call(&c, "version", NULL, print_version);
 	}
+	if (!strcmp(c.argv[0], "sched"))
+		return cmd_sched(&c);
 	if (!strcmp(c.argv[0], "vnf") || !strcmp(c.argv[0], "chain") ||
-	    !strcmp(c.argv[0], "stats") || !strcmp(c.argv[0], "sched") ||
+	    !strcmp(c.argv[0], "stats") ||
 	    !strcmp(c.argv[0], "apply")) {
 		fprintf(stderr, "sfc-ctl: '%s' is not available in this version yet\n", c.argv[0]);
 		return 1;

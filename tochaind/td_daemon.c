@@ -50,7 +50,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: tochaind [--foreground] [--state-dir DIR] [--socket PATH] "
-		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n");
+		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n"
+		"                [--sched-socket PATH]\n");
 }
 
 int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foreground)
@@ -63,6 +64,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		{ "bridge", required_argument, NULL, 'b' },
 		{ "region-dir", required_argument, NULL, 'r' },
 		{ "toe", required_argument, NULL, 't' },
+		{ "sched-socket", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -77,6 +79,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 	strcpy(cfg->fabric_ns, "tochain-fabric");
 	strcpy(cfg->bridge, "tcbr0");
 	strcpy(cfg->region_dir, "/dev/shm/tochain");
+	strcpy(cfg->sched_socket, "/run/tochain/sched.sock");
 	/* The TOE installed next to this program. */
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
@@ -124,6 +127,12 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 				why = "--toe: path empty or too long";
 			else
 				strcpy(cfg->toe_path, optarg);
+			break;
+		case 'c':
+			if (len == 0 || len >= sizeof(cfg->sched_socket))
+				why = "--sched-socket: path empty or too long";
+			else
+				strcpy(cfg->sched_socket, optarg);
 			break;
 		case 'h': usage(); exit(0);
 		default: usage(); return 2;
@@ -280,6 +289,21 @@ static json_t *cmd_vm_ls(struct daemon *d)
 	return ok(json_pack("{s:o}", "vms", a));
 }
 
+/*
+ * The CPU scheduler is its own daemon (host-sched/, tochain-sched); its
+ * commands are passed to it as they are and its reply comes back as ours.
+ */
+static json_t *forward_sched(struct daemon *d, const char *cmd, json_t *args)
+{
+	const char *why = NULL;
+	json_t *reply = ctl_call(d->cfg->sched_socket, cmd, json_deep_copy(args), &why);
+
+	if (!reply)
+		return fail("the CPU scheduler (tochain-sched at %s) is not reachable: %s",
+			    d->cfg->sched_socket, why);
+	return reply;
+}
+
 static json_t *dispatch(struct daemon *d, json_t *req)
 {
 	json_t *v = json_object_get(req, "v"), *args = json_object_get(req, "args");
@@ -304,6 +328,8 @@ static json_t *dispatch(struct daemon *d, json_t *req)
 		return cmd_vm_show(d, args);
 	if (!strcmp(cmd, "vm.ls"))
 		return cmd_vm_ls(d);
+	if (!strncmp(cmd, "sched.", 6) && strcmp(cmd, "sched.register"))
+		return forward_sched(d, cmd, args);
 	return fail("unknown command '%.64s'", cmd);
 }
 
@@ -379,6 +405,25 @@ static int listen_on(const char *path)
 	return fd;
 }
 
+/* mkdir -p with @mode for the last component. */
+static int mkdirs(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 int td_daemon_run(struct td_config *cfg, int foreground)
 {
 	struct daemon d = { .cfg = cfg };
@@ -387,8 +432,9 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 	int lfd, sfd, rc;
 	int ready[2] = { -1, -1 };
 
-	if (mkdir(cfg->state_dir, 0700) && errno != EEXIST) {
-		fprintf(stderr, "tochaind: state dir %s: %s\n", cfg->state_dir, strerror(errno));
+	if ((rc = mkdirs(cfg->state_dir, 0700)) || (rc = mkdirs(cfg->region_dir, 0700))) {
+		fprintf(stderr, "tochaind: cannot create %s or %s: %s\n", cfg->state_dir,
+			cfg->region_dir, strerror(-rc));
 		return 1;
 	}
 	if (!foreground) {
