@@ -7,3 +7,9 @@ $(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ictl -Icgroup
 $(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),-ljansson))
 $(BUILD)/obj/tests/unit/test_td_state.o: CPPFLAGS += -Itochaind -Icgroup
 $(eval $(call unit_test,test_td_state,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),-ljansson))
+
+# libFuzzer target: the state parser on arbitrary text.
+FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_td_state
+$(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c tochaind/td_state.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c -ljansson

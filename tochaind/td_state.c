@@ -183,12 +183,60 @@ static int vm_from_json(json_t *o, struct td_vm *vm, const char **why)
 	return 0;
 }
 
+static int from_json(json_t *root, const char *name, struct td_state *st, char *err,
+		     size_t errlen)
+{
+	const char *why = NULL;
+	json_t *vms, *v;
+	size_t i;
+
+	v = json_object_get(root, "version");
+	if (!json_is_object(root) || !json_is_integer(v) || json_integer_value(v) != STATE_VERSION) {
+		snprintf(err, errlen, "%s: unknown state version", name);
+		return -EBADMSG;
+	}
+	vms = json_object_get(root, "vms");
+	if (!json_is_array(vms) || json_array_size(vms) > TD_MAX_VMS) {
+		snprintf(err, errlen, "%s: \"vms\" is not a list of at most %d", name, TD_MAX_VMS);
+		return -EBADMSG;
+	}
+	json_array_foreach(vms, i, v) {
+		struct td_vm *vm = &st->vms[st->nvms];
+
+		why = NULL;
+		if (vm_from_json(v, vm, &why) || td_state_find_vm(st, vm->name)) {
+			snprintf(err, errlen, "%s: VM %zu: %s", name, i, why ? why : "duplicate name");
+			memset(st, 0, sizeof(*st));
+			return -EBADMSG;
+		}
+		st->nvms++;
+	}
+	return 0;
+}
+
+int td_state_parse(const char *text, size_t len, const char *name, struct td_state *st,
+		   char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(err, errlen, "%s:%d: %s", name, jerr.line, jerr.text);
+		return -EBADMSG;
+	}
+	rc = from_json(root, name, st, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
 int td_state_load(const char *path, struct td_state *st, char *err, size_t errlen)
 {
 	json_error_t jerr;
-	json_t *root, *vms, *v;
-	const char *why = NULL;
-	size_t i;
+	json_t *root;
+	int rc;
 
 	memset(st, 0, sizeof(*st));
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -198,32 +246,9 @@ int td_state_load(const char *path, struct td_state *st, char *err, size_t errle
 		snprintf(err, errlen, "%s:%d: %s", path, jerr.line, jerr.text);
 		return -EBADMSG;
 	}
-	v = json_object_get(root, "version");
-	if (!json_is_integer(v) || json_integer_value(v) != STATE_VERSION) {
-		snprintf(err, errlen, "%s: unknown state version", path);
-		json_decref(root);
-		return -EBADMSG;
-	}
-	vms = json_object_get(root, "vms");
-	if (!json_is_array(vms) || json_array_size(vms) > TD_MAX_VMS) {
-		snprintf(err, errlen, "%s: \"vms\" is not a list of at most %d", path, TD_MAX_VMS);
-		json_decref(root);
-		return -EBADMSG;
-	}
-	json_array_foreach(vms, i, v) {
-		struct td_vm *vm = &st->vms[st->nvms];
-
-		if (vm_from_json(v, vm, &why) || td_state_find_vm(st, vm->name)) {
-			snprintf(err, errlen, "%s: VM %zu: %s", path, i,
-				 why ? why : "duplicate name");
-			json_decref(root);
-			memset(st, 0, sizeof(*st));
-			return -EBADMSG;
-		}
-		st->nvms++;
-	}
+	rc = from_json(root, path, st, err, errlen);
 	json_decref(root);
-	return 0;
+	return rc;
 }
 
 int td_state_save(const char *path, const struct td_state *st)

@@ -57,6 +57,10 @@ json_t *td_vm_json(const struct td_vm *vm);
 /* Load @path into @st; a missing file is an empty state.  0 or -errno with @err. */
 int td_state_load(const char *path, struct td_state *st, char *err, size_t errlen);
 
+/* The same from @len bytes of text; @name is used in messages. */
+int td_state_parse(const char *text, size_t len, const char *name, struct td_state *st,
+		   char *err, size_t errlen);
+
 /* Save atomically.  0 or -errno. */
 int td_state_save(const char *path, const struct td_state *st);
 
