@@ -305,6 +305,8 @@ static int fill_raw(struct ids_match_ctx *m)
 
 		if (!nl)
 			return -ENOMEM;
+		/* PCRE2's JIT may read ahead past the subject: keep it defined */
+		memset(nl + w->lincap, 0, ncap - w->lincap);
 		w->lin = nl;
 		w->lincap = ncap;
 	}
