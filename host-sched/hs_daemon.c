@@ -203,10 +203,13 @@ static void build_cfgset(const struct hsd *d, struct hsd_cfgset *cs)
 				    th->vnf == k && vf->max_threads < HS_MAX_THREADS)
 					vf->vcpu[vf->max_threads++] = t;
 			}
-			if (vf->max_threads)
+			/* A VNF waits for all its declared threads. */
+			if (vf->max_threads && ch->vnf[k].registered >= ch->vnf[k].threads)
 				cc->nvnf++;
+			else if (ch->vnf[k].registered < ch->vnf[k].threads)
+				break;
 		}
-		if (cc->nvnf)
+		if (cc->nvnf && cc->nvnf == ch->nvnf)
 			cs->chain_of[cs->nchain++] = c;
 	}
 }
@@ -336,6 +339,10 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			snprintf(why, len, "sla and f must be 1..%u packets/s", UINT32_MAX);
 			return -EINVAL;
 		}
+		if (r->threads > HS_MAX_THREADS) {
+			snprintf(why, len, "threads must be 1..%d", HS_MAX_THREADS);
+			return -EINVAL;
+		}
 		if (!r->region || !r->region[0]) {
 			snprintf(why, len, "a vnf needs the region holding its chain's counters");
 			return -EINVAL;
@@ -355,9 +362,16 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			for (vnf = 0; vnf < ch->nvnf; vnf++)
 				if (!strcmp(ch->vnf[vnf].name, vnfname))
 					break;
-			if (vnf < ch->nvnf && ch->vnf[vnf].f_pps != r->f_pps) {
-				snprintf(why, len, "chain %s vnf %s was registered with f=%" PRIu64,
-					 r->chain, vnfname, ch->vnf[vnf].f_pps);
+			if (vnf < ch->nvnf && (ch->vnf[vnf].f_pps != r->f_pps ||
+					       ch->vnf[vnf].threads != (r->threads ? r->threads : 1))) {
+				snprintf(why, len, "chain %s vnf %s was registered with f=%" PRIu64
+					 " threads=%u", r->chain, vnfname, ch->vnf[vnf].f_pps,
+					 ch->vnf[vnf].threads);
+				return -EINVAL;
+			}
+			if (vnf < ch->nvnf && ch->vnf[vnf].registered >= ch->vnf[vnf].threads) {
+				snprintf(why, len, "chain %s vnf %s has its %u threads already",
+					 r->chain, vnfname, ch->vnf[vnf].threads);
 				return -EINVAL;
 			}
 			if (vnf == ch->nvnf && vnf == HS_MAX_VNFS) {
@@ -411,8 +425,11 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 		if (vnf == ch->nvnf) {
 			snprintf(ch->vnf[vnf].name, HSD_NAME_MAX, "%s", r->vnf ? r->vnf : "vnf");
 			ch->vnf[vnf].f_pps = r->f_pps;
+			ch->vnf[vnf].threads = r->threads ? r->threads : 1;
+			ch->vnf[vnf].registered = 0;
 			ch->nvnf++;
 		}
+		ch->vnf[vnf].registered++;
 	}
 	th = &d->thread[d->nthread++];
 	memset(th, 0, sizeof(*th));
@@ -444,8 +461,11 @@ out_rebuild:
 	rebuild(d, why + strlen(why), len - strlen(why));
 out_rollback:
 	d->nthread = nthread0;
-	if (chain != NONE && chain < nchain0 && chain_nvnf0)
+	if (chain != NONE && chain < nchain0 && chain_nvnf0) {
+		if (vnf < chain_nvnf0 && d->chain[chain].vnf[vnf].registered)
+			d->chain[chain].vnf[vnf].registered--;
 		d->chain[chain].nvnf = chain_nvnf0;	/* drop a VNF this call added */
+	}
 	d->nchain = nchain0;
 	d->nvm = nvm0;
 	for (uint32_t i = nregion0; i < d->nregion; i++)

@@ -86,6 +86,9 @@ struct hsd_reg {
 	uint64_t f_pps;			/* vnf */
 	const char *region;		/* vnf: region file holding the chain's counters */
 	uint32_t index;			/* vnf: chain index in that region */
+	uint32_t threads;		/* vnf: service threads the VNF will
+					 * register (0: 1); it is planned once
+					 * all of them did */
 };
 
 struct hsd_thread {
@@ -100,6 +103,8 @@ struct hsd_thread {
 struct hsd_vnf {
 	char name[HSD_NAME_MAX];
 	uint64_t f_pps;
+	uint32_t threads;		/* declared service threads */
+	uint32_t registered;		/* of which registered so far */
 };
 
 struct hsd_chain {

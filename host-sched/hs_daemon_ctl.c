@@ -90,8 +90,9 @@ static json_t *cmd_register(struct hsd *d, json_t *args)
 	r.sla_pps = opt_uint(args, "sla", &bad);
 	r.f_pps = opt_uint(args, "f", &bad);
 	index = opt_uint(args, "index", &bad);
+	r.threads = (uint32_t)opt_uint(args, "threads", &bad);
 	if (bad || index > UINT32_MAX)
-		return fail("\"sla\", \"f\" and \"index\" must be non-negative integers");
+		return fail("\"sla\", \"f\", \"threads\" and \"index\" must be non-negative integers");
 	r.index = (uint32_t)index;
 	pthread_mutex_lock(&d->lock);
 	err = hsd_register(d, &r, why, sizeof(why));

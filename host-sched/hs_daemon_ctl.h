@@ -8,7 +8,7 @@
  *   sched.mode     {"mode": "sync"|"cfs"}   applied at the next period
  *   sched.register {"role": "vnf"|"vm", "tid": N, "vm": NAME,
  *                   "chain": NAME, "vnf": NAME, "sla": PPS, "f": PPS,
- *                   "region": PATH, "index": I}
+ *                   "region": PATH, "index": I, "threads": N}
  *   version
  * It is served by its own thread; each request runs under hsd.lock.
  *

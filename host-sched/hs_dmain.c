@@ -32,7 +32,7 @@ static void usage(FILE *f)
 		"  --backend auto|v1|v2|dryrun|libvirt   enforcement (auto)\n"
 		"  --gating freezer|quota   time slots by freezing, or CFS quotas (freezer)\n"
 		"  --cgroup NAME        parent group of the thread groups (tochain-sched)\n"
-		"  --weight W           cpu weight of every thread group, 1..10000 (1000)\n"
+		"  --weight W           cpu weight of every thread group, 1..10000 (10000)\n"
 		"  --duration S         stop after S seconds (run until SIGTERM)\n"
 		"  --print-every N      print state and plan every N periods (1)\n"
 		"  --no-rt              do not ask for SCHED_FIFO for the scheduler loop\n"
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	const char *sock = HSD_DEFAULT_SOCKET, *cgname = "tochain-sched";
 	struct hsd_cfg cfg;
 	enum hse_kind kind = HSE_AUTO;
-	unsigned long weight = 1000, print_every = 1;
+	unsigned long weight = 10000, print_every = 1;
 	double duration = 0, tick_ms = 10;
 	bool rt = true, cleanup = false;
 	static struct hse enf;

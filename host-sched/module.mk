@@ -31,3 +31,6 @@ HSD_SRCS := $(addprefix host-sched/,hs_daemon.c hs_daemon_ctl.c hs_enforce.c)
 HSD_OBJS := $(call objs,$(HSD_SRCS))
 $(HSD_OBJS) $(call objs,host-sched/hs_dmain.c): CPPFLAGS += -Icgroup -Ictl
 $(eval $(call program,tochain-sched,$(call objs,host-sched/hs_dmain.c) $(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson))
+HSW_OBJS := $(call objs,host-sched/hs_worker.c)
+$(HSW_OBJS) $(call objs,host-sched/hs_worker_main.c): CPPFLAGS += -Ictl
+$(eval $(call test_prog,hsd-worker,$(call objs,host-sched/hs_worker_main.c) $(HSW_OBJS) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson -lm))
