@@ -18,6 +18,7 @@ work=$(mktemp -d /tmp/tochain-700.XXXXXX)
 shm=/dev/shm/tochain-700.$$
 qpid=
 cleanup() {
+	set +e	# a killed process's status must not stop the cleanup
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
 	rm -rf "$work" "$shm"
 }

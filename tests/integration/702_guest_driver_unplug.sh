@@ -21,6 +21,7 @@ work=$(mktemp -d /tmp/tochain-702.XXXXXX)
 shm=/dev/shm/tochain-702.$$
 qpid= spid=
 cleanup() {
+	set +e	# a killed process's status must not stop the cleanup
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
 	rm -rf "$work" "$shm"

@@ -16,6 +16,7 @@ work=$(mktemp -d /tmp/tochain-703.XXXXXX)
 shm=/dev/shm/tochain-703.$$
 spid= apid= bpid=
 cleanup() {
+	set +e	# a killed process's status must not stop the cleanup
 	local p
 	for p in $apid $bpid $spid; do
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
