@@ -183,7 +183,15 @@ static void check_fallback_then_rename(const char *name)
 	check(ioctl(fd, TOCHAIN_IVSHMEM_IOC_RESCAN) < 0 && errno == EAGAIN,
 	      "rescan EAGAIN while formatting", "errno %d", errno);
 	say("GUEST-WAIT-HEADER");
-	end = now() + 60;
+	/* the driver re-reads the header once a second by itself */
+	{
+		char named[300];
+
+		snprintf(named, sizeof(named), "%s/%s", TOCHAIN_IVSHMEM_DIR, name);
+		check(wait_path(named, 60), "renamed by itself once READY",
+		      "no %s in 60 s", named);
+	}
+	end = now() + 5;
 	while ((ret = ioctl(fd, TOCHAIN_IVSHMEM_IOC_RESCAN)) < 0 &&
 	       errno == EAGAIN && now() < end)
 		nap_ms(200);
