@@ -34,3 +34,5 @@ $(eval $(call program,tochain-sched,$(call objs,host-sched/hs_dmain.c) $(HSD_OBJ
 HSW_OBJS := $(call objs,host-sched/hs_worker.c)
 $(HSW_OBJS) $(call objs,host-sched/hs_worker_main.c): CPPFLAGS += -Ictl
 $(eval $(call test_prog,hsd-worker,$(call objs,host-sched/hs_worker_main.c) $(HSW_OBJS) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson -lm))
+$(eval $(call unit_test,test_hsd_daemon,$(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson))
+$(BUILD)/obj/tests/unit/test_hsd_daemon.o: CPPFLAGS += -Ihost-sched -Icgroup -Ictl
