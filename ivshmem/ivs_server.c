@@ -285,21 +285,27 @@ static void accept_one(struct ivs_server *s, int sock)
 	peer_queue(p, IVS_PROTO_VERSION, -1);
 	peer_queue(p, p->id, -1);
 	peer_queue(p, IVS_PROTO_SHM, s->shm_fd);
-	/* the newcomer to the others, then the others (host first) to it */
-	for (i = 0; i < s->npeers; i++) {
-		queue_vectors(s, s->peers[i], p);
-		peer_flush(s, s->peers[i]);
-	}
+	/* 4: the others (host first), 5: its own vectors, for receiving */
 	if (s->host)
 		queue_vectors(s, p, s->host);
 	for (i = 0; i < s->npeers; i++)
 		queue_vectors(s, p, s->peers[i]);
-	/* 5: its own vectors, for receiving */
 	queue_vectors(s, p, p);
-
-	s->peers[s->npeers++] = p;
 	peer_flush(s, p);
-	if (!p->dead && s->cb) {
+	if (p->dead) {
+		/* gone before it was announced: nobody needs to hear of it */
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, sock, NULL);
+		peer_free(p, s->nvectors);
+		return;
+	}
+
+	/* the newcomer to the others */
+	for (i = 0; i < s->npeers; i++) {
+		queue_vectors(s, s->peers[i], p);
+		peer_flush(s, s->peers[i]);
+	}
+	s->peers[s->npeers++] = p;
+	if (s->cb) {
 		p->joined = true;
 		s->cb(s->cb_arg, p->id, true);
 	}

@@ -343,6 +343,9 @@ START_TEST(test_disconnect_mid_handshake)
 	}
 	close(fd);
 	pump();
+	/* its handshake failed before it was announced: a hears nothing */
+	ck_assert(nothing_pending(a.sock));
+	ck_assert_int_eq(log.joins - log.leaves, 1);
 
 	/* the server still works for the next one */
 	client_handshake_head(&c);
