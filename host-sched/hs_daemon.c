@@ -110,7 +110,8 @@ void hsd_fini(struct hsd *d)
 			d->thread[i].enforced = false;
 		}
 	for (uint32_t i = 0; i < d->nregion; i++)
-		tcr_region_destroy(d->region[i].r);
+		if (d->region[i].r)
+			tcr_region_destroy(d->region[i].r);
 	d->nregion = 0;
 	hs_sched_destroy(d->sched);
 	d->sched = NULL;
@@ -156,7 +157,7 @@ static uint32_t find_vm(const struct hsd *d, const char *name)
 static uint32_t find_chain(const struct hsd *d, const char *name)
 {
 	for (uint32_t i = 0; i < d->nchain; i++)
-		if (!strcmp(d->chain[i].name, name))
+		if (!d->chain[i].dead && !strcmp(d->chain[i].name, name))
 			return i;
 	return NONE;
 }
@@ -185,6 +186,8 @@ static void build_cfgset(const struct hsd *d, struct hsd_cfgset *cs)
 		const struct hsd_chain *ch = &d->chain[c];
 		struct hs_chain_cfg *cc = &cs->chain[cs->nchain];
 
+		if (ch->dead)
+			continue;
 		memset(cc, 0, sizeof(*cc));
 		cc->name = ch->name;
 		cc->sla_pps = ch->sla_pps;
@@ -256,7 +259,14 @@ static int attach_region(struct hsd *d, const char *path, uint32_t index,
 {
 	struct tcr_region *r;
 
-	for (uint32_t i = 0; i < d->nregion; i++)
+	uint32_t slot = d->nregion;
+
+	for (uint32_t i = 0; i < d->nregion; i++) {
+		if (!d->region[i].r) {
+			if (slot == d->nregion)
+				slot = i;
+			continue;
+		}
 		if (!strcmp(d->region[i].path, path)) {
 			if (index >= d->region[i].r->geo.nchains) {
 				snprintf(why, len, "region %s has %u chain blocks, not %u",
@@ -266,7 +276,9 @@ static int attach_region(struct hsd *d, const char *path, uint32_t index,
 			*out = i;
 			return 0;
 		}
-	if (d->nregion == HSD_MAX_REGIONS || strlen(path) >= sizeof(d->region[0].path)) {
+	}
+	if ((slot == d->nregion && d->nregion == HSD_MAX_REGIONS) ||
+	    strlen(path) >= sizeof(d->region[0].path)) {
 		snprintf(why, len, "too many regions or path too long");
 		return -ENOSPC;
 	}
@@ -284,9 +296,11 @@ static int attach_region(struct hsd *d, const char *path, uint32_t index,
 		tcr_region_destroy(r);
 		return -EINVAL;
 	}
-	snprintf(d->region[d->nregion].path, sizeof(d->region[0].path), "%s", path);
-	d->region[d->nregion].r = r;
-	*out = d->nregion++;
+	snprintf(d->region[slot].path, sizeof(d->region[0].path), "%s", path);
+	d->region[slot].r = r;
+	*out = slot;
+	if (slot == d->nregion)
+		d->nregion++;
 	return 0;
 }
 
@@ -295,6 +309,7 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 	uint32_t nthread0 = d->nthread, nchain0 = d->nchain, nvm0 = d->nvm;
 	uint32_t nregion0 = d->nregion, chain_nvnf0 = 0;
 	uint32_t vm = NONE, chain = NONE, vnf = 0, reg = 0;
+	bool reg_new = false;
 	struct hsd_thread *th;
 	const char *vnfname;
 	int err;
@@ -382,12 +397,17 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			snprintf(why, len, "too many chains");
 			return -ENOSPC;
 		}
+		for (reg = 0; reg < d->nregion; reg++)
+			if (d->region[reg].r && !strcmp(d->region[reg].path, r->region))
+				break;
+		reg_new = reg == d->nregion || !d->region[reg].r;
 		err = attach_region(d, r->region, r->index, &reg, why, len);
 		if (err)
 			return err;
 		/* Two chains must not share one counter block. */
 		for (uint32_t c = 0; c < d->nchain; c++)
-			if (c != chain && d->chain[c].region == reg && d->chain[c].index == r->index) {
+			if (c != chain && !d->chain[c].dead && d->chain[c].region == reg &&
+			    d->chain[c].index == r->index) {
 				snprintf(why, len, "chain %s already uses block %u of %s",
 					 d->chain[c].name, r->index, r->region);
 				err = -EINVAL;
@@ -468,9 +488,13 @@ out_rollback:
 	}
 	d->nchain = nchain0;
 	d->nvm = nvm0;
-	for (uint32_t i = nregion0; i < d->nregion; i++)
-		tcr_region_destroy(d->region[i].r);
-	d->nregion = nregion0;
+	if (reg_new) {
+		tcr_region_destroy(d->region[reg].r);
+		d->region[reg].r = NULL;
+		d->region[reg].path[0] = '\0';
+		if (reg >= nregion0)
+			d->nregion = nregion0;
+	}
 	/* The registry is back as it was; so is the scheduler (rebuild swaps
 	 * only on success). */
 	return err;
@@ -491,7 +515,32 @@ int hsd_reap(struct hsd *d)
 			hse_thread_del(d->enf, &th->enf);
 			th->enforced = false;
 		}
+		if (th->role == HSD_ROLE_VNF && d->chain[th->chain].vnf[th->vnf].registered)
+			d->chain[th->chain].vnf[th->vnf].registered--;
 		n++;
+	}
+	if (!n)
+		return 0;
+	for (uint32_t c = 0; c < d->nchain; c++) {
+		struct hsd_chain *ch = &d->chain[c];
+		uint32_t live = 0;
+
+		for (uint32_t k = 0; k < ch->nvnf; k++)
+			live += ch->vnf[k].registered;
+		if (!ch->dead && !live)
+			ch->dead = true;
+	}
+	for (uint32_t i = 0; i < d->nregion; i++) {
+		bool used = false;
+
+		for (uint32_t c = 0; c < d->nchain; c++)
+			if (!d->chain[c].dead && d->chain[c].region == i)
+				used = true;
+		if (d->region[i].r && !used) {
+			tcr_region_destroy(d->region[i].r);
+			d->region[i].r = NULL;
+			d->region[i].path[0] = '\0';
+		}
 	}
 	/* Fewer threads never make admission fail, except a VNF left with
 	 * too few threads for its SLA: then the old plan stays in force
@@ -705,9 +754,12 @@ static void close_periods(struct hsd *d)
 {
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		struct hsd_chain *ch = &d->chain[c];
-		struct tcr_chain_counters *cc = tcr_region_chain(d->region[ch->region].r, ch->index);
+		struct tcr_chain_counters *cc;
 		uint64_t taken;
 
+		if (ch->dead)
+			continue;
+		cc = tcr_region_chain(d->region[ch->region].r, ch->index);
 		if (!cc || !ch->have_prev)
 			continue;
 		taken = ch->prev.taken - ch->taken_last;
@@ -734,6 +786,8 @@ int hsd_period_begin(struct hsd *d)
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		struct hs_chain_stats tmp;
 
+		if (d->chain[c].dead)
+			continue;
 		hsd_read_counters(d, c, &tmp);
 		for (uint32_t i = 0; i < cs->nchain; i++)
 			if (cs->chain_of[i] == c)
@@ -793,8 +847,11 @@ void hsd_tick(struct hsd *d, uint32_t k)
 
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		struct hsd_chain *ch = &d->chain[c];
-		struct tcr_chain_counters *cc = tcr_region_chain(d->region[ch->region].r, ch->index);
+		struct tcr_chain_counters *cc;
 
+		if (ch->dead)
+			continue;
+		cc = tcr_region_chain(d->region[ch->region].r, ch->index);
 		if (cc && tcr_counters_take_early(cc) && gate)
 			early_end(d, c, k);
 	}

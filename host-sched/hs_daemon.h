@@ -9,7 +9,9 @@
  * (hs_daemon_ctl.c); QEMU/libvirt discovery would call hsd_register()
  * the same way.  A thread's index in the registry is its vCPU id in the
  * library's configuration; the registry only grows (dead threads are
- * marked and left out of the configuration).
+ * marked and left out of the configuration; a chain whose threads all
+ * exited is marked dead too, its name can be registered again, and its
+ * region is released when no live chain uses it).
  *
  * Per period (g ticks of tick_us) in sync mode the scheduler thread
  *   1. snapshots every chain's counters (tcr_counters_snapshot: a counter
@@ -104,7 +106,7 @@ struct hsd_vnf {
 	char name[HSD_NAME_MAX];
 	uint64_t f_pps;
 	uint32_t threads;		/* declared service threads */
-	uint32_t registered;		/* of which registered so far */
+	uint32_t registered;		/* of which registered and alive */
 };
 
 struct hsd_chain {
@@ -121,6 +123,7 @@ struct hsd_chain {
 	uint64_t bad;			/* snapshots refused */
 	uint64_t taken_last;		/* taken at the last period close */
 	uint64_t early_ends;		/* slots ended early */
+	bool dead;			/* all its threads exited: name free */
 };
 
 struct hsd_vm {
@@ -128,8 +131,8 @@ struct hsd_vm {
 };
 
 struct hsd_region {
-	char path[256];
-	struct tcr_region *r;
+	char path[256];			/* "" once released */
+	struct tcr_region *r;		/* NULL once no live chain uses it */
 };
 
 /* Registry -> library configuration. */

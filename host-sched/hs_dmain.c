@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_proto.h"
 #include "hs_daemon_ctl.h"
 
 static int stop_flag;
@@ -36,7 +37,39 @@ static void usage(FILE *f)
 		"  --duration S         stop after S seconds (run until SIGTERM)\n"
 		"  --print-every N      print state and plan every N periods (1)\n"
 		"  --no-rt              do not ask for SCHED_FIFO for the scheduler loop\n"
-		"  --cleanup            remove what a killed daemon left in --cgroup, exit\n");
+		"  --cleanup            remove what a killed daemon left in --cgroup, exit\n"
+		"  --ctl CMD [ARGS]     client: send CMD (sched.show, sched.mode, ...) with\n"
+		"                       the JSON object ARGS to --socket, print the reply\n");
+}
+
+/* --ctl: one request; prints the result (or the error) as JSON.  Exit
+ * status 0 if the daemon said ok, 1 if it refused, 2 on usage. */
+static int client(const char *sock, const char *cmd, const char *args_text)
+{
+	json_t *args = NULL, *rep;
+	const char *why = NULL;
+	char *s;
+	int rc;
+
+	if (args_text) {
+		args = json_loads(args_text, 0, NULL);
+		if (!json_is_object(args)) {
+			fprintf(stderr, "tochain-sched: ARGS must be a JSON object\n");
+			json_decref(args);
+			return 2;
+		}
+	}
+	rep = ctl_call(sock, cmd, args, &why);
+	if (!rep) {
+		fprintf(stderr, "tochain-sched: %s: %s\n", sock, why ? why : strerror(errno));
+		return 1;
+	}
+	rc = json_is_true(json_object_get(rep, "ok")) ? 0 : 1;
+	s = json_dumps(rc ? rep : json_object_get(rep, "result"), JSON_COMPACT);
+	printf("%s\n", s ? s : "null");
+	free(s);
+	json_decref(rep);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -56,6 +89,7 @@ int main(int argc, char **argv)
 		{ "print-every", required_argument, NULL, 'P' },
 		{ "no-rt", no_argument, NULL, 'R' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "ctl", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -65,6 +99,7 @@ int main(int argc, char **argv)
 	unsigned long weight = 10000, print_every = 1;
 	double duration = 0, tick_ms = 10;
 	bool rt = true, cleanup = false;
+	const char *ctl_cmd = NULL;
 	static struct hse enf;
 	struct hsd *d;
 	struct hsd_ctl ctl;
@@ -102,10 +137,13 @@ int main(int argc, char **argv)
 		case 'P': print_every = strtoul(optarg, &end, 10); if (*end) goto bad; break;
 		case 'R': rt = false; break;
 		case 'C': cleanup = true; break;
+		case 'X': ctl_cmd = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
 		}
 	}
+	if (ctl_cmd)
+		return client(sock, ctl_cmd, optind < argc ? argv[optind] : NULL);
 	if (optind != argc)
 		goto bad;
 	cfg.tick_us = (uint32_t)(tick_ms * 1000);

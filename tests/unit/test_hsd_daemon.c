@@ -421,6 +421,49 @@ START_TEST(timeline_gang_and_early_end)
 }
 END_TEST
 
+static void *short_lived(void *arg)
+{
+	int *fds = arg;
+	char c;
+
+	__atomic_store_n(&fds[2], (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (read(fds[0], &c, 1) < 0)
+		return NULL;
+	return NULL;
+}
+
+/* A chain whose threads all exit is dropped; its name and region block
+ * can be registered again by a new process. */
+START_TEST(reap_dead_threads)
+{
+	int fds[3] = { -1, -1, 0 };
+	pthread_t th;
+	struct hsd_reg r;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, short_lived, fds), 0);
+	while (!__atomic_load_n(&fds[2], __ATOMIC_ACQUIRE))
+		usleep(100);
+	reg_ok(vm_reg(0, "web"));
+	r = vnf_reg(1, "c1", "web", 1000, 5000, 0, 1);
+	r.tid = fds[2];
+	reg_ok(r);
+	ck_assert_uint_eq(d->cs->nchain, 1);
+	ck_assert_int_eq(hsd_reap(d), 0);
+	close(fds[1]);
+	pthread_join(th, NULL);
+	close(fds[0]);
+	ck_assert_int_eq(hsd_reap(d), 1);
+	ck_assert(d->chain[0].dead);
+	ck_assert_uint_eq(d->cs->nchain, 0);
+	ck_assert_ptr_null(d->region[0].r);
+	reg_ok(vnf_reg(1, "c1", "web", 2000, 5000, 0, 1));
+	ck_assert_uint_eq(d->cs->nchain, 1);
+	ck_assert_uint_eq(d->nchain, 2);
+	ck_assert_ptr_nonnull(d->region[0].r);
+}
+END_TEST
+
 static json_t *call(const char *text)
 {
 	json_t *req = json_loads(text, 0, NULL), *rep;
@@ -488,6 +531,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
 	tcase_add_test(tc, control_commands);
+	tcase_add_test(tc, reap_dead_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
