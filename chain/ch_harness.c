@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/* Test and benchmark harness; see ch_harness.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ch_harness.h"
+
+extern char **environ;
+
+uint64_t chh_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void chh_sleep_us(unsigned int us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000L };
+
+	nanosleep(&ts, NULL);
+}
+
+struct tcr_region *chh_data_region(const char *path, uint32_t nbufs, uint32_t slot_size)
+{
+	struct tcr_params p = { .name = "chain-data", .kind = TCR_KIND_HOST, .nbufs = nbufs,
+				.slot_size = slot_size, .nchannels = 1 };
+
+	return tcr_region_create(path, &p);
+}
+
+uint32_t chh_fill(struct tcr_region *r, uint32_t buf, uint64_t seqno, const char *marker)
+{
+	uint8_t *s = tcr_region_slot(r, buf);
+	uint32_t len = 64 + (uint32_t)(seqno * 37 % (r->geo.slot_size - 128));
+
+	for (uint32_t i = 0; i < len; i++)
+		s[i] = (uint8_t)('a' + (seqno * 7 + i) % 26);
+	if (marker)
+		memcpy(s + len / 2, marker, strlen(marker));
+	return len;
+}
+
+void chh_pkt(struct ch_pkt *p, uint32_t region, uint32_t buf, uint32_t len, uint64_t cookie)
+{
+	memset(p, 0, sizeof(*p));
+	p->cookie = cookie;
+	p->conn_id = cookie % 7 + 1;
+	p->seq = cookie * 1000;
+	p->region = region;
+	p->buf = buf;
+	p->off = 0;
+	p->len = len;
+	p->flow = TCR_FLOW_NONE;
+	p->family = 4;
+	p->l4proto = 6;
+	p->sport = (uint16_t)(40000 + cookie % 1000);
+	p->dport = 80;
+	p->saddr[0] = 10, p->saddr[3] = 2;
+	p->daddr[0] = 10, p->daddr[3] = 1;
+}
+
+pid_t chh_spawn_vnf(const char *bin, const char *region, const char *stats, ...)
+{
+	char *argv[32];
+	int n = 0;
+	va_list ap;
+	pid_t pid;
+	int err;
+
+	argv[n++] = (char *)bin;
+	argv[n++] = (char *)"--kind";
+	argv[n++] = (char *)"null";
+	argv[n++] = (char *)"--region";
+	argv[n++] = (char *)region;
+	if (stats) {
+		argv[n++] = (char *)"--stats";
+		argv[n++] = (char *)stats;
+	}
+	va_start(ap, stats);
+	for (char *a; n < 31 && (a = va_arg(ap, char *));)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	err = posix_spawn(&pid, bin, NULL, NULL, argv, environ);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return pid;
+}
+
+int chh_stop(pid_t pid, int ms)
+{
+	int status;
+
+	if (pid <= 0)
+		return -1;
+	kill(pid, SIGTERM);
+	for (int i = 0; i < ms; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		chh_sleep_us(1000);
+	}
+	kill(pid, SIGKILL);
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+int chh_read_stats(const char *path, struct vnf_null_stats *st, uint64_t *thr, uint32_t nthr)
+{
+	char key[64];
+	uint64_t v;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	while (fscanf(f, "%63s %" SCNu64, key, &v) == 2) {
+		unsigned int t;
+
+		if (!strcmp(key, "packets"))
+			st->packets = v;
+		else if (!strcmp(key, "bytes"))
+			st->bytes = v;
+		else if (!strcmp(key, "csum"))
+			st->csum = v;
+		else if (!strcmp(key, "denied"))
+			st->denied = v;
+		else if (thr && sscanf(key, "thread%u", &t) == 1 && t < nthr)
+			thr[t] = v;
+	}
+	fclose(f);
+	return 0;
+}
+
+int chh_wait_file(const char *path, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (access(path, F_OK) == 0)
+			return 0;
+		chh_sleep_us(1000);
+	}
+	return -ETIMEDOUT;
+}

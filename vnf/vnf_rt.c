@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The VNF runtime; the contract is in vnf.h, the protocol in vnf_proto.h.
+ *
+ * Threading: a struct vnf_thread belongs to one thread.  The handle is
+ * the single consumer of its channel's RX ring and the single producer of
+ * its TX ring (the scheduler is the other side of each).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/counters.h>
+#include <tochain/region.h>
+#include <tochain/ring.h>
+
+#include "vnf.h"
+
+#define VNF_SPINS	2000	/* empty polls before sleeping */
+#define VNF_NAP_MS	100	/* longest sleep: staleness is checked after */
+
+struct vnf_thread {
+	char path[VNF_REGION_SLOT];
+	uint32_t id;
+	struct tcr_region *r;
+	struct tcr_chan c;
+	struct tcr_region *data[VNF_REGION_CHAINS];	/* granted data regions */
+	uint32_t *ret;			/* indices to hand back on TX */
+	uint32_t nret, maxret;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void drop_data(struct vnf_thread *t)
+{
+	for (uint32_t i = 0; i < VNF_REGION_CHAINS; i++) {
+		tcr_region_destroy(t->data[i]);
+		t->data[i] = NULL;
+	}
+}
+
+/* (Re)attach region and channel, waiting up to @timeout_ms.  0 or -errno. */
+static int attach(struct vnf_thread *t, int timeout_ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+	int err;
+
+	for (;;) {
+		if (t->r && tcr_region_stale(t->r)) {
+			if (tc_load_acquire(&tcr_region_header(t->r)->state) == TCR_STATE_DEAD)
+				return -ESHUTDOWN;
+			tcr_region_destroy(t->r);
+			t->r = NULL;
+		}
+		if (!t->r) {
+			t->r = tcr_region_attach(t->path, TCR_ATTACH_HOST);
+			err = t->r ? 0 : -errno;
+			if (t->r && t->id >= t->r->geo.nchannels) {
+				tcr_region_destroy(t->r);
+				t->r = NULL;
+				return -EINVAL;
+			}
+		}
+		if (t->r) {
+			err = tcr_chan_attach(&t->c, t->r, t->id, 0);
+			if (!err) {
+				struct tcr_channel *ch = tcr_region_channel(t->r, t->id);
+
+				tc_store_relaxed(&ch->owner_pid, (__u32)getpid());
+				if (!t->ret || t->maxret != t->r->geo.nbufs) {
+					free(t->ret);
+					t->maxret = t->r->geo.nbufs;
+					t->ret = calloc(t->maxret, sizeof(*t->ret));
+					if (!t->ret)
+						return -ENOMEM;
+				}
+				t->nret = 0;
+				return 0;
+			}
+		}
+		if (err != -ENOTCONN && err != -EAGAIN && err != -ENOENT)
+			return err;
+		if (mono_ms() >= end)
+			return err;
+		nap_ms(5);
+	}
+}
+
+struct vnf_thread *vnf_attach(const char *path, uint32_t thread, int timeout_ms)
+{
+	struct vnf_thread *t;
+	int err;
+
+	if (!path || strlen(path) >= VNF_REGION_SLOT || thread >= VNF_MAX_THREADS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	t->id = thread;
+	err = attach(t, timeout_ms);
+	if (err) {
+		vnf_detach(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
+void vnf_detach(struct vnf_thread *t)
+{
+	if (!t)
+		return;
+	drop_data(t);
+	tcr_region_destroy(t->r);
+	free(t->ret);
+	free(t);
+}
+
+int vnf_region_threads(const char *path)
+{
+	struct tcr_region *r = tcr_region_attach(path, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+	int n;
+
+	if (!r)
+		return -errno;
+	n = (int)r->geo.nchannels;
+	tcr_region_destroy(r);
+	return n;
+}
+
+int vnf_flush(struct vnf_thread *t)
+{
+	struct tcr_ring *tx = &t->c.ring[TCR_CH_TX];
+	int k;
+
+	if (!t->nret)
+		return 0;
+	k = tcr_ring_enqueue_burst(tx, t->ret, t->nret);
+	if (k < 0)
+		return k;
+	memmove(t->ret, t->ret + k, (t->nret - (uint32_t)k) * sizeof(*t->ret));
+	t->nret -= (uint32_t)k;
+	return t->nret ? -EAGAIN : 0;
+}
+
+static void give_back(struct vnf_thread *t, uint32_t idx)
+{
+	if (t->nret == t->maxret)
+		vnf_flush(t);
+	if (t->nret < t->maxret)
+		t->ret[t->nret++] = idx;
+}
+
+int vnf_post(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict, uint32_t rule)
+{
+	struct tcr_desc *sd;
+
+	if (p->epoch != t->c.epoch)
+		return -ESTALE;		/* the channel was reopened: drop it */
+	sd = tcr_region_desc(t->r, p->idx);
+	if (!sd)
+		return -EINVAL;
+	/* Only the verdict fields; the TX enqueue's release publishes them. */
+	tc_store_relaxed(&sd->arg, verdict);
+	tc_store_relaxed(&sd->deny_rule, rule);
+	give_back(t, p->idx);
+	return 0;
+}
+
+void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags)
+{
+	struct tcr_chain_counters *c = tcr_region_chain(t->r, chain);
+
+	if (c)
+		tcr_counters_raise_early(c, flags);
+}
+
+static void ctrl(struct vnf_thread *t, uint32_t idx, const struct tcr_desc *d)
+{
+	uint32_t region = (uint32_t)d->aux;
+	char path[VNF_REGION_SLOT];
+
+	if (region >= VNF_REGION_CHAINS)
+		return;
+	tcr_region_destroy(t->data[region]);
+	t->data[region] = NULL;
+	if (d->flags != VNF_CTRL_GRANT || d->len == 0 || d->len >= sizeof(path))
+		return;
+	memcpy(path, tcr_region_slot(t->r, idx), d->len);
+	path[d->len] = '\0';
+	t->data[region] = tcr_region_attach(path, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+	if (!t->data[region])
+		fprintf(stderr, "vnf: cannot map granted region %u (%s): %s\n", region, path,
+			strerror(errno));
+}
+
+/* Turn the dequeued indices into packets; returns how many data packets. */
+static unsigned int take(struct vnf_thread *t, const uint32_t *idx, unsigned int n,
+			 struct vnf_pkt *pkts)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct vnf_pkt *p = &pkts[k];
+		const struct tcr_region *dr;
+		uint32_t region, buf;
+
+		memcpy(&p->d, tcr_region_desc(t->r, idx[i]), sizeof(p->d));
+		if (p->d.op == TCR_OP_CTRL) {
+			ctrl(t, idx[i], &p->d);
+			give_back(t, idx[i]);
+			continue;
+		}
+		p->idx = idx[i];
+		p->epoch = t->c.epoch;
+		region = VNF_AUX_REGION(p->d.aux);
+		buf = VNF_AUX_BUF(p->d.aux);
+		dr = region < VNF_REGION_CHAINS ? t->data[region] : NULL;
+		if (!dr || buf >= dr->geo.nbufs ||
+		    (uint64_t)p->d.off + p->d.len > dr->geo.slot_size) {
+			/* Not granted or out of bounds: refuse, never read. */
+			vnf_post(t, p, VNF_VERDICT_DENY, VNF_RULE_UNMAPPED);
+			continue;
+		}
+		p->data = tcr_region_slot(dr, buf) + p->d.off;
+		p->len = p->d.len;
+		k++;
+	}
+	return k;
+}
+
+static void futex_wait(__u32 *word, uint32_t val, unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	/* Shared mapping: not FUTEX_PRIVATE. */
+	syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int timeout_ms)
+{
+	uint64_t start = mono_ms();
+	uint32_t idx[64];
+	unsigned int spins = 0;
+	int n, err;
+
+	if (max > 64)
+		max = 64;
+	for (;;) {
+		struct tcr_ring *rx;
+
+		if (tcr_region_stale(t->r) || tcr_chan_stale(&t->c)) {
+			drop_data(t);
+			err = attach(t, 0);
+			if (err == -ESHUTDOWN)
+				return err;
+			if (err) {
+				nap_ms(5);
+				goto check_time;
+			}
+		}
+		rx = &t->c.ring[TCR_CH_RX];
+		vnf_flush(t);
+		n = tcr_ring_dequeue_burst(rx, idx, max);
+		if (n < 0) {
+			nap_ms(1);	/* corrupt: the scheduler will reopen the channel */
+			goto check_time;
+		}
+		if (n > 0) {
+			unsigned int k = take(t, idx, (unsigned int)n, pkts);
+
+			if (k)
+				return (int)k;
+			spins = 0;
+			continue;
+		}
+		if (++spins < VNF_SPINS) {
+			tc_cpu_relax();
+			continue;
+		}
+		if (spins < VNF_SPINS + 16) {
+			sched_yield();
+			continue;
+		}
+		{
+			/* Announce the sleep, re-check, then sleep on cons_seq (F1/F2 in ring.c). */
+			uint32_t seq = tcr_ring_cons_wait_prepare(rx);
+			int64_t left = timeout_ms < 0 ? VNF_NAP_MS :
+				       (int64_t)timeout_ms - (int64_t)(mono_ms() - start);
+
+			if (left > 0 && tcr_ring_count(rx) == 0)
+				futex_wait(&rx->ctl->cons_seq, seq,
+					   left > VNF_NAP_MS ? VNF_NAP_MS : (unsigned int)left);
+			tcr_ring_cons_wait_done(rx);
+			spins = 0;
+		}
+check_time:
+		if (timeout_ms >= 0 && mono_ms() - start >= (uint64_t)timeout_ms)
+			return 0;
+	}
+}
