@@ -23,5 +23,5 @@ $(GD_KO): $(GD_SRCS) vm/fetch-kernel.sh
 		kdir=$$(ls -d $$root/usr/src/linux-headers-*-amd64 | head -n 1); \
 		kmk="-f $$(ls -d $$root/usr/src/linux-headers-*-common | head -n 1)/Makefile"; \
 	fi; \
-	$(GD_KMAKE) -C $$kdir $$kmk M=$(TOP)/$(@D) \
+	$(GD_KMAKE) -C $$kdir $$kmk M=$(abspath $(@D)) \
 		TOCHAIN_REGION_INC=$(TOP)/region/include KCFLAGS=-Werror modules

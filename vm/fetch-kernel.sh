@@ -38,18 +38,28 @@ series=$(echo "$abi" | cut -d. -f1-2)	# 6.1
 mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-(
-	cd "$tmp"
-	apt-get download -q "linux-image-$kver" "linux-headers-$kver" \
-		"linux-headers-$abi-common" "linux-kbuild-$series" >&2 2>/dev/null ||
-	apt-get download -q "linux-image-$kver" "linux-headers-$kver" \
-		"linux-headers-$abi-common" "linux-kbuild-$series" >&2
-	mkdir root
-	for d in ./*.deb; do dpkg-deb -x "$d" root; done
-)
+if ! (cd "$tmp" && apt-get download -q "linux-image-$kver" "linux-headers-$kver" \
+		"linux-headers-$abi-common" "linux-kbuild-$series" >&2); then
+	# apt's lists may name a version the archive no longer has, or we
+	# are offline: a cached kernel still does, unless one was asked for
+	newest=$(ls -dt "$cache"/kernel/*/.done 2>/dev/null | head -n 1)
+	if [ -z "${1:-${TOCHAIN_KVER:-}}" ] && [ -n "$newest" ]; then
+		echo "fetch-kernel: cannot download $kver, using the cached $(basename "$(dirname "$newest")")" >&2
+		dirname "$newest"
+		exit 0
+	fi
+	echo "fetch-kernel: cannot download the packages of $kver" >&2
+	exit 1
+fi
+mkdir "$tmp/root"
+for d in "$tmp"/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
 [ -f "$tmp/root/boot/vmlinuz-$kver" ] || { echo "fetch-kernel: no vmlinuz in the packages" >&2; exit 1; }
 rm -rf "$dir"
 mkdir -p "$(dirname "$dir")"
 mv "$tmp/root" "$dir"
 touch "$dir/.done"
+# keep this one and the one before it (about 500 MB each)
+ls -dt "$cache"/kernel/*/ 2>/dev/null | tail -n +3 | while read -r old; do
+	rm -rf "$old"
+done
 echo "$dir"
