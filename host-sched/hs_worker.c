@@ -426,6 +426,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t period_of(const struct hsw *w)
+{
+	return w->nchain ? __atomic_load_n(&tcr_region_chain(w->region, 0)->period, RLX) : 0;
+}
+
 /* Gang skew of @c over periods (p0, p1): max - min of first-run stamps. */
 static uint32_t skews(const struct hsw_chain *c, uint64_t p0, uint64_t p1, uint64_t *out)
 {
@@ -461,7 +466,7 @@ static uint32_t skews(const struct hsw_chain *c, uint64_t p0, uint64_t p1, uint6
 void hsw_run(struct hsw *w, double warmup, double measure, bool json, FILE *out)
 {
 	uint64_t t0 = mono_ns(), tw = t0 + (uint64_t)(warmup * 1e9);
-	uint64_t te = tw + (uint64_t)(measure * 1e9), now, p0 = 0, p1;
+	uint64_t te = 0, now, p0 = 0, p1, prev;
 	struct timespec next;
 	double ratio[HSW_MAX_CHAINS];
 	uint64_t sk[HSW_STAMPS];
@@ -477,12 +482,23 @@ void hsw_run(struct hsw *w, double warmup, double measure, bool json, FILE *out)
 		fprintf(stderr, "hsd-worker: no SCHED_FIFO for the packet scheduler: arrivals may lag\n");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);
-	while ((now = mono_ns()) < te) {
+	prev = period_of(w);
+	for (;;) {
+		bool boundary;
+
+		now = mono_ns();
 		step(w, t0, now);
-		if (!measuring && now >= tw) {
+		p1 = period_of(w);
+		boundary = p1 != prev;
+		prev = p1;
+		/* With a daemon closing periods (w->aligned), measure whole
+		 * periods: a chain's backlog has the same phase at both ends.
+		 * Give up waiting for a boundary after 2 s. */
+		if (!measuring && now >= tw && (!w->aligned || boundary || now >= tw + 2000000000u)) {
 			measuring = true;
 			tw = now;
-			p0 = w->nchain ? __atomic_load_n(&tcr_region_chain(w->region, 0)->period, RLX) : 0;
+			te = tw + (uint64_t)(measure * 1e9);
+			p0 = p1;
 			for (uint32_t i = 0; i < w->nchain; i++) {
 				w->chain[i].m_taken = __atomic_load_n(&w->chain[i].taken, RLX);
 				w->chain[i].m_gen = w->chain[i].gen;
@@ -490,6 +506,9 @@ void hsw_run(struct hsw *w, double warmup, double measure, bool json, FILE *out)
 			}
 			for (uint32_t v = 0; v < w->nvm; v++)
 				w->vm[v].m_work = __atomic_load_n(&w->vm[v].work_ns, RLX);
+		} else if (measuring && now >= te &&
+			   (!w->aligned || boundary || now >= te + 2000000000u)) {
+			break;
 		}
 		next.tv_nsec += 1000000;
 		if (next.tv_nsec >= 1000000000) {
@@ -498,9 +517,7 @@ void hsw_run(struct hsw *w, double warmup, double measure, bool json, FILE *out)
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
-	step(w, t0, now);
 	measure = (double)(now - tw) / 1e9;
-	p1 = w->nchain ? __atomic_load_n(&tcr_region_chain(w->region, 0)->period, RLX) : 0;
 	if (!json)
 		fprintf(out, "%-10s %8s %9s %9s %7s %8s %6s %9s %9s\n", "chain", "sla", "offered",
 			"achieved", "ratio", "dropped", "skewn", "skew_p50", "skew_max");

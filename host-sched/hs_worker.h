@@ -79,6 +79,7 @@ struct hsw {
 	struct hsw_vm vm[HSW_MAX_VMS];
 	struct tcr_region *region;
 	double headroom;		/* f registered = (1 - headroom) / vnf cost */
+	bool aligned;			/* measure whole daemon periods */
 	int stop;			/* atomic */
 	int go;				/* atomic: threads start work */
 	uint32_t nstarted;		/* atomic */

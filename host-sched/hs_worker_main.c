@@ -67,6 +67,7 @@ int main(int argc, char **argv)
 		unlink(region);
 		return 1;
 	}
+	w.aligned = sock != NULL;
 	hsw_run(&w, warmup, measure, json, stdout);
 	unlink(region);
 	/* Threads may be frozen by the daemon: exit without joining them. */

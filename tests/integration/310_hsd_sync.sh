@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# timeout: 120
+#
+# tochain-sched on real threads, cgroup v1 backend with freezer gating:
+# stand-in VNFs and VMs (hsd-worker: calibrated CPU per packet) next to
+# CPU-bound tenant vCPUs on both cores.  Under light (1.0 x SLA) and
+# medium (1.5 x SLA) offered load, sync reaches >= 95% of every chain's
+# SLA; the two service threads of chain B (a gang) start their slots
+# within 2 ms of each other (median over the measured periods); early
+# ends happen at light load; sched.show returns the plan over the socket;
+# the daemon's own CPU stays below 5% of a period; and its cgroups are
+# gone when it exits.  Tolerant thresholds: this machine is shared.
+set -euo pipefail
+
+top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+sched=$build/bin/tochain-sched
+worker=$build/tests/bin/hsd-worker
+cg=hsd-it310-$$
+tmp=$(mktemp -d)
+sock=$tmp/sched.sock
+region=/dev/shm/hsd-it310-$$
+dpid= wpid=
+
+cleanup() {
+	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	[ -n "$dpid" ] && wait "$dpid" 2>/dev/null
+	"$sched" --backend v1 --cgroup "$cg" --cleanup 2>/dev/null || true
+	rm -rf "$tmp" "$region"
+}
+trap cleanup EXIT
+
+[ -x "$sched" ] && [ -x "$worker" ] || { echo "FAIL: tochain-sched/hsd-worker not built"; exit 1; }
+command -v jq >/dev/null || { echo "FAIL: jq missing (make deps installs it)"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for cgroups"; exit 77; }
+[ "$(nproc)" -ge 2 ] || { echo "SKIP: needs 2 cpus"; exit 77; }
+if ! "$sched" --backend v1 --cgroup "$cg" --cleanup 2>"$tmp/err"; then
+	echo "SKIP: no cgroup v1 cpu hierarchy: $(cat "$tmp/err")"; exit 77
+fi
+grep -qw freezer /proc/self/mountinfo || { echo "SKIP: no v1 freezer"; exit 77; }
+
+"$sched" --socket "$sock" --backend v1 --cgroup "$cg" --sync-cpus 0-1 \
+	--duration 90 --print-every 0 >"$tmp/daemon.log" 2>&1 &
+dpid=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || { echo "FAIL: no socket"; cat "$tmp/daemon.log"; exit 1; }
+
+fail=0
+run() { # load -> worker JSON in $tmp/w-$load.json; sched.show mid-run
+	local load=$1
+	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --json \
+		vm va rx_us=20 vm vb rx_us=20 tenant t vcpus=3 \
+		chain A vm=va sla=200 vnf_us=1000 load="$load" \
+		chain B vm=vb sla=1000 threads=2 vnf_us=1000 load="$load" \
+		>"$tmp/w-$load.json" &
+	wpid=$!
+	sleep 4
+	"$sched" --socket "$sock" --ctl sched.show >"$tmp/show-$load.json"
+	wait "$wpid"
+	wpid=
+	echo "== sync, load $load x SLA"
+	jq -r '.chains[] | "\(.chain) sla \(.sla) offered \(.offered|floor) achieved \(.achieved|floor) ratio \(.ratio*1000|floor/1000) skew_ms p50 \(.skew_ms.median) max \(.skew_ms.max) (\(.skew_ms.periods) periods)"' "$tmp/w-$load.json"
+	jq -r '"jain \(.jain*1000|floor/1000), tenants cpu \([.tenants[].cpu]|add*100|floor/100)"' "$tmp/w-$load.json"
+	jq -r '"daemon: \(.cpu_us_mean|floor) us cpu/period, \(.early_ends) early ends, mode \(.mode), gating \(.gating)"' "$tmp/show-$load.json"
+	jq -r '.text' "$tmp/show-$load.json" | grep '^pcpu'
+	for c in $(jq -r '.chains[] | select(.ratio < 0.95) | .chain' "$tmp/w-$load.json"); do
+		echo "FAIL: load $load: chain $c below 95% of its SLA"; fail=1
+	done
+	if ! jq -e '.chains[] | select(.chain == "B") | .skew_ms.periods >= 4 and .skew_ms.median < 2' \
+		"$tmp/w-$load.json" >/dev/null; then
+		echo "FAIL: load $load: gang B skew too large or too few periods"; fail=1
+	fi
+	if ! jq -e '.mode == "sync" and (.plan.pcpus | length) == 2 and ([.threads[] | select(.pcpu >= 0)] | length) == 8' \
+		"$tmp/show-$load.json" >/dev/null; then
+		echo "FAIL: sched.show: no 2-pCPU plan placing all 8 threads"; fail=1
+	fi
+	if ! jq -e '.cpu_us_mean < 25000' "$tmp/show-$load.json" >/dev/null; then
+		echo "FAIL: the daemon used more than 5% of a period"; fail=1
+	fi
+}
+run 1.0
+if ! jq -e '.early_ends > 0' "$tmp/show-1.0.json" >/dev/null; then
+	echo "FAIL: no early end at light load"; fail=1
+fi
+run 1.5
+
+kill "$dpid"; wait "$dpid" || true; dpid=
+for h in cpu cpuset freezer; do
+	if [ -d "/sys/fs/cgroup/$h/$cg" ]; then
+		echo "FAIL: /sys/fs/cgroup/$h/$cg left behind"; fail=1
+	fi
+done
+[ $fail = 0 ] && echo "PASS"
+exit $fail
