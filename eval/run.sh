@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The evaluation harness of issue 9 (docs/EVALUATION.md): builds every
+# configuration side by side (network namespaces hanging off one client
+# namespace), checks that each stage blocks what it should, then loads
+# them with wrk, interleaved (A B C A B C ...), and reports requests/s,
+# latency and CPU time per 1,000 requests by role.
+#
+#   eval/run.sh [--configs "direct plain trad"] [--sizes "1k 64k"]
+#               [--rounds 3] [--seconds 8] [--warmup 1] [--connections 32]
+#               [--threads 2] [--attack-every 25] [--out DIR] [--probe-only]
+#
+# Needs root, and a build with bench/bin/ev-ids-proxy and
+# tests/bin/fw-apply (TOCHAIN_BUILD, default build/).  Results:
+# DIR/runs.tsv (one line per run), DIR/cpu.tsv (one line per run and
+# role), then eval/report.sh prints the tables and draws the plots.
+# Exit: 0, 1 failure (a probe that did not give the expected verdict, a
+# run without responses), 77 when this machine lacks something.
+set -euo pipefail
+EV_TOP=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+EV_BUILD=${TOCHAIN_BUILD:-$EV_TOP/build}
+EV_BUILD=$(cd "$EV_BUILD" && pwd)
+
+configs="direct plain trad" sizes="1k 64k" rounds=3 secs=8 warmup=1
+conns=32 threads=2 attack_every=25 out=$EV_BUILD/bench/eval probe_only=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--configs) configs=$2; shift ;;
+	--sizes) sizes=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
+	--seconds) secs=$2; shift ;;
+	--warmup) warmup=$2; shift ;;
+	--connections) conns=$2; shift ;;
+	--threads) threads=$2; shift ;;
+	--attack-every) attack_every=$2; shift ;;
+	--out) out=$2; shift ;;
+	--probe-only) probe_only=1 ;;
+	*) echo "usage: see the head of $0" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+for tool in ip nft nginx wrk curl; do
+	command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (eval/deps.txt)"; exit 77; }
+done
+
+. "$EV_TOP/eval/ev_lib.sh"
+ev_init
+
+idx=0
+for c in $configs; do
+	ev_cfg_up "$c" "$idx"
+	idx=$((idx + 1))
+done
+
+echo "configurations:"
+for c in $configs; do printf '  %-8s %s:%s  %s\n' "$c" "${EV_ADDR[$c]}" "${EV_PORT[$c]}" "${EV_DESC[$c]}"; done
+probe_rc=0
+for c in $configs; do ev_probe "$c" || probe_rc=1; done
+[ $probe_rc = 0 ] || { echo "FAIL: a stage did not give the expected verdict" >&2; exit 1; }
+[ $probe_only = 1 ] && exit 0
+
+mkdir -p "$out"
+runs=$out/runs.tsv cpu=$out/cpu.tsv
+printf 'round\tconfig\tsize\trequests\tseconds\trps\tp50_us\tp99_us\tsent\tattacks\ts2xx\ts403\tsother\tresets\terr_other\n' >"$runs"
+printf 'round\tconfig\tsize\trole\tcpu_ns\trequests\n' >"$cpu"
+
+# one_run ROUND CFG SIZE SECONDS: wrk in the client role's cgroup; ROUND 0
+# is the warm-up (not recorded).
+one_run() {
+	local r=$1 c=$2 size=$3 s=$4 role res log=$EV_TMP/wrk-$c-$size-$r.log
+	local -A before
+	for role in ${EV_ROLES[$c]}; do before[$role]=$(ev_cg_usage_ns "$c" "$role"); done
+	local ks0
+	ks0=$(ev_ksoftirqd_ns)
+	ev_cg_make "$c" client
+	bash -c 'echo $$ >"$0/cgroup.procs" && exec ip netns exec "$1" "${@:2}"' \
+		"$(ev_cg_path "$c" client)" "$EV_CLIENT_NS" \
+		wrk -t "$threads" -c "$conns" -d "${s}s" --timeout 5s --latency \
+		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
+		>"$log" 2>&1 || { cat "$log" >&2; ev_die "wrk failed ($c $size)"; }
+	[ "$r" = 0 ] && return 0
+	res=$(grep '^EVRESULT ' "$log") || { cat "$log" >&2; ev_die "no EVRESULT from wrk"; }
+	local -A v
+	local kv
+	for kv in ${res#EVRESULT }; do v[${kv%%=*}]=${kv#*=}; done
+	[ "${v[requests]}" -gt 0 ] || ev_die "$c $size: no response at all"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" \
+		"${v[requests]}" "$(awk -v d="${v[duration_us]}" 'BEGIN { printf "%.3f", d / 1e6 }')" \
+		"$(awk -v n="${v[requests]}" -v d="${v[duration_us]}" 'BEGIN { printf "%.1f", n * 1e6 / d }')" \
+		"${v[p50_us]}" "${v[p99_us]}" "${v[sent]}" "${v[attacks]}" "${v[s2xx]}" "${v[s403]}" \
+		"${v[sother]}" "${v[err_read]}" "$((v[err_connect] + v[err_write] + v[err_timeout]))" >>"$runs"
+	for role in ${EV_ROLES[$c]}; do
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" "$role" \
+			$(($(ev_cg_usage_ns "$c" "$role") - before[$role])) "${v[requests]}" >>"$cpu"
+	done
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" ksoftirqd \
+		$(($(ev_ksoftirqd_ns) - ks0)) "${v[requests]}" >>"$cpu"
+	printf '  round %s %-8s %-4s %9s req/s  p50 %6s us  p99 %7s us  403 %5s  resets %5s\n' \
+		"$r" "$c" "$size" "$(tail -n 1 "$runs" | cut -f6)" "${v[p50_us]}" "${v[p99_us]}" \
+		"${v[s403]}" "${v[err_read]}"
+}
+
+echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds, sizes $sizes, 1 attack per $attack_every requests"
+if [ "$warmup" != 0 ]; then
+	for size in $sizes; do for c in $configs; do one_run 0 "$c" "$size" "$warmup"; done; done
+fi
+for ((r = 1; r <= rounds; r++)); do
+	for size in $sizes; do
+		for c in $configs; do one_run "$r" "$c" "$size" "$secs"; done
+	done
+done
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r), load average before the last run: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "cgroups: $EV_CG_KIND"
+	echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds interleaved, 1 attack per $attack_every requests"
+	for c in $configs; do echo "config $c: ${EV_DESC[$c]}"; done
+} >"$out/meta.txt"
+bash "$EV_TOP/eval/report.sh" "$out"
