@@ -83,6 +83,7 @@ pid_t chh_spawn_vnf(const char *bin, const char *region, const char *stats, ...)
 	argv[n++] = (char *)"null";
 	argv[n++] = (char *)"--region";
 	argv[n++] = (char *)region;
+	argv[n++] = (char *)"--exit-with-parent";
 	if (stats) {
 		argv[n++] = (char *)"--stats";
 		argv[n++] = (char *)stats;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <tochain/barrier.h>
 #include <tochain/tsc.h>
@@ -173,7 +175,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tochain-vnf --kind null --region PATH [--threads N] [--cost-ns NS]\n"
-		   "                   [--deny-marker STRING] [--stats FILE] [--attach-timeout MS]\n");
+		   "                   [--deny-marker STRING] [--stats FILE] [--attach-timeout MS]\n"
+		   "                   [--exit-with-parent]\n");
 }
 
 int vnf_main(int argc, char **argv)
@@ -186,6 +189,7 @@ int vnf_main(int argc, char **argv)
 		{ "deny-marker", required_argument, NULL, 'd' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "attach-timeout", required_argument, NULL, 'a' },
+		{ "exit-with-parent", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -215,6 +219,11 @@ int vnf_main(int argc, char **argv)
 			o.attach_timeout_ms = (int)strtol(optarg, &end, 10);
 			if (*end)
 				goto bad;
+			break;
+		case 'p':
+			/* Tests: a VNF must not outlive the scheduler that started it. */
+			if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() == 1)
+				return 1;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
