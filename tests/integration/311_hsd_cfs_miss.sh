@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# timeout: 120
+#
+# The TOChain-CFS baseline misses an SLA that sync meets, with the mode
+# switched at run time over the socket (sched.mode).  As tochain-sim
+# found (mixed.scn), this needs CPU-bound tenant vCPUs sharing the
+# partition: under the stock scheduler chain B's two service threads get
+# a fair share against six spinning tenant vCPUs (about 1/4 of a core
+# each however the threads are balanced, and B needs a whole core),
+# while sync gives them the quota of eq. 2.  (With three tenants the
+# outcome depended on how Linux happened to balance the threads: B got
+# 61% to 110% of its SLA from run to run.)
+# cfs must stay below 90% of B's SLA and sync reach 95%; the tenants
+# must get CPU in both modes (sync is not starving them).
+set -euo pipefail
+
+top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+sched=$build/bin/tochain-sched
+worker=$build/tests/bin/hsd-worker
+cg=hsd-it311-$$
+tmp=$(mktemp -d)
+sock=$tmp/sched.sock
+region=/dev/shm/hsd-it311-$$
+dpid= wpid=
+
+cleanup() {
+	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	[ -n "$dpid" ] && wait "$dpid" 2>/dev/null
+	"$sched" --backend v1 --cgroup "$cg" --cleanup 2>/dev/null || true
+	rm -rf "$tmp" "$region"
+}
+trap cleanup EXIT
+
+[ -x "$sched" ] && [ -x "$worker" ] || { echo "FAIL: tochain-sched/hsd-worker not built"; exit 1; }
+command -v jq >/dev/null || { echo "FAIL: jq missing (make deps installs it)"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for cgroups"; exit 77; }
+[ "$(nproc)" -ge 2 ] || { echo "SKIP: needs 2 cpus"; exit 77; }
+if ! "$sched" --backend v1 --cgroup "$cg" --cleanup 2>"$tmp/err"; then
+	echo "SKIP: no cgroup v1 cpu hierarchy: $(cat "$tmp/err")"; exit 77
+fi
+grep -qw freezer /proc/self/mountinfo || { echo "SKIP: no v1 freezer"; exit 77; }
+
+"$sched" --socket "$sock" --backend v1 --cgroup "$cg" --sync-cpus 0-1 --mode cfs \
+	--duration 90 --print-every 0 >"$tmp/daemon.log" 2>&1 &
+dpid=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || { echo "FAIL: no socket"; cat "$tmp/daemon.log"; exit 1; }
+
+fail=0
+run() { # mode
+	local mode=$1
+	"$sched" --socket "$sock" --ctl sched.mode "{\"mode\": \"$mode\"}" >/dev/null
+	sleep 0.6	# the switch takes effect at the next period
+	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --json \
+		vm va rx_us=20 vm vb rx_us=20 tenant t vcpus=6 \
+		chain A vm=va sla=200 vnf_us=1000 load=1.0 \
+		chain B vm=vb sla=1000 threads=2 vnf_us=1000 load=1.0 \
+		>"$tmp/w-$mode.json" &
+	wpid=$!
+	sleep 4
+	"$sched" --socket "$sock" --ctl sched.show >"$tmp/show-$mode.json"
+	wait "$wpid"
+	wpid=
+	echo "== $mode, load 1.0 x SLA"
+	jq -r '.chains[] | "\(.chain) sla \(.sla) offered \(.offered|floor) achieved \(.achieved|floor) ratio \(.ratio*1000|floor/1000)"' "$tmp/w-$mode.json"
+	jq -r '"jain \(.jain*1000|floor/1000), tenants cpu \([.tenants[].cpu]|add*100|floor/100)"' "$tmp/w-$mode.json"
+	jq -e --arg m "$mode" '.mode == $m' "$tmp/show-$mode.json" >/dev/null ||
+		{ echo "FAIL: sched.show does not say mode $mode"; fail=1; }
+	jq -e '[.tenants[].cpu] | add > 0.1' "$tmp/w-$mode.json" >/dev/null ||
+		{ echo "FAIL: $mode starves the tenants"; fail=1; }
+}
+run cfs
+run sync
+jq -e '.chains[] | select(.chain == "B") | .ratio < 0.90' "$tmp/w-cfs.json" >/dev/null ||
+	{ echo "FAIL: cfs meets B's SLA: nothing to show here"; fail=1; }
+for c in $(jq -r '.chains[] | select(.ratio < 0.95) | .chain' "$tmp/w-sync.json"); do
+	echo "FAIL: sync: chain $c below 95% of its SLA"; fail=1
+done
+jq -e '.plan == null' "$tmp/show-cfs.json" >/dev/null ||
+	{ echo "FAIL: cfs mode shows a plan"; fail=1; }
+[ $fail = 0 ] && echo "PASS"
+exit $fail
