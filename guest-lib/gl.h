@@ -94,6 +94,7 @@ struct gl_sock {
 	bool nonblock;
 	bool listening, connecting, connected, acceptable, eof, shut_rd, shut_wr;
 	bool reset;		/* connection failed or was reset */
+	bool connect_unseen;	/* async connect completed, no connect() since */
 	int err;		/* error for the next call (reported once) */
 	int so_error;		/* SO_ERROR */
 	uint32_t *rxq;		/* buffers with data, in order */

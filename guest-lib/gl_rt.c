@@ -299,6 +299,7 @@ static void event(struct gl_rt *rt, const struct srpc_msg *m)
 	switch (m->type) {
 	case SRPC_EV_CONNECTED:
 		s->connecting = false;
+		s->connect_unseen = true;	/* the next connect() reports it */
 		if (m->a > 0) {
 			s->so_error = m->a;
 			s->reset = true;
@@ -307,7 +308,7 @@ static void event(struct gl_rt *rt, const struct srpc_msg *m)
 		}
 		break;
 	case SRPC_EV_ACCEPTABLE:
-		s->acceptable = true;
+		s->acceptable = m->a != 0;	/* 0: a sibling took the last one */
 		break;
 	case SRPC_EV_EOF:
 		s->eof = true;
@@ -639,6 +640,8 @@ int gl_new_fd(struct gl_rt *rt, struct gl_sock *s, bool cloexec)
 		gl_real.close(fd);
 		return -EMFILE;
 	}
+	if (s->nonblock)
+		gl_real.fcntl(fd, F_SETFL, O_NONBLOCK);	/* F_GETFL shows it */
 	s->refs++;
 	gl_fd_set(fd, s);
 	return fd;
@@ -739,15 +742,19 @@ int gl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t
 		return -EFAULT;
 	for (;;) {
 		w.family = s->family;
+		/*
+		 * Not acceptable from before the call: an ACCEPTABLE event may
+		 * be pumped together with the response, and must win.
+		 */
+		if (s->acceptable) {
+			s->acceptable = false;
+			s->seq++;
+		}
 		ret = call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, NULL, 0);
 		if (ret > 0)
 			break;
 		if (ret != -EAGAIN)
 			return ret;
-		if (s->acceptable) {
-			s->acceptable = false;
-			s->seq++;
-		}
 		if (s->nonblock)
 			return -EAGAIN;
 		while (!s->acceptable) {
@@ -763,8 +770,8 @@ int gl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t
 	}
 	if (!w.made)
 		return -ENOMEM;
-	if (!w.resp.b && s->acceptable) {
-		s->acceptable = false;
+	if (w.resp.b && !s->acceptable) {
+		s->acceptable = true;	/* more are waiting */
 		s->seq++;
 	}
 	w.made->nonblock = (flags & SOCK_NONBLOCK) != 0;
@@ -787,13 +794,30 @@ int gl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, so
 		return ret;
 	if (s->listening)
 		return -EISCONN;
+	gl_pump(rt);
+	if (s->connect_unseen && !s->connecting) {
+		/* as the kernel: the first connect() after completion reports it */
+		s->connect_unseen = false;
+		if (s->connected)
+			return 0;
+		ret = s->so_error ? s->so_error : ECONNABORTED;
+		s->so_error = 0;
+		return -ret;
+	}
 	if (s->connected)
 		return -EISCONN;
 	if (!s->connecting) {
 		if (s->reset)
 			return -ECONNABORTED;
+		/*
+		 * Connecting from before the call: the completion event may be
+		 * pumped together with the response, before we look at it.
+		 */
+		s->connecting = true;
 		ret = call(rt, &w, SRPC_REQ_CONNECT, s->id, 0, 0, 0, a,
 			   l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+		if (ret != -EINPROGRESS)
+			s->connecting = false;
 		if (ret == 0) {
 			s->connected = true;
 			s->seq++;
@@ -801,7 +825,6 @@ int gl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, so
 		}
 		if (ret != -EINPROGRESS)
 			return ret;
-		s->connecting = true;
 		if (s->nonblock)
 			return -EINPROGRESS;
 	} else if (s->nonblock) {
@@ -817,6 +840,7 @@ int gl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, so
 		if (ret)
 			return ret;
 	}
+	s->connect_unseen = false;
 	if (s->so_error) {
 		ret = s->so_error;
 		s->so_error = 0;
@@ -1221,6 +1245,8 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 
 /* ---- fork ------------------------------------------------------------------- */
 
+static void fork_reattach(struct gl_rt *rt);
+
 void gl_after_fork_child(void)
 {
 	struct gl_rt *rt = &gl_rt;
@@ -1228,6 +1254,13 @@ void gl_after_fork_child(void)
 	pthread_mutex_init(&rt->mu, NULL);
 	if (!rt->attached)
 		return;
+	gl_lock();	/* what follows expects mu held (it sleeps through gl_sleep) */
+	fork_reattach(rt);
+	gl_unlock();
+}
+
+static void fork_reattach(struct gl_rt *rt)
+{
 	/* The parent's channel, buffers and waiters are not ours. */
 	detach(rt);
 	rt->waiters = NULL;

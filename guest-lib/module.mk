@@ -17,3 +17,7 @@ $(GL_SO): $(GL_SRCS) $(REGION_SRCS) $(SRPC_SRCS) guest-lib/gl.map $(wildcard gue
 
 $(call objs,guest-lib/run.c): CPPFLAGS += -Iguest-lib
 $(eval $(call program,tochain-run,$(call objs,guest-lib/run.c) | $(GL_SO)))
+
+# Conformance program (tests/conformance/): the same checks on kernel
+# sockets and under the runtime, compared by tests/integration/101_*.
+$(eval $(call test_prog,conform,$(call objs,tests/conformance/conform.c)))

@@ -72,7 +72,7 @@ enum srpc_type {
 
 	/* events, TOE -> guest, tag 0 */
 	SRPC_EV_CONNECTED	= 96,	/* sock, a = 0 or errno of the connect */
-	SRPC_EV_ACCEPTABLE	= 97,	/* sock: a connection may be waiting */
+	SRPC_EV_ACCEPTABLE	= 97,	/* sock, a = 1: a connection is waiting, 0: no longer */
 	SRPC_EV_EOF		= 98,	/* sock: the peer shut down its sending side */
 	SRPC_EV_ERROR		= 99,	/* sock, a = errno (ECONNRESET, EPIPE, ...) */
 	SRPC_EV_LAST		= SRPC_EV_ERROR,

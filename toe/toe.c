@@ -62,6 +62,8 @@ struct toe_sock {
 	uint32_t armed;		/* epoll events registered */
 	bool listening, connecting, rd_eof, failed, shut_wr_pending, closing;
 	bool accept_armed;
+	bool connected;		/* established: data may flow */
+	bool registered;	/* in the epoll set */
 };
 
 struct pending {		/* a message waiting for a pool buffer */
@@ -185,24 +187,35 @@ static void sock_arm(struct toe *t, struct toe_sock *s)
 			want |= EPOLLIN;
 	} else if (s->connecting) {
 		want |= EPOLLOUT;
-	} else if (!s->failed) {
+	} else if (s->connected && !s->failed) {
 		if (!s->rd_eof && !s->closing && s->rx_inflight < t->p.rx_bound)
 			want |= EPOLLIN | EPOLLRDHUP;
 		if (s->txq.n)
 			want |= EPOLLOUT;
 	}
-	if (want == s->armed)
+	/*
+	 * EPOLLHUP and EPOLLERR are reported whatever the interest: a socket
+	 * we want nothing from leaves the set, or a hung-up socket would
+	 * spin the loop.
+	 */
+	if (!want) {
+		if (s->registered && epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->fd, NULL) == 0)
+			s->registered = false;
+		s->armed = 0;
+		return;
+	}
+	if (s->registered && want == s->armed)
 		return;
 	ev.events = want;
 	ev.data.u64 = EV_KEY(EV_SOCK, s->id);
-	if (epoll_ctl(t->epfd, EPOLL_CTL_MOD, s->fd, &ev) == 0)
+	if (epoll_ctl(t->epfd, s->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s->fd, &ev) == 0) {
 		s->armed = want;
+		s->registered = true;
+	}
 }
 
 static struct toe_sock *sock_new(struct toe *t, int fd, uint32_t ch)
 {
-	struct epoll_event ev = { .events = 0 };
-
 	for (uint32_t i = 0; i < t->p.max_socks; i++) {
 		struct toe_sock *s = &t->socks[i];
 
@@ -216,11 +229,6 @@ static struct toe_sock *sock_new(struct toe *t, int fd, uint32_t ch)
 		s->fd = fd;
 		s->chans = 1ull << ch;
 		s->owner = ch;
-		ev.data.u64 = EV_KEY(EV_SOCK, s->id);
-		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			s->id = 0;
-			return NULL;
-		}
 		t->st.socks_open++;
 		return s;
 	}
@@ -236,7 +244,8 @@ static void sock_free(struct toe *t, struct toe_sock *s)
 
 	while ((idx = bufq_pop(t, &s->txq)) != NO_BUF)
 		regrant(t, idx, s->id);
-	epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	if (s->registered)
+		epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	close(s->fd);
 	s->id = 0;
 	t->st.socks_open--;
@@ -537,7 +546,7 @@ static void sock_event(struct toe *t, uint32_t id, uint32_t events)
 	if (s->listening) {
 		if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
 			s->accept_armed = false;
-			event_all(t, s, SRPC_EV_ACCEPTABLE, 0);
+			event_all(t, s, SRPC_EV_ACCEPTABLE, 1);
 			sock_arm(t, s);
 		}
 		return;
@@ -552,6 +561,8 @@ static void sock_event(struct toe *t, uint32_t id, uint32_t events)
 		s->connecting = false;
 		if (err)
 			s->failed = true;
+		else
+			s->connected = true;
 		event_to(t, s->owner, SRPC_EV_CONNECTED, s->id, err);
 		sock_arm(t, s);
 		return;
@@ -637,6 +648,7 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			close(fd);
 			break;
 		}
+		n->connected = true;
 		sock_arm(t, n);
 		pfd.fd = s->fd;
 		pfd.events = POLLIN;
@@ -644,6 +656,10 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		if (!more) {
 			s->accept_armed = true;
 			sock_arm(t, s);
+			/* processes sharing the listener: nothing is waiting now */
+			for (uint32_t o = 0; o < t->p.nchannels; o++)
+				if (o != ch && (s->chans & (1ull << o)))
+					event_to(t, o, SRPC_EV_ACCEPTABLE, s->id, 0);
 		}
 		respond(t, ch, m->tag, m->sock, (int)n->id, more, &ss,
 			sl < sizeof(ss) ? sl : sizeof(ss));
@@ -652,6 +668,7 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 	case SRPC_REQ_CONNECT:
 		if (connect(s->fd, (const struct sockaddr *)&q->addr, q->addrlen) == 0) {
 			ret = 0;
+			s->connected = true;
 		} else {
 			ret = -errno;
 			if (ret == -EINPROGRESS)

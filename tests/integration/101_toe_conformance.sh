@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Socket-call conformance: tests/conformance/conform.c runs the same
+# checks (results and errno of every call in the offload list, error
+# cases included) once on plain kernel sockets in a namespace with its
+# own veth, and once under tochain-run in a loopback-only namespace whose
+# TCP goes through tochain-toe.  The outputs must be identical.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+command -v ip >/dev/null || { echo "SKIP: iproute2 missing"; exit 77; }
+
+tc_init
+tc_fabric
+tc_host CL cl 10.80.0.1/24
+tc_host VM vm 10.80.0.2/24
+tc_host PL pl 10.80.0.3/24
+tc_isolated GU gu
+work=$(mktemp -d /dev/shm/tc101.XXXXXX)
+tc_on_exit "rm -rf $work"
+region=$work/region
+conform=$build/tests/bin/conform
+
+mkfifo $work/ready
+ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm101 \
+	--ready-fd 3 3>$work/ready 2>$work/toe.log &
+toe=$!
+tc_on_exit "kill -9 $toe"
+read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+
+ip netns exec "$CL" "$conform" peer >$work/peer.log 2>&1 &
+tc_on_exit "kill -9 $!"
+tc_wait_port "$PL" 10.80.0.1 7001 10
+
+rc=0
+ip netns exec "$PL" timeout 60 "$conform" guest 10.80.0.1 >$work/plain.txt 2>&1 || rc=$?
+echo "plain run: exit $rc, $(wc -l <$work/plain.txt) lines"
+[ $rc = 0 ] || { cat $work/plain.txt; echo "FAIL: the plain run itself failed"; exit 1; }
+rc=0
+ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
+	"$conform" guest 10.80.0.1 >$work/offload.txt 2>&1 || rc=$?
+echo "offloaded run: exit $rc, $(wc -l <$work/offload.txt) lines"
+if ! diff -u $work/plain.txt $work/offload.txt; then
+	echo "FAIL: offloaded results differ from the kernel's (- kernel, + runtime)"
+	exit 1
+fi
+[ $rc = 0 ] || { echo "FAIL: offloaded run exit $rc"; exit 1; }
+kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+echo "PASS: $(wc -l <$work/plain.txt) identical lines"
