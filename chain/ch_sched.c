@@ -935,11 +935,11 @@ static bool pid_dead(int pid)
 
 static void liveness(struct ch_sched *s, uint32_t nvnfs)
 {
-	uint64_t now = now_ns();
-
 	for (uint32_t v = 0; v < nvnfs; v++) {
 		struct vnf *vn = &s->vnf[v];
 		int rp = tc_load_acquire(&vn->restart_pid);
+		/* Per VNF: failing one may just have dispatched work to the next. */
+		uint64_t now = now_ns();
 
 		if (rp >= 0) {
 			tc_store_relaxed(&vn->restart_pid, -1);
@@ -953,7 +953,8 @@ static void liveness(struct ch_sched *s, uint32_t nvnfs)
 			continue;
 		}
 		for (uint32_t c = 0; c < vn->nthreads; c++)
-			if (vn->vc[c].outstanding && now - vn->vc[c].last_progress > s->cfg.hang_ns) {
+			if (vn->vc[c].outstanding && now > vn->vc[c].last_progress &&
+			    now - vn->vc[c].last_progress > s->cfg.hang_ns) {
 				vnf_fail(s, vn, "no progress: hung");
 				break;
 			}

@@ -13,7 +13,7 @@ $(CH_LIB): $(call objs,$(CH_SRCS))
 $(call objs,$(CH_SRCS) chain/ch_drive.c chain/ch_bench.c chain/ch_harness.c): CPPFLAGS += -Ichain -Ivnf
 
 CH_ALL_LIBS := $(CH_LIB) $(CH_VNF_LIB) $(CH_REGION_LIB)
-CH_TESTS := test_ch_table test_ch_queue
+CH_TESTS := test_ch_table test_ch_queue test_ch_sched
 $(foreach t,$(CH_TESTS),$(eval $(call unit_test,$(t),$(call objs,chain/ch_harness.c) $(CH_ALL_LIBS),$(CH_URCU_LIBS))))
 $(foreach t,$(CH_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += -Ichain -Ivnf
 

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for chain/ch_sched.c: dispatch and verdict logic, driven
+ * step by step (ch_sched_poll in the test thread), with VNF service
+ * threads played by the VNF runtime (vnf_recv with no wait) or, for a
+ * hostile VNF, by raw writes to its region.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <urcu/urcu-memb.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/counters.h>
+#include <tochain/desc.h>
+
+#include "ch_harness.h"
+#include "tc_check.h"
+#include "vnf.h"
+
+#define NBUFS	64
+#define SLOT	1024
+
+static char dir[64], dpath[128], vpath[4][128];
+static struct tcr_region *data;
+static struct ch_sched *s;
+
+static void setup(void)
+{
+	struct ch_sched_cfg cfg = { .nchains = 4, .qcap = 64, .max_flight = 64,
+				    .vnf_nbufs = 64, .hang_ns = 50000000ull };
+
+	snprintf(dir, sizeof(dir), "/dev/shm/tochain-test-ch-%d", getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(dpath, sizeof(dpath), "%s/data", dir);
+	data = chh_data_region(dpath, NBUFS, SLOT);
+	ck_assert_ptr_nonnull(data);
+	s = ch_sched_create(&cfg);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(ch_sched_region_add(s, 3, dpath, NBUFS, SLOT), 0);
+	ck_assert_int_eq(ch_sched_region_add(s, 3, dpath, NBUFS, SLOT), -EEXIST);
+	urcu_memb_register_thread();
+}
+
+static void teardown(void)
+{
+	urcu_memb_unregister_thread();
+	ch_sched_destroy(s);
+	tcr_region_destroy(data);
+	unlink(dpath);
+	for (int i = 0; i < 4; i++)
+		if (vpath[i][0])
+			unlink(vpath[i]);
+	rmdir(dir);
+}
+
+static int add_vnf(uint32_t threads, uint32_t policy)
+{
+	static int n;
+	struct ch_vnf_cfg c = { .name = "t", .nthreads = threads, .policy = policy };
+	int id;
+
+	snprintf(vpath[n], sizeof(vpath[n]), "%s/vnf%d", dir, n);
+	c.region_path = vpath[n];
+	id = ch_sched_vnf_add(s, &c);
+	ck_assert_int_ge(id, 0);
+	n = (n + 1) % 4;
+	return id;
+}
+
+static void chain(uint32_t id, uint32_t nhops, const uint32_t *hop_masks)
+{
+	struct ch_chain_cfg c = { .region = 3, .dir = CH_DIR_OUT, .nhops = nhops };
+
+	for (uint32_t h = 0; h < nhops; h++)
+		for (uint32_t v = 0; v < 8; v++)
+			if (hop_masks[h] & (1u << v))
+				c.hop[h].vnf[c.hop[h].nvnfs++] = v;
+	ck_assert_int_eq(ch_sched_chain_set(s, id, &c, NULL), 0);
+}
+
+static void submit(uint32_t chain_id, uint32_t buf, uint64_t cookie)
+{
+	struct ch_pkt p;
+	uint32_t len = chh_fill(data, buf, cookie, NULL);
+
+	chh_pkt(&p, 3, buf, len, cookie);
+	ck_assert_uint_eq(ch_sched_submit(s, chain_id, &p, 1), 1);
+}
+
+static void polls(int n)
+{
+	for (int i = 0; i < n; i++)
+		ch_sched_poll(s);
+}
+
+/* What thread @t of a VNF has received (data packets only). */
+static int recv_now(struct vnf_thread *t, struct vnf_pkt *pk, unsigned int max)
+{
+	int n = vnf_recv(t, pk, max, 0);
+
+	ck_assert_int_ge(n, 0);
+	return n;
+}
+
+START_TEST(parallel_hop_then_next_hop_first_deny_stops)
+{
+	uint32_t hops[2] = { 0x3, 0x4 };	/* [A, B] then [C] */
+	struct vnf_thread *ta, *tb, *tc;
+	struct vnf_pkt pa[4], pb[4], pc[4];
+	struct ch_result r;
+	struct tcr_counters_snap snap;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 1);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 2);
+	chain(0, 2, hops);
+	ta = vnf_attach(vpath[0], 0, 100);
+	tb = vnf_attach(vpath[1], 0, 100);
+	tc = vnf_attach(vpath[2], 0, 100);
+	ck_assert(ta && tb && tc);
+
+	/* 1: both of hop 0 get it at once; hop 1 only after both allowed. */
+	submit(0, 5, 100);
+	polls(2);
+	ck_assert_int_eq(recv_now(ta, pa, 4), 1);	/* grant handled inside */
+	ck_assert_int_eq(recv_now(tb, pb, 4), 1);
+	ck_assert_int_eq(recv_now(tc, pc, 4), 0);
+	ck_assert_uint_eq(pa[0].d.chain, 0);
+	ck_assert_uint_eq(pa[0].d.hop, 0);
+	ck_assert_uint_eq(pa[0].d.conn_id, 100 % 7 + 1);
+	ck_assert_uint_eq(pa[0].d.dport, 80);
+	ck_assert_uint_eq(pa[0].d.arg, VNF_VERDICT_NONE);
+	ck_assert_uint_eq(VNF_AUX_REGION(pa[0].d.aux), 3);
+	ck_assert_uint_eq(VNF_AUX_BUF(pa[0].d.aux), 5);
+	/* Payload: the data region's bytes, through a read-only mapping. */
+	ck_assert_ptr_nonnull(pa[0].data);
+	ck_assert_mem_eq(pa[0].data, tcr_region_slot(data, 5), pa[0].len);
+	ck_assert_int_eq(vnf_post(ta, &pa[0], VNF_VERDICT_ALLOW, 0), 0);
+	vnf_flush(ta);
+	polls(2);
+	ck_assert_int_eq(recv_now(tc, pc, 4), 0);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(tb);
+	polls(2);
+	ck_assert_int_eq(recv_now(tc, pc, 4), 1);
+	ck_assert_uint_eq(pc[0].d.hop, 1);
+	vnf_post(tc, &pc[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(tc);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.pkt.cookie, 100);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.hops, 2);
+
+	/* 2: B denies first; the result waits for A, hop 1 never sees it. */
+	submit(0, 6, 101);
+	polls(2);
+	ck_assert_int_eq(recv_now(ta, pa, 4), 1);
+	ck_assert_int_eq(recv_now(tb, pb, 4), 1);
+	vnf_post(tb, &pb[0], VNF_VERDICT_DENY, 42);
+	vnf_flush(tb);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 0);
+	vnf_post(ta, &pa[0], VNF_VERDICT_DENY, 7);	/* a later Deny is not recorded */
+	vnf_flush(ta);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_DENY);
+	ck_assert_uint_eq(r.reason, CH_REASON_RULE);
+	ck_assert_uint_eq(r.deny_vnf, 1);
+	ck_assert_uint_eq(r.deny_rule, 42);
+	ck_assert_uint_eq(r.hops, 0);
+	ck_assert_int_eq(recv_now(tc, pc, 4), 0);
+
+	ck_assert_int_eq(tcr_counters_snapshot(ch_sched_counters(s, 0), NULL, 64, &snap), 0);
+	ck_assert_uint_eq(snap.arrivals, 2);
+	ck_assert_uint_eq(snap.finished, 2);
+	ck_assert_uint_eq(snap.denied, 1);
+	ck_assert_uint_eq(snap.taken, 2);
+	vnf_detach(ta);
+	vnf_detach(tb);
+	vnf_detach(tc);
+}
+END_TEST
+
+START_TEST(results_leave_in_arrival_order)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct vnf_thread *t[2];
+	struct vnf_pkt p0[2], p1[2];
+	struct ch_result r[4];
+
+	ck_assert_int_eq(add_vnf(2, CH_FAIL_CLOSED), 0);
+	chain(1, 1, hops);
+	t[0] = vnf_attach(vpath[0], 0, 100);
+	t[1] = vnf_attach(vpath[0], 1, 100);
+	submit(1, 1, 1);
+	submit(1, 2, 2);
+	polls(2);
+	/* Round-robin: one each; the second finishes first. */
+	ck_assert_int_eq(recv_now(t[0], p0, 2), 1);
+	ck_assert_int_eq(recv_now(t[1], p1, 2), 1);
+	vnf_post(t[1], &p1[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t[1]);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 1, r, 4), 0);	/* head not done yet */
+	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t[0]);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 1, r, 4), 2);
+	ck_assert_uint_eq(r[0].pkt.cookie, 1);
+	ck_assert_uint_eq(r[1].pkt.cookie, 2);
+	vnf_detach(t[0]);
+	vnf_detach(t[1]);
+}
+END_TEST
+
+START_TEST(no_chain_and_bad_descriptors_are_denied)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct ch_result r[4];
+	struct ch_pkt p;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	submit(2, 1, 1);		/* chain 2 has no table */
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 1);
+	ck_assert_uint_eq(r[0].reason, CH_REASON_NO_CHAIN);
+	ck_assert_uint_eq(r[0].verdict, CH_DENY);
+	chain(2, 1, hops);
+	chh_pkt(&p, 3, NBUFS, 10, 2);	/* buffer out of range */
+	ch_sched_submit(s, 2, &p, 1);
+	chh_pkt(&p, 3, 1, SLOT, 3);	/* off + len beyond the slot */
+	p.off = 1;
+	ch_sched_submit(s, 2, &p, 1);
+	chh_pkt(&p, 4, 1, 10, 4);	/* another region than the chain's */
+	ch_sched_submit(s, 2, &p, 1);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(r[i].reason, CH_REASON_BAD_DESC);
+	/* Unknown VNFs or regions are refused. */
+	{
+		struct ch_chain_cfg c = { .region = 3, .nhops = 1,
+					  .hop = { { .nvnfs = 1, .vnf = { 5 } } } };
+
+		ck_assert_int_eq(ch_sched_chain_set(s, 0, &c, NULL), -EINVAL);
+		c.hop[0].vnf[0] = 0;
+		c.region = 9;
+		ck_assert_int_eq(ch_sched_chain_set(s, 0, &c, NULL), -EINVAL);
+		ck_assert_int_eq(ch_sched_chain_set(s, 9, &c, NULL), -EINVAL);
+	}
+}
+END_TEST
+
+/* A hostile VNF: raw access to its own region, as a compromised VNF has. */
+struct raw {
+	struct tcr_region *r;
+	struct tcr_chan c;
+};
+
+static void raw_attach(struct raw *w, const char *path)
+{
+	w->r = tcr_region_attach(path, TCR_ATTACH_HOST);
+	ck_assert_ptr_nonnull(w->r);
+	ck_assert_int_eq(tcr_chan_attach(&w->c, w->r, 0, 0), 0);
+}
+
+/* Take everything on RX; returns the first data descriptor's index or -1. */
+static int raw_take_data(struct raw *w)
+{
+	uint32_t idx[16];
+	int n = tcr_ring_dequeue_burst(&w->c.ring[TCR_CH_RX], idx, 16), data_idx = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (tcr_region_desc(w->r, idx[i])->op == TCR_OP_DATA)
+			data_idx = (int)idx[i];
+		else	/* control messages go back at once */
+			ck_assert_int_eq(tcr_ring_enqueue_burst(&w->c.ring[TCR_CH_TX], &idx[i], 1), 1);
+	}
+	return data_idx;
+}
+
+START_TEST(garbage_verdict_denies_that_descriptor)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct ch_vnf_info info;
+	struct ch_result r;
+	struct raw w;
+	uint32_t idx;
+	int i;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(0, 1, hops);
+	raw_attach(&w, vpath[0]);
+	submit(0, 1, 1);
+	polls(2);
+	i = raw_take_data(&w);
+	ck_assert_int_ge(i, 0);
+	idx = (uint32_t)i;
+	/* Scribble: a bogus verdict, and every (h) field the scheduler owns. */
+	memset(tcr_region_desc(w.r, idx), 0xa5, sizeof(struct tcr_desc));
+	tcr_region_desc(w.r, idx)->arg = 12345;
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&w.c.ring[TCR_CH_TX], &idx, 1), 1);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_DENY);
+	ck_assert_uint_eq(r.reason, CH_REASON_BAD_VERDICT);
+	ck_assert_uint_eq(r.deny_vnf, 0);
+	ck_assert_uint_eq(r.pkt.cookie, 1);	/* the scheduler's copy, not the scribble */
+	ck_assert_uint_eq(r.pkt.buf, 1);
+	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert(!info.failed);
+	ck_assert_uint_eq(info.bad_verdicts, 1);
+	/* No verdict written at all (arg left 0) is just as bad. */
+	submit(0, 2, 2);
+	polls(2);
+	idx = (uint32_t)raw_take_data(&w);
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&w.c.ring[TCR_CH_TX], &idx, 1), 1);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.reason, CH_REASON_BAD_VERDICT);
+	tcr_region_destroy(w.r);
+}
+END_TEST
+
+static void foreign_index(bool twice)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct ch_vnf_info info;
+	struct ch_result r;
+	struct raw w;
+	uint32_t bad[2];
+	int i;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(0, 1, hops);
+	raw_attach(&w, vpath[0]);
+	submit(0, 1, 1);
+	polls(2);
+	i = raw_take_data(&w);
+	ck_assert_int_ge(i, 0);
+	/* An index it was not given, or its own twice. */
+	bad[0] = (uint32_t)i;
+	bad[1] = twice ? (uint32_t)i : (uint32_t)(i + 7) % 64;
+	tcr_region_desc(w.r, (uint32_t)i)->arg = VNF_VERDICT_ALLOW;
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&w.c.ring[TCR_CH_TX], bad, 2), 2);
+	polls(2);
+	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert(info.failed);
+	ck_assert_uint_eq(info.outstanding, 0);
+	ck_assert_uint_eq(info.pool_free, 64);	/* nothing leaked */
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_DENY);
+	ck_assert_uint_eq(r.reason, CH_REASON_VNF_FAILED);
+	ck_assert(tcr_chan_stale(&w.c));	/* its channel was closed */
+	/* Fail-closed: new descriptors are denied at once. */
+	submit(0, 2, 2);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.reason, CH_REASON_VNF_FAILED);
+	tcr_region_destroy(w.r);
+}
+
+START_TEST(foreign_index_fails_the_vnf)
+{
+	foreign_index(false);
+}
+END_TEST
+
+START_TEST(duplicate_index_fails_the_vnf)
+{
+	foreign_index(true);
+}
+END_TEST
+
+START_TEST(hung_vnf_fail_open_is_bypassed_then_restarts)
+{
+	uint32_t hops[2] = { 0x1, 0x2 };	/* [A (open, hangs)] then [B] */
+	struct vnf_thread *ta, *tb;
+	struct vnf_pkt pk[4];
+	struct ch_vnf_info info;
+	struct ch_result r;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_OPEN), 0);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 1);
+	chain(0, 2, hops);
+	ta = vnf_attach(vpath[0], 0, 100);
+	tb = vnf_attach(vpath[1], 0, 100);
+	submit(0, 1, 1);
+	polls(2);
+	ck_assert_int_eq(recv_now(ta, pk, 4), 1);	/* and never answers */
+	ck_assert_int_eq(recv_now(tb, pk, 4), 0);	/* B answers its grant */
+	polls(2);
+	chh_sleep_us(60000);				/* > hang_ns */
+	polls(2);
+	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert(info.failed);
+	ck_assert_uint_eq(info.pool_free, 64);
+	ck_assert_int_eq(ch_sched_vnf_info(s, 1, &info), 0);
+	ck_assert(!info.failed);			/* B idle, not hung */
+	/* Bypassed: the descriptor went on to B. */
+	ck_assert_int_eq(recv_now(tb, pk, 4), 1);
+	vnf_post(tb, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(tb);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.bypassed, 1);
+	ck_assert_uint_eq(r.hops, 2);
+	/* Restart: the same thread handle reattaches by itself and rejoins. */
+	ck_assert_int_eq(ch_sched_vnf_restart(s, 0, getpid()), 0);
+	chh_sleep_us(3000);
+	polls(2);
+	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert(!info.failed);
+	ck_assert_uint_eq(info.epoch, 1);
+	submit(0, 2, 2);
+	polls(2);
+	ck_assert_int_eq(recv_now(ta, pk, 4), 1);	/* grant again, then data */
+	ck_assert_ptr_nonnull(pk[0].data);
+	vnf_post(ta, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(ta);
+	polls(2);
+	ck_assert_int_eq(recv_now(tb, pk, 4), 1);
+	vnf_post(tb, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(tb);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.bypassed, 0);
+	vnf_detach(ta);
+	vnf_detach(tb);
+}
+END_TEST
+
+START_TEST(early_end_flags_reach_the_chain_counters)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct vnf_thread *t;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(1, 1, hops);
+	t = vnf_attach(vpath[0], 0, 100);
+	vnf_report_early(t, 1, TCR_EARLY_INPUT_EMPTY);
+	chh_sleep_us(3000);
+	polls(1);
+	ck_assert_uint_eq(tcr_counters_take_early(ch_sched_counters(s, 1)), TCR_EARLY_INPUT_EMPTY);
+	ck_assert_uint_eq(tcr_counters_take_early(ch_sched_counters(s, 0)), 0);
+	vnf_detach(t);
+}
+END_TEST
+
+START_TEST(deleted_chain_revokes_grants_after_last_descriptor)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct vnf_thread *t;
+	struct vnf_pkt pk[4];
+	struct ch_result r;
+	struct raw w;
+	uint32_t idx[16];
+	int n, revokes = 0;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(0, 1, hops);
+	t = vnf_attach(vpath[0], 0, 100);
+	submit(0, 1, 1);
+	polls(2);
+	ck_assert_int_eq(recv_now(t, pk, 4), 1);
+	/* Delete while the descriptor is in flight: it finishes on its table. */
+	ck_assert_int_eq(ch_sched_chain_set(s, 0, NULL, NULL), 0);
+	polls(2);
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t);
+	vnf_detach(t);
+	raw_attach(&w, vpath[0]);	/* look at what comes next on RX */
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_ne(r.table_version, 0);
+	polls(2);
+	n = tcr_ring_dequeue_burst(&w.c.ring[TCR_CH_RX], idx, 16);
+	for (int i = 0; i < n; i++) {
+		struct tcr_desc *d = tcr_region_desc(w.r, idx[i]);
+
+		revokes += d->op == TCR_OP_CTRL && d->flags == VNF_CTRL_REVOKE && d->aux == 3;
+	}
+	ck_assert_int_eq(revokes, 1);
+	tcr_region_destroy(w.r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("ch_sched");
+	TCase *tc = tcase_create("sched");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, parallel_hop_then_next_hop_first_deny_stops);
+	tcase_add_test(tc, results_leave_in_arrival_order);
+	tcase_add_test(tc, no_chain_and_bad_descriptors_are_denied);
+	tcase_add_test(tc, garbage_verdict_denies_that_descriptor);
+	tcase_add_test(tc, foreign_index_fails_the_vnf);
+	tcase_add_test(tc, duplicate_index_fails_the_vnf);
+	tcase_add_test(tc, hung_vnf_fail_open_is_bypassed_then_restarts);
+	tcase_add_test(tc, early_end_flags_reach_the_chain_counters);
+	tcase_add_test(tc, deleted_chain_revokes_grants_after_last_descriptor);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(su, tc);
+	return tc_run_suite(su);
+}
