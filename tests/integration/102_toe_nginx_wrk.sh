@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Unmodified nginx (master + 2 forked workers, epoll, sendfile) under
+# tochain-run in the stand-in VM: curl fetches a page and a 1 MiB file
+# (sha256 checked), then wrk -c 64 -d 10s must finish with zero socket
+# errors and only 2xx answers.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+for c in ip nginx wrk curl sha256sum; do
+	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+done
+
+tc_init
+tc_fabric
+tc_host CL cl 10.81.0.1/24
+tc_host VM vm 10.81.0.2/24
+tc_isolated GU gu
+work=$(mktemp -d /dev/shm/tc102.XXXXXX)
+tc_on_exit "rm -rf $work"
+region=$work/region
+chmod 755 $work
+mkdir -p $work/www $work/tmp
+echo "hello from the stand-in VM" >$work/www/index.html
+head -c $((1 << 20)) /dev/urandom >$work/www/big.bin
+cat >$work/nginx.conf <<CONF
+daemon off;
+master_process on;
+worker_processes 2;
+error_log $work/error.log notice;
+pid $work/nginx.pid;
+events { worker_connections 512; }
+http {
+	access_log off;
+	sendfile on;
+	client_body_temp_path $work/tmp;
+	proxy_temp_path $work/tmp;
+	fastcgi_temp_path $work/tmp;
+	uwsgi_temp_path $work/tmp;
+	scgi_temp_path $work/tmp;
+	server { listen 8080; root $work/www; }
+}
+CONF
+
+mkfifo $work/ready
+ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm102 \
+	--ready-fd 3 3>$work/ready 2>$work/toe.log &
+toe=$!
+tc_on_exit "kill -9 $toe"
+read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+
+ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+	nginx -c $work/nginx.conf -p $work >$work/nginx.out 2>&1 &
+ngx=$!
+tc_on_exit "kill -9 $ngx; pkill -9 -F $work/nginx.pid"
+tc_wait_port "$CL" 10.81.0.2 8080 15
+
+page=$(ip netns exec "$CL" curl -sS --max-time 5 http://10.81.0.2:8080/)
+[ "$page" = "hello from the stand-in VM" ] || { echo "FAIL: page: $page"; exit 1; }
+want=$(sha256sum <$work/www/big.bin | cut -d' ' -f1)
+got=$(ip netns exec "$CL" curl -sS --max-time 10 http://10.81.0.2:8080/big.bin | sha256sum | cut -d' ' -f1)
+[ "$got" = "$want" ] || { echo "FAIL: sha256 of big.bin differs"; exit 1; }
+
+ip netns exec "$CL" wrk -c 64 -t 2 -d 10s http://10.81.0.2:8080/ >$work/wrk.txt 2>&1
+cat $work/wrk.txt
+grep -q 'requests in' $work/wrk.txt || { echo "FAIL: wrk did not run"; exit 1; }
+if grep -Eq 'Socket errors|Non-2xx' $work/wrk.txt; then
+	echo "FAIL: errors under load"; tail $work/error.log; exit 1
+fi
+reqs=$(awk '/requests in/ {print $1}' $work/wrk.txt)
+[ "$reqs" -gt 1000 ] || { echo "FAIL: only $reqs requests"; exit 1; }
+kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+echo PASS
