@@ -315,6 +315,9 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 	int err;
 
 	why[0] = '\0';
+	/* A process that just exited frees its names now, not at the next
+	 * period boundary. */
+	hsd_reap(d);
 	if (r->role != HSD_ROLE_VNF && r->role != HSD_ROLE_VM) {
 		snprintf(why, len, "role must be vnf or vm");
 		return -EINVAL;
@@ -469,6 +472,11 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			goto out_rebuild;
 		}
 		th->enforced = true;
+		/* Under freezer gating a thread runs only in its slots: it
+		 * waits frozen for the next period's plan. */
+		if (d->mode_applied == HSD_SYNC && d->cfg.gating == HSD_GATE_FREEZER &&
+		    hse_can_freeze(d->enf))
+			hse_gate(d->enf, &th->enf, false);
 		hse_place(d->enf, &th->enf, d->cfg.sync_cpus, -1,
 			  (uint64_t)d->cfg.tick_us * d->cfg.g > 1000000 ? 1000000 :
 			  (uint64_t)d->cfg.tick_us * d->cfg.g);
@@ -795,6 +803,7 @@ int hsd_period_begin(struct hsd *d)
 	}
 	close_periods(d);
 	d->period++;
+	d->timeline_valid = false;
 	if (d->mode_applied == HSD_CFS || !d->sched) {
 		d->plan_valid = false;
 		place_all_free(d);
@@ -808,6 +817,7 @@ int hsd_period_begin(struct hsd *d)
 	}
 	d->plan_valid = true;
 	build_timeline(d);
+	d->timeline_valid = true;
 	place_plan(d);
 	hs_sched_rebalance(d->sched);
 	return 0;
@@ -842,7 +852,9 @@ static void early_end(struct hsd *d, uint32_t c, uint32_t k)
 
 void hsd_tick(struct hsd *d, uint32_t k)
 {
-	bool gate = d->mode_applied == HSD_SYNC && d->plan_valid &&
+	/* The timeline holds registry indices, which stay valid when a
+	 * registration rebuilds the scheduler mid-period. */
+	bool gate = d->mode_applied == HSD_SYNC && d->timeline_valid &&
 		    d->cfg.gating == HSD_GATE_FREEZER;
 
 	for (uint32_t c = 0; c < d->nchain; c++) {

@@ -162,7 +162,8 @@ struct hsd {
 	struct hsd_cfgset set[2];
 	struct hsd_cfgset *cs;		/* the one sched uses */
 	struct hs_plan *plan;
-	bool plan_valid;
+	bool plan_valid;		/* plan holds this period's plan */
+	bool timeline_valid;		/* timeline too (survives a rebuild) */
 
 	/* This period's timeline: owner thread of each tick, -1 idle. */
 	int32_t *timeline;		/* npcpu * g */

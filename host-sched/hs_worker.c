@@ -318,23 +318,34 @@ int hsw_start(struct hsw *w, const char *path)
 	return 0;
 }
 
+/* Registers one thread.  A refusal that names a chain "already" held by
+ * threads of a process that is exiting (frozen threads die only once
+ * thawed, within a period) is retried for up to 3 s. */
 static int reg(const char *sock, json_t *args, char *why, size_t len)
 {
-	const char *err = NULL;
-	json_t *rep = ctl_call(sock, "sched.register", args, &err);
+	for (int attempt = 0;; attempt++) {
+		const char *err = NULL, *msg;
+		json_t *rep = ctl_call(sock, "sched.register", json_incref(args), &err);
 
-	if (!rep) {
-		snprintf(why, len, "%s: %s", sock, err ? err : strerror(errno));
-		return -EIO;
-	}
-	if (!json_is_true(json_object_get(rep, "ok"))) {
-		snprintf(why, len, "refused: %s",
-			 json_string_value(json_object_get(rep, "error")) ?: "?");
+		if (!rep) {
+			snprintf(why, len, "%s: %s", sock, err ? err : strerror(errno));
+			json_decref(args);
+			return -EIO;
+		}
+		if (json_is_true(json_object_get(rep, "ok"))) {
+			json_decref(rep);
+			json_decref(args);
+			return 0;
+		}
+		msg = json_string_value(json_object_get(rep, "error"));
+		snprintf(why, len, "refused: %s", msg ? msg : "?");
 		json_decref(rep);
-		return -EINVAL;
+		if (!msg || !strstr(msg, "already") || attempt == 30) {
+			json_decref(args);
+			return -EINVAL;
+		}
+		nap_us(100000);
 	}
-	json_decref(rep);
-	return 0;
 }
 
 int hsw_register(struct hsw *w, const char *sock, const char *region, char *why, size_t len)
