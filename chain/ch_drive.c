@@ -263,6 +263,8 @@ static void finish(struct env *e, bool check_stats)
 	}
 	ch_sched_destroy(e->s);
 	tcr_region_destroy(e->data);
+	for (uint32_t c = 0; c < MAXC; c++)
+		free(e->order[c]);
 	printf("%" PRIu64 " results: %" PRIu64 " allowed, %" PRIu64 " denied; %d failed checks\n",
 	       e->results, e->allowed, e->denied, failures);
 }

@@ -64,7 +64,7 @@ static void drop_data(struct vnf_thread *t)
 static int attach(struct vnf_thread *t, int timeout_ms)
 {
 	uint64_t end = mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
-	int err;
+	int err = -ENOTCONN;
 
 	for (;;) {
 		if (t->r && tcr_region_stale(t->r)) {
