@@ -6,3 +6,6 @@ $(TOE_LIB): $(call objs,$(TOE_SRCS))
 $(call objs,$(TOE_SRCS) toe/main.c): CPPFLAGS += -Isockrpc -Itoe
 
 $(eval $(call program,tochain-toe,$(call objs,toe/main.c) $(TOE_LIB) $(SRPC_LIB) $(REGION_LIB)))
+
+$(eval $(call unit_test,test_toe_guest,$(TOE_LIB) $(SRPC_LIB) $(REGION_LIB)))
+$(BUILD)/obj/tests/unit/test_toe_guest.o: CPPFLAGS += -Isockrpc -Itoe

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tochain-toe against a hostile in-process guest: the TOE runs in a
+ * thread; the test attaches through the real handshake and drives the
+ * channel's rings by hand.  Bad requests cost the call, broken framing
+ * or ring abuse cost the channel, and the TOE keeps serving new guests.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/desc.h>
+
+#include "srpc.h"
+#include "tc_check.h"
+#include "toe.h"
+
+static char path[64];
+static struct toe *toe;
+static pthread_t thr;
+
+struct guest {
+	struct tcr_region *r;
+	struct tcr_chan ch;
+	int conn, efd_mine, efd_toe;
+	uint32_t tag;
+};
+
+static void *run(void *arg)
+{
+	(void)arg;
+	toe_run(toe);
+	return NULL;
+}
+
+static void setup(void)
+{
+	struct toe_params p;
+	sigset_t s;
+
+	snprintf(path, sizeof(path), "/dev/shm/test-toe-%d", getpid());
+	toe_params_default(&p);
+	p.region_path = path;
+	p.name = "unit";
+	p.nbufs = 256;
+	p.slot_size = 4096;
+	p.nchannels = 4;
+	p.grants = 16;
+	toe = toe_create(&p);
+	ck_assert_ptr_nonnull(toe);
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	ck_assert_int_eq(pthread_create(&thr, NULL, run, NULL), 0);
+}
+
+static void teardown(void)
+{
+	kill(getpid(), SIGTERM);	/* taken by the TOE's signalfd */
+	pthread_join(thr, NULL);
+	toe_destroy(toe);
+	ck_assert_int_eq(access(path, F_OK) == 0, 1);	/* region file stays */
+	unlink(path);
+}
+
+static int attach(struct guest *g)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct srpc_hello h = { SRPC_HELLO_MAGIC, SRPC_VERSION, 1, 0 };
+	struct srpc_welcome w;
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	memset(g, 0, sizeof(*g));
+	g->r = tcr_region_attach(path, TCR_ATTACH_GUEST);
+	ck_assert_ptr_nonnull(g->r);
+	g->efd_mine = eventfd(0, EFD_NONBLOCK);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s.sock", path);
+	g->conn = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(g->conn, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &g->efd_mine, sizeof(int));
+	ck_assert_int_eq(sendmsg(g->conn, &mh, 0), sizeof(h));
+	iov.iov_base = &w;
+	iov.iov_len = sizeof(w);
+	mh.msg_controllen = sizeof(cbuf);
+	ck_assert_int_eq(recvmsg(g->conn, &mh, 0), sizeof(w));
+	if (w.status)
+		return w.status;
+	memcpy(&g->efd_toe, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	ck_assert_int_eq(tcr_chan_attach(&g->ch, g->r, w.channel, 0), 0);
+	return 0;
+}
+
+static void detach(struct guest *g)
+{
+	close(g->conn);
+	close(g->efd_mine);
+	close(g->efd_toe);
+	tcr_region_destroy(g->r);
+}
+
+static void kick(struct guest *g)
+{
+	uint64_t one = 1;
+
+	ck_assert_int_eq(write(g->efd_toe, &one, 8), 8);
+}
+
+/* A FREE buffer, waiting for grants (bounded). */
+static uint32_t take(struct guest *g)
+{
+	uint32_t idx;
+
+	for (int i = 0; i < 2000; i++) {
+		if (tcr_ring_dequeue_burst(&g->ch.ring[TCR_CH_FREE], &idx, 1) == 1)
+			return idx;
+		usleep(1000);
+	}
+	ck_abort_msg("no FREE buffer");
+	return 0;
+}
+
+static void put(struct guest *g, uint32_t idx, enum tcr_op op, uint64_t conn, const void *p,
+		uint32_t len)
+{
+	struct tcr_desc d = { .slot = idx, .len = len, .op = op, .conn_id = conn };
+
+	memcpy(tcr_region_slot(g->r, idx), p, len);
+	tcr_desc_store(g->r, idx, &d);
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&g->ch.ring[TCR_CH_TX], &idx, 1), 1);
+	kick(g);
+}
+
+/* Next control message on RX (bounded wait); returns its buffer to DONE. */
+static int next_msg(struct guest *g, struct srpc_msg *m)
+{
+	for (int i = 0; i < 2000; i++) {
+		struct tcr_desc d;
+		uint32_t idx;
+
+		if (tcr_ring_dequeue_burst(&g->ch.ring[TCR_CH_RX], &idx, 1) == 1) {
+			ck_assert_int_eq(tcr_desc_load(g->r, idx, &d), 0);
+			ck_assert_int_eq(d.op, TCR_OP_CTRL);
+			ck_assert_int_eq(srpc_decode_msg(tcr_region_slot(g->r, idx) + d.off, d.len, m), 0);
+			tcr_ring_enqueue_burst(&g->ch.ring[TCR_CH_DONE], &idx, 1);
+			kick(g);
+			return 0;
+		}
+		if (tcr_chan_stale(&g->ch))
+			return -ENOTCONN;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+static int request(struct guest *g, enum srpc_type type, uint32_t sock, int a, int b, int c,
+		   const void *data, size_t dlen, struct srpc_msg *resp)
+{
+	struct srpc_msg m;
+	int err;
+
+	srpc_encode(&m, type, ++g->tag, sock, a, b, c, data, dlen);
+	put(g, take(g), TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+	err = next_msg(g, resp);
+	if (err)
+		return err;
+	ck_assert_int_eq(resp->type, SRPC_RESP);
+	ck_assert_uint_eq(resp->tag, g->tag);
+	return 0;
+}
+
+static bool dropped(struct guest *g)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (tcr_chan_stale(&g->ch))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+START_TEST(test_calls_and_bad_arguments)
+{
+	struct guest g;
+	struct srpc_msg r;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sin);
+	uint32_t id;
+
+	ck_assert_int_eq(attach(&g), 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	id = (uint32_t)r.a;
+	/* bad arguments: answered, the channel lives */
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_UNIX, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EAFNOSUPPORT);
+	ck_assert_int_eq(request(&g, SRPC_REQ_LISTEN, id + 1, 5, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	ck_assert_int_eq(request(&g, SRPC_REQ_BIND, id, 0, 0, 0, &sin, 3, &r), 0);
+	ck_assert_int_eq(r.a, -EINVAL);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SETSOCKOPT, id, SOL_SOCKET, SO_BINDTODEVICE, 0, "lo", 2, &r), 0);
+	ck_assert_int_eq(r.a, -ENOPROTOOPT);
+	/* a real bind + listen + getsockname on loopback */
+	ck_assert_int_eq(request(&g, SRPC_REQ_BIND, id, 0, 0, 0, &sin, sizeof(sin), &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_LISTEN, id, 5, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_GETSOCKNAME, id, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_uint_eq(r.dlen, sl);
+	memcpy(&sin, r.data, sizeof(sin));
+	ck_assert_int_ne(sin.sin_port, 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_ACCEPT, id, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EAGAIN);
+	/* a connection to the listener: ACCEPTABLE, then ACCEPT gives a socket */
+	{
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+
+		ck_assert_int_eq(connect(c, (struct sockaddr *)&sin, sizeof(sin)), 0);
+		ck_assert_int_eq(next_msg(&g, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_EV_ACCEPTABLE);
+		ck_assert_int_eq(request(&g, SRPC_REQ_ACCEPT, id, 0, 0, 0, NULL, 0, &r), 0);
+		ck_assert_int_gt(r.a, 0);
+		close(c);
+	}
+	/* data for a socket the guest does not hold: dropped, buffer granted again */
+	{
+		uint32_t idx = take(&g), back = 0;
+
+		put(&g, idx, TCR_OP_DATA, 0x12345678, "zz", 2);
+		for (int i = 0; i < 2000 && !back; i++) {
+			uint32_t x;
+
+			while (tcr_ring_dequeue_burst(&g.ch.ring[TCR_CH_FREE], &x, 1) == 1)
+				if (x == idx)
+					back = 1;
+			usleep(1000);
+		}
+		ck_assert_int_eq(back, 1);
+	}
+	ck_assert(!tcr_chan_stale(&g.ch));
+	detach(&g);
+}
+END_TEST
+
+START_TEST(test_broken_framing_drops_channel)
+{
+	struct guest g, g2;
+	struct srpc_msg m, r;
+
+	ck_assert_int_eq(attach(&g), 0);
+	srpc_encode(&m, SRPC_REQ_LISTEN, 1, 1, 0, 0, 0, NULL, 0);
+	m.dlen = 1000;	/* lies about its length */
+	put(&g, take(&g), TCR_OP_CTRL, 0, &m, SRPC_HDR_SIZE);
+	ck_assert(dropped(&g));
+	detach(&g);
+	/* the TOE still serves others */
+	ck_assert_int_eq(attach(&g2), 0);
+	ck_assert_int_eq(request(&g2, SRPC_REQ_SOCKET, 0, AF_INET6, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	detach(&g2);
+}
+END_TEST
+
+START_TEST(test_ring_abuse_drops_channel)
+{
+	struct guest g;
+	uint32_t bogus = 5000, notmine;
+
+	ck_assert_int_eq(attach(&g), 0);
+	/* an index beyond the region */
+	tc_store_release(&g.ch.ring[TCR_CH_TX].entries[g.ch.ring[TCR_CH_TX].prod & g.ch.ring[TCR_CH_TX].mask], bogus);
+	tc_store_release(&g.ch.ring[TCR_CH_TX].ctl->prod_tail, g.ch.ring[TCR_CH_TX].prod + 1);
+	kick(&g);
+	ck_assert(dropped(&g));
+	detach(&g);
+
+	ck_assert_int_eq(attach(&g), 0);
+	/* a buffer the channel does not hold (returned twice) */
+	notmine = take(&g);
+	tcr_ring_enqueue_burst(&g.ch.ring[TCR_CH_DONE], &notmine, 1);
+	tcr_ring_enqueue_burst(&g.ch.ring[TCR_CH_DONE], &notmine, 1);
+	kick(&g);
+	ck_assert(dropped(&g));
+	detach(&g);
+}
+END_TEST
+
+START_TEST(test_channels_run_out_and_come_back)
+{
+	struct guest g[5];
+	int ok = 0;
+
+	for (int i = 0; i < 4; i++)
+		ok += attach(&g[i]) == 0;
+	ck_assert_int_eq(ok, 4);
+	ck_assert_int_eq(attach(&g[4]), -EBUSY);
+	close(g[4].conn);
+	close(g[4].efd_mine);
+	tcr_region_destroy(g[4].r);
+	/* a guest that goes away frees its channel */
+	detach(&g[0]);
+	for (int i = 0; i < 200; i++) {
+		if (attach(&g[4]) == 0)
+			break;
+		close(g[4].conn);
+		close(g[4].efd_mine);
+		tcr_region_destroy(g[4].r);
+		usleep(5000);
+	}
+	ck_assert(!tcr_chan_stale(&g[4].ch));
+	for (int i = 1; i < 5; i++)
+		detach(&g[i]);
+}
+END_TEST
+
+START_TEST(test_garbage_handshake)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct guest g;
+	struct srpc_msg r;
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s.sock", path);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(write(c, "garbage!garbage!", 16), 16);
+	close(c);
+	ck_assert_int_eq(attach(&g), 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	detach(&g);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("toe");
+	TCase *tc = tcase_create("guest");
+
+	signal(SIGPIPE, SIG_IGN);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_calls_and_bad_arguments);
+	tcase_add_test(tc, test_broken_framing_drops_channel);
+	tcase_add_test(tc, test_ring_abuse_drops_channel);
+	tcase_add_test(tc, test_channels_run_out_and_come_back);
+	tcase_add_test(tc, test_garbage_handshake);
+	suite_add_tcase(s, tc);
+	return tc_run_suite(s);
+}
