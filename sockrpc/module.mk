@@ -7,3 +7,9 @@ $(SRPC_LIB): $(call objs,$(SRPC_SRCS))
 
 $(eval $(call unit_test,test_srpc_msg,$(SRPC_LIB)))
 $(BUILD)/obj/tests/unit/test_srpc_msg.o: CPPFLAGS += -Isockrpc
+
+# libFuzzer target (clang): the TOE's request decoder under guest garbage.
+FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_srpc
+$(BUILD)/fuzz/fuzz_srpc: tests/fuzz/fuzz_srpc.c $(SRPC_SRCS) sockrpc/srpc.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Isockrpc -o $@ tests/fuzz/fuzz_srpc.c $(SRPC_SRCS)
