@@ -159,12 +159,6 @@ int hsw_parse(struct hsw *w, int argc, char **argv, int *i, char *why, size_t le
 
 /* ---- threads ---- */
 
-struct targ {
-	struct hsw *w;
-	uint32_t idx, r;
-};
-
-static struct targ targs[HSW_MAX_CHAINS * HSW_MAX_THREADS + HSW_MAX_VMS * HSW_MAX_THREADS];
 
 static void wait_go(struct hsw *w)
 {
@@ -187,7 +181,7 @@ static void stamp(struct hsw_chain *c, uint32_t r, struct tcr_chain_counters *cc
 
 static void *vnf_thread(void *arg)
 {
-	struct targ *a = arg;
+	struct hsw_targ *a = arg;
 	struct hsw *w = a->w;
 	struct hsw_chain *c = &w->chain[a->idx];
 	struct tcr_chain_counters *cc = tcr_region_chain(w->region, a->idx);
@@ -247,7 +241,7 @@ static struct hsw_chain *oldest(struct hsw *w, uint32_t v, uint64_t *slot)
 
 static void *vm_thread(void *arg)
 {
-	struct targ *a = arg;
+	struct hsw_targ *a = arg;
 	struct hsw *w = a->w;
 	struct hsw_vm *m = &w->vm[a->idx];
 
@@ -299,16 +293,16 @@ int hsw_start(struct hsw *w, const char *path)
 		if (!w->chain[i].fin_ts)
 			return -ENOMEM;
 		for (uint32_t r = 0; r < w->chain[i].nthreads; r++, n++) {
-			targs[n] = (struct targ){ w, i, r };
-			if (pthread_create(&th, NULL, vnf_thread, &targs[n]))
+			w->targ[n] = (struct hsw_targ){ w, i, r };
+			if (pthread_create(&th, NULL, vnf_thread, &w->targ[n]))
 				return -EAGAIN;
 			pthread_detach(th);
 		}
 	}
 	for (uint32_t v = 0; v < w->nvm; v++)
 		for (uint32_t r = 0; r < w->vm[v].nvcpu; r++, n++) {
-			targs[n] = (struct targ){ w, v, r };
-			if (pthread_create(&th, NULL, vm_thread, &targs[n]))
+			w->targ[n] = (struct hsw_targ){ w, v, r };
+			if (pthread_create(&th, NULL, vm_thread, &w->targ[n]))
 				return -EAGAIN;
 			pthread_detach(th);
 		}

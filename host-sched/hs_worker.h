@@ -73,6 +73,14 @@ struct hsw_vm {
 	uint64_t m_work;
 };
 
+struct hsw;
+
+/* What a thread is told at start. */
+struct hsw_targ {
+	struct hsw *w;
+	uint32_t idx, r;		/* chain or VM index, thread number */
+};
+
 struct hsw {
 	uint32_t nchain, nvm;
 	struct hsw_chain chain[HSW_MAX_CHAINS];
@@ -83,6 +91,7 @@ struct hsw {
 	int stop;			/* atomic */
 	int go;				/* atomic: threads start work */
 	uint32_t nstarted;		/* atomic */
+	struct hsw_targ targ[HSW_MAX_CHAINS * HSW_MAX_THREADS + HSW_MAX_VMS * HSW_MAX_THREADS];
 };
 
 /* Parses "chain NAME k=v ...", "vm NAME k=v ..." or "tenant NAME k=v ..."
