@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The TCP offload path against a plain veth path, side by side in one run:
+# the same client program (bench/toe_rrbench.c) runs once in a namespace
+# with an ordinary veth into the fabric bridge ("kernel") and once under
+# tochain-run in a loopback-only namespace whose TCP goes through
+# tochain-toe ("offload"); the server is in a client namespace.
+# Request/response rate with 1 B and 1 KiB messages, and one bulk stream
+# each way.  Medians of REPS runs (default 3) and offload/kernel ratios.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+reps=${REPS:-3}
+rr_secs=${RR_SECONDS:-1}
+mib=${BULK_MIB:-128}
+bin=$build/bench/bin/toe-rrbench
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 0; }
+
+tc_init
+tc_fabric
+tc_host SRV srv 10.82.0.1/24
+tc_host VM vm 10.82.0.2/24
+tc_host PL pl 10.82.0.3/24
+tc_isolated GU gu
+work=$(mktemp -d /dev/shm/tcb20.XXXXXX)
+tc_on_exit "rm -rf $work"
+region=$work/region
+mkfifo $work/ready
+ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name bench20 \
+	--ready-fd 3 3>$work/ready 2>$work/toe.log &
+tc_on_exit "kill -9 $!"
+read -r -t 10 -n 1 _ <$work/ready
+ip netns exec "$SRV" "$bin" server 5001 &
+tc_on_exit "kill -9 $!"
+tc_wait_port "$PL" 10.82.0.1 5001 10
+
+run() { # path test args...
+	local path=$1; shift
+	if [ "$path" = kernel ]; then
+		ip netns exec "$PL" timeout 60 "$bin" "$@" 10.82.0.1 5001 "${ARGS[@]}"
+	else
+		ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
+			"$bin" "$@" 10.82.0.1 5001 "${ARGS[@]}"
+	fi
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+printf '%-14s %14s %14s %8s\n' test kernel offload ratio
+for t in rr1 rr1k up down; do
+	case $t in
+	rr1) name="rr 1 B"; unit="trans/s"; cmd=rr; ARGS=(1 "$rr_secs");;
+	rr1k) name="rr 1 KiB"; unit="trans/s"; cmd=rr; ARGS=(1024 "$rr_secs");;
+	up) name="bulk up"; unit="MB/s"; cmd=up; ARGS=("$mib");;
+	down) name="bulk down"; unit="MB/s"; cmd=down; ARGS=("$mib");;
+	esac
+	declare -A med
+	for path in kernel offload; do
+		vals=()
+		for ((i = 0; i < reps; i++)); do
+			# rr takes SIZE SECONDS after host/port; the others MIB
+			out=$(run $path $cmd) || { echo "run $path $t failed" >&2; exit 1; }
+			vals+=("$(echo "$out" | awk -F': ' '{print $2}' | awk '{print $1}')")
+		done
+		med[$path]=$(printf '%s\n' "${vals[@]}" | median)
+	done
+	ratio=$(awk -v a="${med[kernel]}" -v b="${med[offload]}" 'BEGIN{printf "%.2f", (a>0)?b/a:0}')
+	printf '%-14s %14s %14s %8s\n' "$name ($unit)" "${med[kernel]}" "${med[offload]}" "$ratio"
+done
+echo "(medians of $reps runs; ratio = offload / kernel; $(nproc) CPUs shared with other work)"
