@@ -132,8 +132,20 @@ ev_cg_cleanup() {
 	true
 }
 
+# EV_LOG_DIR: where the hosts' logs are copied at exit (after the
+# processes stopped, so the IDS proxy's final counters are in).
 ev_cleanup() {
 	ev_cg_cleanup
+	if [ -n "${EV_LOG_DIR:-}" ] && [ -n "${EV_TMP:-}" ] && [ -d "$EV_TMP" ]; then
+		mkdir -p "$EV_LOG_DIR"
+		local f n
+		for f in "$EV_TMP"/*/ids/proxy.log "$EV_TMP"/*/waf/logs/error.log \
+			"$EV_TMP"/*/server/logs/error.log "$EV_TMP"/*/fw.nft; do
+			[ -f "$f" ] || continue
+			n=${f#"$EV_TMP"/}
+			cp "$f" "$EV_LOG_DIR/${n//\//-}"
+		done
+	fi
 	[ -n "${EV_TMP:-}" ] && [ -z "${EV_KEEP_TMP:-}" ] && rm -rf "$EV_TMP"
 	true
 }
@@ -453,6 +465,8 @@ ev_cfg_up() {
 	local fn=ev_cfg_${1//-/_}_up
 	declare -F "$fn" >/dev/null || ev_die "unknown configuration $1"
 	"$fn" "$2" || ev_die "configuration $1 could not be built"
+	local role
+	for role in ${EV_ROLES[$1]}; do ev_cg_make "$1" "$role"; done
 	EV_CONFIGS_UP+=("$1")
 }
 

@@ -6,7 +6,7 @@
 --
 -- SIZE is the server's file prefix ("1k" or "64k"); every ATTACK_EVERY-th
 -- request of a thread is an attack (0: none), cycling through SQL
--- injection, XSS, directory traversal and command injection.  Requests are
+-- injection, directory traversal, XSS and command injection.  Requests are
 -- built once in init(), so request() costs a table lookup.
 --
 -- done() prints one line for the harness:
@@ -39,16 +39,17 @@ local clean_paths = {
 	"/login?next=%%2Faccount%%2Fsettings&ref=%d",
 }
 
--- kind, path, extra headers
+-- kind, path, extra headers; WAF-stage and IDS-stage attacks alternate so
+-- that even a short run sees both
 local attack_list = {
 	{ "sqli", "/products?id=1%%27%%20OR%%20%%271%%27%%3D%%271&n=%d", nil },
-	{ "xss", "/search?q=%%3Cscript%%3Ealert(document.cookie)%%3C%%2Fscript%%3E&n=%d", nil },
 	{ "traversal", "/download?file=../../../../etc/passwd&n=%d", nil },
+	{ "xss", "/search?q=%%3Cscript%%3Ealert(document.cookie)%%3C%%2Fscript%%3E&n=%d", nil },
 	{ "rce", "/tools/ping?host=127.0.0.1;cat%%20/etc/hosts&n=%d", nil },
 	{ "sqli", "/search?q=1%%20UNION%%20SELECT%%20username,password%%20FROM%%20users--&n=%d", nil },
-	{ "xss", "/comment?text=%%3Cimg%%20src%%3Dx%%20onerror%%3Dalert(1)%%3E&n=%d", nil },
-	{ "traversal", "/static/..%%2F..%%2F..%%2Fetc%%2Fshadow?n=%d", nil },
 	{ "rce", "/cgi-bin/status?n=%d", { ["User-Agent"] = "() { :; }; /bin/bash -c 'id'" } },
+	{ "xss", "/comment?text=%%3Cimg%%20src%%3Dx%%20onerror%%3Dalert(1)%%3E&n=%d", nil },
+	{ "traversal", "/view?page=....//....//....//etc/shadow&n=%d", nil },
 }
 
 local size, attack_every = "1k", 25

@@ -9,10 +9,14 @@
 #               [--rounds 3] [--seconds 8] [--warmup 1] [--connections 32]
 #               [--threads 2] [--attack-every 25] [--out DIR] [--probe-only]
 #
+# DIR (default BUILD/bench/eval) gets runs.tsv, cpu.tsv, meta.txt and, at
+# exit, logs/ (the IDS proxies' denies and counters, nginx error logs
+# with ModSecurity's matches, the firewall's nftables text).
+#
 # Needs root, and a build with bench/bin/ev-ids-proxy and
 # tests/bin/fw-apply (TOCHAIN_BUILD, default build/).  Results:
 # DIR/runs.tsv (one line per run), DIR/cpu.tsv (one line per run and
-# role), then eval/report.sh prints the tables and draws the plots.
+# role), then eval/report.py prints the tables and draws the plots.
 # Exit: 0, 1 failure (a probe that did not give the expected verdict, a
 # run without responses), 77 when this machine lacks something.
 set -euo pipefail
@@ -44,6 +48,8 @@ for tool in ip nft nginx wrk curl; do
 done
 
 . "$EV_TOP/eval/ev_lib.sh"
+EV_LOG_DIR=$out/logs
+rm -rf "$EV_LOG_DIR"
 ev_init
 
 idx=0
@@ -67,7 +73,8 @@ printf 'round\tconfig\tsize\trole\tcpu_ns\trequests\n' >"$cpu"
 # one_run ROUND CFG SIZE SECONDS: wrk in the client role's cgroup; ROUND 0
 # is the warm-up (not recorded).
 one_run() {
-	local r=$1 c=$2 size=$3 s=$4 role res log=$EV_TMP/wrk-$c-$size-$r.log
+	local r=$1 c=$2 size=$3 s=$4 role res log
+	log=$EV_TMP/wrk-$c-$size-$r.log
 	local -A before
 	for role in ${EV_ROLES[$c]}; do before[$role]=$(ev_cg_usage_ns "$c" "$role"); done
 	local ks0
@@ -116,4 +123,4 @@ done
 	echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds interleaved, 1 attack per $attack_every requests"
 	for c in $configs; do echo "config $c: ${EV_DESC[$c]}"; done
 } >"$out/meta.txt"
-bash "$EV_TOP/eval/report.sh" "$out"
+python3 "$EV_TOP/eval/report.py" "$out"

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Tables and plots of an evaluation run (eval/run.sh writes the inputs).
+
+    eval/report.py DIR [--markdown] [--no-plots]
+
+DIR holds runs.tsv (one line per wrk run), cpu.tsv (one line per run and
+role) and meta.txt.  Prints, per configuration and response size, the
+median over rounds of requests/s with its range, of the latency p50/p99,
+what happened to the attack requests, and CPU time per request by role
+(CPU-ms per request = CPU-seconds per 1,000 requests).  Writes the plots
+DIR/../eval-throughput.png and DIR/../eval-cpu-SIZE.png with gnuplot when
+it is installed.
+"""
+import csv
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from collections import OrderedDict, defaultdict
+
+CLASSES = ["client", "chain", "toe", "server", "ksoftirqd"]
+
+
+def role_class(role):
+    return "chain" if role.startswith("chain") else role
+
+
+def read_tsv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def fmt_range(xs, fmt):
+    if len(xs) < 2:
+        return ""
+    return "(" + fmt.format(min(xs)) + "-" + fmt.format(max(xs)) + ")"
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = args[0]
+    markdown = "--markdown" in args
+    plots = "--no-plots" not in args
+    runs = read_tsv(os.path.join(out, "runs.tsv"))
+    cpu = read_tsv(os.path.join(out, "cpu.tsv"))
+    if not runs:
+        print("report: no runs in " + out, file=sys.stderr)
+        return 1
+
+    keys = list(OrderedDict.fromkeys((r["config"], r["size"]) for r in runs))
+    configs = list(OrderedDict.fromkeys(r["config"] for r in runs))
+    sizes = list(OrderedDict.fromkeys(r["size"] for r in runs))
+    by_key = defaultdict(list)
+    for r in runs:
+        by_key[(r["config"], r["size"])].append(r)
+    # per run (round, config, size): CPU ms per request by role and class
+    per_run = defaultdict(lambda: defaultdict(float))
+    roles_of = defaultdict(list)
+    for c in cpu:
+        reqs = int(c["requests"])
+        k = (c["round"], c["config"], c["size"])
+        ms = int(c["cpu_ns"]) / 1e6 / reqs if reqs else float("nan")
+        per_run[k][c["role"]] += ms
+        per_run[k]["class:" + role_class(c["role"])] += ms
+        if c["role"] not in roles_of[c["config"]]:
+            roles_of[c["config"]].append(c["role"])
+
+    def cpu_med(cfg, size, what):
+        xs = [per_run[k][what] for k in per_run
+              if k[1] == cfg and k[2] == size and what in per_run[k]]
+        return med(xs), xs
+
+    def total_med(cfg, size):
+        xs = []
+        for k in per_run:
+            if k[1] == cfg and k[2] == size:
+                xs.append(sum(v for n, v in per_run[k].items()
+                              if n.startswith("class:")))
+        return med(xs), xs
+
+    if os.path.exists(os.path.join(out, "meta.txt")):
+        with open(os.path.join(out, "meta.txt")) as f:
+            for line in f:
+                print(("    " if markdown else "") + line.rstrip())
+        print()
+
+    sep = " | " if markdown else "  "
+
+    def row(cells, widths):
+        if markdown:
+            return "| " + " | ".join(cells) + " |"
+        return sep.join(c.rjust(w) if i else c.ljust(w)
+                        for i, (c, w) in enumerate(zip(cells, widths)))
+
+    head = ["config", "size", "req/s median (range)", "p50 ms", "p99 ms",
+            "attacks sent", "403", "reset", "other err", "non-2xx/403"]
+    widths = [8, 4, 22, 7, 8, 12, 6, 6, 9, 11]
+    print("Throughput and latency (medians over %d rounds):" %
+          max(len(v) for v in by_key.values()))
+    print(row(head, widths))
+    if markdown:
+        print("|" + "---|" * len(head))
+    tp = {}
+    for cfg, size in keys:
+        rs = by_key[(cfg, size)]
+        rps = [float(r["rps"]) for r in rs]
+        tp[(cfg, size)] = (med(rps), min(rps), max(rps))
+        print(row([cfg, size,
+                   "%.0f %s" % (med(rps), fmt_range(rps, "{:.0f}")),
+                   "%.2f" % (med([int(r["p50_us"]) for r in rs]) / 1000),
+                   "%.2f" % (med([int(r["p99_us"]) for r in rs]) / 1000),
+                   str(sum(int(r["attacks"]) for r in rs)),
+                   str(sum(int(r["s403"]) for r in rs)),
+                   str(sum(int(r["resets"]) for r in rs)),
+                   str(sum(int(r["err_other"]) for r in rs)),
+                   str(sum(int(r["sother"]) for r in rs))], widths))
+    print()
+
+    head = ["config", "size"] + CLASSES + ["total"]
+    widths = [8, 4] + [9] * (len(CLASSES) + 1)
+    print("CPU-ms per request = CPU-s per 1,000 requests, by role (medians):")
+    print(row(head, widths))
+    if markdown:
+        print("|" + "---|" * len(head))
+    cpu_tab = {}
+    for cfg, size in keys:
+        cells = [cfg, size]
+        for cl in CLASSES:
+            m, xs = cpu_med(cfg, size, "class:" + cl)
+            cpu_tab[(cfg, size, cl)] = m if xs else 0.0
+            cells.append("%.4f" % m if xs else "-")
+        m, _ = total_med(cfg, size)
+        cells.append("%.4f" % m)
+        print(row(cells, widths))
+    print()
+    detail = [(cfg, r) for cfg in configs for r in roles_of[cfg]
+              if r.startswith("chain")]
+    if detail:
+        print("Chain roles in detail (CPU-ms per request, medians):")
+        for size in sizes:
+            parts = []
+            for cfg, r in detail:
+                m, xs = cpu_med(cfg, size, r)
+                if xs:
+                    parts.append("%s %s %.4f" % (cfg, r, m))
+            print(("    " if markdown else "  ") + size + ": " + ", ".join(parts))
+        print()
+
+    if plots and shutil.which("gnuplot"):
+        plot(out, configs, sizes, tp, cpu_tab)
+    return 0
+
+
+def plot(out, configs, sizes, tp, cpu_tab):
+    pdir = os.path.dirname(os.path.abspath(out))
+    dat = os.path.join(out, "throughput.dat")
+    with open(dat, "w") as f:
+        f.write("# config " + " ".join("%s_med %s_min %s_max" % (s, s, s)
+                                       for s in sizes) + "\n")
+        for cfg in configs:
+            f.write(cfg)
+            for s in sizes:
+                f.write(" %.1f %.1f %.1f" % tp.get((cfg, s), (0, 0, 0)))
+            f.write("\n")
+    using = ", ".join(
+        "'%s' using %d:%d:%d%s title '%s responses'" %
+        (dat, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i,
+         ":xtic(1)" if i == 0 else "", s)
+        for i, s in enumerate(sizes))
+    script = [
+        "set terminal pngcairo size 900,500 font ',10'",
+        "set output '%s'" % os.path.join(pdir, "eval-throughput.png"),
+        "set title 'Requests/s per configuration (median, bars: min-max over rounds)'",
+        "set style data histogram",
+        "set style histogram errorbars gap 1 lw 1",
+        "set style fill solid 0.6 border -1",
+        "set logscale y",
+        "set yrange [10:*]",
+        "set ylabel 'requests/s (log scale)'",
+        "set grid ytics",
+        "set key top right",
+        "plot " + using,
+    ]
+    for s in sizes:
+        cdat = os.path.join(out, "cpu-%s.dat" % s)
+        with open(cdat, "w") as f:
+            f.write("# config " + " ".join(CLASSES) + "\n")
+            for cfg in configs:
+                f.write(cfg + "".join(" %.5f" % cpu_tab.get((cfg, s, cl), 0.0)
+                                      for cl in CLASSES) + "\n")
+        cols = ", ".join(
+            "'%s' using %d%s title '%s'" % (cdat, 2 + i,
+                                            ":xtic(1)" if i == 0 else "", cl)
+            for i, cl in enumerate(CLASSES))
+        script += [
+            "reset",
+            "set terminal pngcairo size 900,500 font ',10'",
+            "set output '%s'" % os.path.join(pdir, "eval-cpu-%s.png" % s),
+            "set title 'CPU time per request by role, %s responses (medians)'" % s,
+            "set style data histogram",
+            "set style histogram rowstacked",
+            "set style fill solid 0.7 border -1",
+            "set boxwidth 0.6",
+            "set ylabel 'CPU-ms per request (= CPU-s per 1,000 requests)'",
+            "set yrange [0:*]",
+            "set grid ytics",
+            "set key top left",
+            "plot " + cols,
+        ]
+    gp = os.path.join(out, "plots.gp")
+    with open(gp, "w") as f:
+        f.write("\n".join(script) + "\n")
+    r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("report: gnuplot failed: " + r.stderr.strip(), file=sys.stderr)
+        return
+    print("plots: " + ", ".join(
+        os.path.join(pdir, n) for n in
+        ["eval-throughput.png"] + ["eval-cpu-%s.png" % s for s in sizes]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
