@@ -903,11 +903,6 @@ void hsd_tick(struct hsd *d, uint32_t k)
 	}
 }
 
-void hsd_period_end(struct hsd *d)
-{
-	(void)d;	/* periods are closed at the next begin, with fresh counters */
-}
-
 void hsd_render(struct hsd *d)
 {
 	const struct hsd_cfgset *cs = d->cs;

@@ -222,10 +222,10 @@ int hsd_read_counters(struct hsd *d, uint32_t c, struct hs_chain_stats *st);
  * lock).  In cfs mode only counters and placement.  0 or -errno.
  */
 int hsd_period_begin(struct hsd *d);
-/* Applies tick @k of the current period (gating, early ends). */
+/* Applies tick @k of the current period (gating, early ends).  The
+ * period is closed in the counters by the next hsd_period_begin(), with
+ * the counters it reads anyway. */
 void hsd_tick(struct hsd *d, uint32_t k);
-/* Closes the period in the chains' counters. */
-void hsd_period_end(struct hsd *d);
 
 /* Owner thread of @pcpu at tick @k, or -1. */
 int32_t hsd_owner(const struct hsd *d, uint32_t pcpu, uint32_t k);

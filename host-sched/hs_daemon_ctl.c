@@ -234,6 +234,18 @@ int hsd_ctl_start(struct hsd_ctl *c, struct hsd *d, const char *path, const int 
 	if (c->fd < 0)
 		return -errno;
 	unlink(path);
+	{
+		/* The default lives in /run/tochain, which may not exist yet. */
+		char dir[sizeof(sa.sun_path)];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			mkdir(dir, 0755);
+		}
+	}
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
 	    listen(c->fd, 16)) {
 		err = -errno;
@@ -281,6 +293,7 @@ int hsd_run(struct hsd *d, const int *stop, double duration_s,
 	struct timespec start, next;
 	uint64_t tick_ns = (uint64_t)d->cfg.tick_us * 1000;
 	uint64_t limit = duration_s > 0 ? (uint64_t)(duration_s * 1e9) : 0, done = 0;
+	bool ticking;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	next = start;
@@ -294,9 +307,16 @@ int hsd_run(struct hsd *d, const int *stop, double duration_s,
 			fputs(d->plan_text, out);
 			fflush(out);
 		}
+		/* Only freezer gating needs the ticks; otherwise sleep
+		 * through the period (early-end flags are then cleared at the
+		 * next boundary's tick 0). */
+		ticking = d->timeline_valid && d->mode_applied == HSD_SYNC &&
+			  d->cfg.gating == HSD_GATE_FREEZER;
 		pthread_mutex_unlock(&d->lock);
 		for (uint32_t k = 1; k < d->cfg.g; k++) {
 			add_ns(&next, tick_ns);
+			if (!ticking)
+				continue;
 			sleep_until(&next);
 			if (__atomic_load_n(stop, __ATOMIC_RELAXED))
 				break;
