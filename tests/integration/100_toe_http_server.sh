@@ -47,6 +47,16 @@ echo "want $want"
 echo "got  $got"
 [ "$got" = "$want" ] || { echo "FAIL: sha256 differs"; tail $work/py.log $work/toe.log; exit 1; }
 
+# Waiting costs no CPU: the idle server and the idle TOE each use < 1% of a core.
+cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
+hz=$(getconf CLK_TCK)
+p0=$(cpu_ticks $py); t0=$(cpu_ticks $toe)
+sleep 3
+p1=$(cpu_ticks $py); t1=$(cpu_ticks $toe)
+echo "idle 3 s: server $((p1 - p0)) ticks, TOE $((t1 - t0)) ticks (${hz}/s)"
+[ $(( (p1 - p0) * 100 )) -lt $((3 * hz)) ] || { echo "FAIL: idle server uses >= 1% CPU"; exit 1; }
+[ $(( (t1 - t0) * 100 )) -lt $((3 * hz)) ] || { echo "FAIL: idle TOE uses >= 1% CPU"; exit 1; }
+
 # A 404 and a second fetch on the same server still work.
 code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.79.0.2:8080/nope)
 [ "$code" = 404 ] || { echo "FAIL: expected 404, got $code"; exit 1; }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# timeout: 60
+# An unmodified curl inside the stand-in VM (under tochain-run, loopback-
+# only namespace) fetches a file from a server in the client namespace
+# through the TOE: outbound connect, non-blocking connect + poll +
+# SO_ERROR, inbound bulk.  Without the runtime the same fetch fails.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+for c in ip python3 curl cmp; do
+	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+done
+
+tc_init
+tc_fabric
+tc_host CL cl 10.84.0.1/24
+tc_host VM vm 10.84.0.2/24
+tc_isolated GU gu
+work=$(mktemp -d /dev/shm/tc104.XXXXXX)
+tc_on_exit "rm -rf $work"
+region=$work/region
+mkfifo $work/ready
+ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm104 \
+	--ready-fd 3 3>$work/ready 2>$work/toe.log &
+tc_on_exit "kill -9 $!"
+read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+
+mkdir $work/www
+head -c $((20 << 20)) /dev/urandom >$work/www/f.bin
+(cd $work/www && exec ip netns exec "$CL" python3 -m http.server --bind 10.84.0.1 8000) >/dev/null 2>&1 &
+tc_on_exit "kill -9 $!"
+tc_wait_port "$VM" 10.84.0.1 8000 10
+
+ip netns exec "$GU" timeout 30 "$build/bin/tochain-run" --region "$region" -- \
+	curl -sS --max-time 20 -o $work/got.bin http://10.84.0.1:8000/f.bin
+cmp $work/got.bin $work/www/f.bin || { echo "FAIL: content differs"; exit 1; }
+code=$(ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+	curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.84.0.1:8000/missing)
+[ "$code" = 404 ] || { echo "FAIL: expected 404, got $code"; exit 1; }
+# connection refused is reported as such (curl exit 7)
+rc=0
+ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+	curl -s -o /dev/null --max-time 10 http://10.84.0.1:8009/ || rc=$?
+[ $rc = 7 ] || { echo "FAIL: refused connect gave curl exit $rc, want 7"; exit 1; }
+if ip netns exec "$GU" curl -s --max-time 3 -o /dev/null http://10.84.0.1:8000/f.bin; then
+	echo "FAIL: reached the network without the runtime"; exit 1
+fi
+echo PASS
