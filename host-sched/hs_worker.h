@@ -27,6 +27,13 @@
  *
  * Threading: queues are lock-free counters (atomics, relaxed unless
  * noted): a frozen thread never holds anything another one waits for.
+ * Pairs: chain.arrived is stored with release by the main thread and
+ * loaded with acquire by service threads; chain.done is bumped with
+ * release by a service thread after it wrote fin_ts[i], and loaded with
+ * acquire by VM threads and the main thread; stamp_p[r][s] is stored
+ * with release after stamp_ns[r][s] and loaded with acquire by the
+ * report.  Claims (claimed, vm_claimed) are relaxed CAS: they order
+ * nothing but themselves.
  */
 #ifndef HS_WORKER_H
 #define HS_WORKER_H
