@@ -102,7 +102,7 @@ struct gl_sock {
 	uint32_t rx_off;	/* bytes of the head buffer consumed */
 	size_t rx_bytes;
 	uint32_t tx_inflight;	/* buffers sent, not yet written by the TOE */
-	uint32_t seq;		/* bumped on every readiness change (edge triggering) */
+	uint32_t rseq, wseq;	/* bumped on read/write readiness changes (edge triggering) */
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 };
 
@@ -179,6 +179,8 @@ int gl_new_fd(struct gl_rt *rt, struct gl_sock *s, bool cloexec);
 void gl_sock_put(struct gl_rt *rt, struct gl_sock *s);
 /* After fork, in the child: a channel of our own, adopt inherited sockets. */
 void gl_after_fork_child(void);
+/* In a new image: adopt the sockets inherited across exec, drop the old channel. */
+void gl_after_exec(void);
 
 /* ---- poll / select / epoll emulation (gl_poll.c) ---- */
 int gl_poll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask);

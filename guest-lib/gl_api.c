@@ -69,6 +69,8 @@ __attribute__((constructor)) static void gl_init(void)
 		gl_rt.configured = gl_rt.path != NULL;
 	}
 	pthread_atfork(gl_lock, gl_unlock, gl_after_fork_child);
+	if (gl_rt.configured)
+		gl_after_exec();
 }
 
 int socket(int domain, int type, int protocol)

@@ -152,7 +152,7 @@ struct ep_ent {
 	struct gl_sock *s;
 	uint32_t events;
 	epoll_data_t data;
-	uint32_t last_seq;
+	uint32_t last_rseq, last_wseq;
 	bool fired;		/* EPOLLET: reported since last change */
 };
 
@@ -238,7 +238,8 @@ int gl_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		x->s = s;
 		x->events = ev->events;
 		x->data = ev->data;
-		x->last_seq = s->seq - 1;
+		x->last_rseq = s->rseq - 1;
+		x->last_wseq = s->wseq - 1;
 		break;
 	case EPOLL_CTL_MOD:
 		if (!x) {
@@ -247,7 +248,8 @@ int gl_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		}
 		x->events = ev->events;
 		x->data = ev->data;
-		x->last_seq = s->seq - 1;
+		x->last_rseq = s->rseq - 1;
+		x->last_wseq = s->wseq - 1;
 		x->fired = false;
 		break;
 	case EPOLL_CTL_DEL:
@@ -313,10 +315,17 @@ static int collect(struct gl_epoll *e, struct epoll_event *evs, int max)
 		if (!rev)
 			continue;
 		if (x->events & EPOLLET) {
-			if (x->last_seq == x->s->seq)
+			/* report only what changed since the last report */
+			bool rd = (rev & (EPOLLIN | EPOLLRDHUP)) && x->last_rseq != x->s->rseq;
+			bool wr = (rev & EPOLLOUT) && x->last_wseq != x->s->wseq;
+			bool bad = (rev & (EPOLLERR | EPOLLHUP)) &&
+				   (x->last_rseq != x->s->rseq || x->last_wseq != x->s->wseq);
+
+			if (!rd && !wr && !bad)
 				continue;
 		}
-		x->last_seq = x->s->seq;
+		x->last_rseq = x->s->rseq;
+		x->last_wseq = x->s->wseq;
 		evs[k].events = rev;
 		evs[k].data = x->data;
 		k++;

@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <stddef.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,7 +193,11 @@ static int handshake(struct gl_rt *rt, struct srpc_welcome *w)
 	if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s.sock", rt->path) >=
 	    (int)sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
-	rt->conn = gl_real.socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/*
+	 * Not close-on-exec: across exec the old channel must live until
+	 * the new image has adopted the sockets it inherits (gl_after_exec).
+	 */
+	rt->conn = gl_real.socket(AF_UNIX, SOCK_STREAM, 0);
 	if (rt->conn < 0)
 		return -errno;
 	gl_real.setsockopt(rt->conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -295,7 +301,8 @@ static void event(struct gl_rt *rt, const struct srpc_msg *m)
 
 	if (!s)
 		return;
-	s->seq++;
+	s->rseq++;	/* events: both directions may change */
+	s->wseq++;
 	switch (m->type) {
 	case SRPC_EV_CONNECTED:
 		s->connecting = false;
@@ -380,7 +387,7 @@ static void take_rx(struct gl_rt *rt, uint32_t idx)
 		rt->buf_off[idx] = d.off;
 		rt->buf_len[idx] = d.len;
 		s->rx_bytes += d.len;
-		s->seq++;
+		s->rseq++;
 		return;
 	}
 	if (d.op == TCR_OP_CTRL &&
@@ -402,7 +409,7 @@ static void take_free(struct gl_rt *rt, uint32_t idx)
 
 		if (s && s->tx_inflight) {
 			s->tx_inflight--;
-			s->seq++;
+			s->wseq++;
 		}
 	}
 	rt->stash[rt->nstash++] = idx;
@@ -713,7 +720,7 @@ int gl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
 	if (ret == 0 && !s->listening) {
 		s->listening = true;
 		s->acceptable = false;
-		s->seq++;
+		s->rseq++;
 	}
 	return ret;
 }
@@ -748,7 +755,7 @@ int gl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t
 		 */
 		if (s->acceptable) {
 			s->acceptable = false;
-			s->seq++;
+			s->rseq++;
 		}
 		ret = call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, NULL, 0);
 		if (ret > 0)
@@ -772,7 +779,7 @@ int gl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t
 		return -ENOMEM;
 	if (w.resp.b && !s->acceptable) {
 		s->acceptable = true;	/* more are waiting */
-		s->seq++;
+		s->rseq++;
 	}
 	w.made->nonblock = (flags & SOCK_NONBLOCK) != 0;
 	copy_addr(&w.resp, a, l);
@@ -820,7 +827,7 @@ int gl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, so
 			s->connecting = false;
 		if (ret == 0) {
 			s->connected = true;
-			s->seq++;
+			s->wseq++;
 			return 0;
 		}
 		if (ret != -EINPROGRESS)
@@ -1084,7 +1091,8 @@ int gl_shutdown(struct gl_rt *rt, struct gl_sock *s, int how)
 	}
 	if (how != SHUT_RD)
 		s->shut_wr = true;
-	s->seq++;
+	s->rseq++;
+	s->wseq++;
 	return 0;
 }
 
@@ -1285,4 +1293,100 @@ static void fork_reattach(struct gl_rt *rt)
 		if (s)
 			call(rt, &w, SRPC_REQ_ADOPT, s->id, 0, 0, 0, NULL, 0);
 	}
+}
+
+/* ---- exec ------------------------------------------------------------------- */
+
+/* Is @fd a UNIX connection to our TOE's attach socket (an old channel)? */
+static bool is_old_conn(struct gl_rt *rt, int fd)
+{
+	struct sockaddr_un sun;
+	socklen_t l = sizeof(sun);
+	char want[sizeof(sun.sun_path)];
+
+	if (gl_real.getpeername(fd, (struct sockaddr *)&sun, &l) || sun.sun_family != AF_UNIX ||
+	    l <= offsetof(struct sockaddr_un, sun_path))
+		return false;
+	if (snprintf(want, sizeof(want), "%s.sock", rt->path) >= (int)sizeof(want))
+		return false;
+	return strncmp(sun.sun_path, want, sizeof(want)) == 0;
+}
+
+/* Rebuild one inherited socket: adopt it and ask the TOE what it is. */
+static void adopt_inherited(struct gl_rt *rt, int fd, uint32_t id)
+{
+	struct gl_sock *s = by_id(rt, id);
+	struct gl_waiter w = { 0 };
+	int fl;
+
+	if (!s) {
+		if (call(rt, &w, SRPC_REQ_ADOPT, id, 1, 0, 0, NULL, 0) != 0)
+			return;	/* the TOE no longer knows it: leave a dead fd */
+		s = sock_make(rt, id, AF_INET);
+		if (!s)
+			return;
+		memset(&w, 0, sizeof(w));
+		if (call(rt, &w, SRPC_REQ_GETSOCKOPT, id, SOL_SOCKET, SO_DOMAIN, sizeof(int),
+			 NULL, 0) == 0 && w.resp.dlen == sizeof(int))
+			memcpy(&s->family, w.resp.data, sizeof(int));
+		memset(&w, 0, sizeof(w));
+		if (call(rt, &w, SRPC_REQ_GETSOCKOPT, id, SOL_SOCKET, SO_ACCEPTCONN, sizeof(int),
+			 NULL, 0) == 0 && w.resp.dlen == sizeof(int)) {
+			int v;
+
+			memcpy(&v, w.resp.data, sizeof(int));
+			s->listening = v != 0;
+			s->acceptable = s->listening;	/* look once: accept tells */
+		}
+		memset(&w, 0, sizeof(w));
+		if (!s->listening &&
+		    call(rt, &w, SRPC_REQ_GETPEERNAME, id, 0, 0, 0, NULL, 0) == 0)
+			s->connected = true;
+	}
+	fl = gl_real.fcntl(fd, F_GETFL);
+	s->nonblock = fl >= 0 && (fl & O_NONBLOCK);
+	s->refs++;
+	gl_fd_set(fd, s);
+}
+
+void gl_after_exec(void)
+{
+	struct gl_rt *rt = &gl_rt;
+	int old[16], nold = 0;
+	bool any = false;
+	struct dirent *e;
+	DIR *d;
+
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	gl_lock();
+	while ((e = readdir(d)) != NULL) {
+		char link[64], target[128];
+		unsigned int id;
+		int fd = atoi(e->d_name);
+		ssize_t n;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (sscanf(target, "/memfd:tochain-sock-%u", &id) == 1) {
+			if (!any && gl_ensure(rt))
+				break;
+			any = true;
+			adopt_inherited(rt, fd, id);
+		} else if (!strncmp(target, "socket:", 7) && nold < 16 && is_old_conn(rt, fd)) {
+			old[nold++] = fd;
+		}
+	}
+	gl_unlock();
+	closedir(d);
+	/* Only now may the old channel go: the sockets have a new reference. */
+	for (int i = 0; i < nold; i++)
+		if (!rt->attached || old[i] != rt->conn)
+			gl_real.close(old[i]);
 }

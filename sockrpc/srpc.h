@@ -64,7 +64,7 @@ enum srpc_type {
 	SRPC_REQ_GETSOCKOPT	= 9,	/* sock, a=level b=name c=optlen; data = value */
 	SRPC_REQ_GETSOCKNAME	= 10,	/* sock; data = sockaddr */
 	SRPC_REQ_GETPEERNAME	= 11,	/* sock; data = sockaddr */
-	SRPC_REQ_ADOPT		= 12,	/* sock: a forked child takes a reference */
+	SRPC_REQ_ADOPT		= 12,	/* sock: another process takes a reference; a=1: and its data (exec) */
 	SRPC_REQ_LAST		= SRPC_REQ_ADOPT,
 
 	/* response, TOE -> guest: tag of the request, a = result (>= 0 or -errno) */

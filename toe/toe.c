@@ -717,6 +717,11 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		return;
 	case SRPC_REQ_ADOPT:
 		s->chans |= 1ull << ch;
+		if (m->a == 1) {
+			/* exec: the new image is where the data must go */
+			s->owner = ch;
+			sock_arm(t, s);
+		}
 		ret = 0;
 		break;
 	}

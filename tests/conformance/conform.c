@@ -539,6 +539,45 @@ static void t_epoll(void)
 	close(ep);
 }
 
+/* The socket survives exec (inetd style): the new image uses the inherited fd. */
+static int exec_child(int fd)
+{
+	char buf[8];
+	struct sockaddr_in a;
+	socklen_t l = sizeof(a);
+
+	if (getpeername(fd, (struct sockaddr *)&a, &l) || ntohs(a.sin_port) != 7001)
+		return 2;
+	if (send(fd, "exec", 4, 0) != 4)
+		return 3;
+	if (wait_ev(fd, POLLIN, 3000) == 0)
+		return 5;
+	usleep(50000);
+	if (recv(fd, buf, sizeof(buf), 0) != 4 || memcmp(buf, "exec", 4))
+		return 6;
+	return 0;
+}
+
+static void t_exec(void)
+{
+	int fd = connect_to(7001), st = -1;
+	char arg[16];
+	pid_t pid;
+
+	snprintf(arg, sizeof(arg), "%d", fd);
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "conform", "exec-child", arg, (char *)NULL);
+		_exit(9);
+	}
+	waitpid(pid, &st, 0);
+	CHECK("exec child uses inherited socket", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	/* the parent's copy still works */
+	CHECK("parent after exec child", send(fd, "p", 1, 0));
+	CHECK("parent recv", (wait_ev(fd, POLLIN, 3000), recv(fd, arg, 1, 0)));
+	close(fd);
+}
+
 static void t_passthrough(void)
 {
 	int sv[2], p[2];
@@ -570,6 +609,7 @@ static int guest(const char *ip)
 	t_sendfile();
 	t_listen();
 	t_epoll();
+	t_exec();
 	t_passthrough();
 	printf("failures %d\n", failures);
 	return failures ? 1 : 0;
@@ -687,6 +727,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "peer"))
 		return peer_main();
+	if (argc == 3 && !strcmp(argv[1], "exec-child"))
+		return exec_child(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "guest"))
 		return guest(argv[2]);
 	fprintf(stderr, "usage: conform peer | conform guest PEER_IP\n");
