@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * chain-bench: throughput and added latency per hop of the packet
+ * scheduler with null VNF processes (bench/40_chain_hops.sh).
+ *
+ *   chain-bench --vnf-bin PATH [--dir DIR] [--runs N] [--secs S] [--samples N]
+ *
+ * Configurations, side by side: chains of 0, 1, 2 and 4 hops of one null
+ * VNF each, and one hop of 1, 2 and 4 parallel null VNFs.  For each: the
+ * median over runs of (a) the latency of one descriptor alone in the
+ * chain (submit to result, TSC), median of --samples, and (b) the
+ * throughput with the input queue kept full.  Prints medians and ratios;
+ * asserts nothing about timings.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <urcu/urcu-memb.h>
+
+#include <tochain/tsc.h>
+
+#include "ch_harness.h"
+
+#define NBUFS	1024
+#define SLOT	2048
+#define MAXV	4
+
+struct conf {
+	const char *name;
+	uint32_t nhops, width;
+};
+
+static const struct conf confs[] = {
+	{ "0 hops", 0, 0 }, { "1 hop", 1, 1 }, { "2 hops", 2, 1 }, { "4 hops", 4, 1 },
+	{ "1 hop x 2 VNFs", 1, 2 }, { "1 hop x 4 VNFs", 1, 4 },
+};
+#define NCONF (sizeof(confs) / sizeof(confs[0]))
+
+static const char *bin, *dir = "/dev/shm";
+static unsigned int runs = 3, samples = 2000;
+static double secs = 0.5;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One run of configuration @c: median latency (ns) and throughput (desc/s). */
+static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
+{
+	struct ch_sched_cfg cfg = { .nchains = 1, .qcap = 512, .max_flight = 512,
+				    .vnf_nbufs = 1024, .hang_ns = 30000000000ull };
+	const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
+	char dpath[300], vpath[MAXV][300];
+	uint32_t nvnf = c->nhops * c->width;
+	struct ch_chain_cfg cc = { .region = 0, .nhops = c->nhops };
+	pid_t pid[MAXV] = { 0 };
+	struct tcr_region *data;
+	struct ch_sched *s;
+	struct ch_result res[64];
+	struct ch_pkt p;
+	uint64_t *lat, t_end, done = 0, sent = 0, t0;
+	int err = -1;
+
+	snprintf(dpath, sizeof(dpath), "%s/tochain-bench-data-%d", dir, getpid());
+	data = chh_data_region(dpath, NBUFS, SLOT);
+	s = ch_sched_create(&cfg);
+	lat = calloc(samples, sizeof(*lat));
+	if (!data || !s || !lat || ch_sched_region_add(s, 0, dpath, NBUFS, SLOT)) {
+		fprintf(stderr, "chain-bench: setup: %s\n", strerror(errno));
+		goto out;
+	}
+	for (uint32_t i = 0; i < NBUFS; i++)
+		chh_fill(data, i, i, NULL);
+	for (uint32_t v = 0; v < nvnf; v++) {
+		struct ch_vnf_cfg vc = { .name = "bench", .nthreads = 1 };
+
+		snprintf(vpath[v], sizeof(vpath[v]), "%s/tochain-bench-vnf%u-%d", dir, v, getpid());
+		vc.region_path = vpath[v];
+		if (ch_sched_vnf_add(s, &vc) != (int)v)
+			goto out;
+		pid[v] = chh_spawn_vnf(bin, vpath[v], NULL, (char *)NULL);
+		ch_sched_vnf_set_pid(s, v, pid[v]);
+		cc.hop[v / c->width].vnf[v % c->width] = v;
+		cc.hop[v / c->width].nvnfs = c->width;
+	}
+	if (ch_sched_chain_set(s, 0, &cc, NULL) || ch_sched_start(s)) {
+		fprintf(stderr, "chain-bench: chain or start failed\n");
+		goto out;
+	}
+
+	/* Latency: one descriptor at a time (after a warm-up of 200). */
+	for (unsigned int i = 0; i < samples + 200; i++) {
+		uint64_t deadline = chh_now_ns() + 10000000000ull;
+
+		chh_pkt(&p, 0, i % NBUFS, 512, i);
+		p.tsc = tcr_tsc_now();
+		while (ch_sched_submit(s, 0, &p, 1) != 1)
+			;
+		for (unsigned int spin = 0; ch_sched_take(s, 0, res, 1) != 1; spin++) {
+			if (spin % 64 == 63)
+				sched_yield();	/* shared cores: let the scheduler and VNFs run */
+			if (chh_now_ns() > deadline) {
+				fprintf(stderr, "chain-bench: no result in 10 s (sample %u, in flight %u)\n",
+					i, ch_sched_in_flight(s));
+				if (getenv("CHAIN_BENCH_HOLD"))
+					sleep(1000);
+				for (uint32_t v = 0; v < nvnf; v++) {
+					struct ch_vnf_info in;
+
+					ch_sched_vnf_info(s, v, &in);
+					fprintf(stderr, "  vnf %u: failed %d out %u disp %" PRIu64
+						" verdicts %" PRIu64 "\n", v, in.failed, in.outstanding,
+						in.dispatched, in.verdicts);
+				}
+				goto out;
+			}
+		}
+		if (i >= 200)
+			lat[i - 200] = tcr_tsc_to_ns(cal, res[0].done_tsc - res[0].pkt.tsc);
+	}
+	qsort(lat, samples, sizeof(*lat), cmp_u64);
+	*lat_ns = lat[samples / 2];
+
+	/* Throughput: keep the input queue full for @secs seconds. */
+	t0 = chh_now_ns();
+	t_end = t0 + (uint64_t)(secs * 1e9);
+	while (chh_now_ns() < t_end) {
+		struct ch_pkt batch[32];
+		unsigned int k;
+
+		for (unsigned int i = 0; i < 32; i++)
+			chh_pkt(&batch[i], 0, (uint32_t)((sent + i) % NBUFS), 512, sent + i);
+		if (sent - done < 512 - 32)
+			sent += ch_sched_submit(s, 0, batch, 32);
+		k = ch_sched_take(s, 0, res, 64);
+		done += k;
+		if (!k)
+			sched_yield();	/* the TOE's thread shares 2 cores with the rest */
+	}
+	*tput = (double)done / ((double)(chh_now_ns() - t0) / 1e9);
+	/* Drain. */
+	for (uint64_t deadline = chh_now_ns() + 2000000000ull; done < sent &&
+	     chh_now_ns() < deadline;)
+		done += ch_sched_take(s, 0, res, 64);
+	err = 0;
+out:
+	for (uint32_t v = 0; v < nvnf; v++) {
+		if (s)
+			ch_sched_vnf_set_pid(s, v, 0);
+		chh_stop(pid[v], 2000);
+	}
+	ch_sched_destroy(s);
+	tcr_region_destroy(data);
+	unlink(dpath);
+	for (uint32_t v = 0; v < nvnf; v++)
+		unlink(vpath[v]);
+	free(lat);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "vnf-bin", required_argument, NULL, 'b' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "secs", required_argument, NULL, 's' },
+		{ "samples", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t lat[NCONF];
+	double tput[NCONF];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b': bin = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'r': runs = (unsigned int)atoi(optarg); break;
+		case 's': secs = atof(optarg); break;
+		case 'n': samples = (unsigned int)atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (!bin || runs == 0 || runs > 99 || samples == 0 || secs <= 0) {
+		fprintf(stderr, "usage: chain-bench --vnf-bin PATH [--dir DIR] [--runs N] "
+				"[--secs S] [--samples N]\n");
+		return 2;
+	}
+	urcu_memb_register_thread();
+	for (size_t i = 0; i < NCONF; i++) {
+		const char *only = getenv("CHAIN_BENCH_ONLY");
+		uint64_t l[99];
+
+		if (only && (size_t)atoi(only) != i) {
+			lat[i] = 0;
+			tput[i] = 1;
+			continue;
+		}
+		double t[99];
+
+		for (unsigned int r = 0; r < runs; r++)
+			if (run_one(&confs[i], &l[r], &t[r])) {
+				fprintf(stderr, "chain-bench: %s: run failed\n", confs[i].name);
+				return 1;
+			}
+		qsort(l, runs, sizeof(l[0]), cmp_u64);
+		qsort(t, runs, sizeof(t[0]), cmp_dbl);
+		lat[i] = l[runs / 2];
+		tput[i] = t[runs / 2];
+	}
+	urcu_memb_unregister_thread();
+	printf("chain hops, null VNFs (medians of %u runs; latency: median of %u single "
+	       "descriptors; throughput: %.1f s with a full input queue)\n", runs, samples, secs);
+	printf("%-16s %12s %14s %14s %10s\n", "chain", "latency ns", "added/hop ns",
+	       "Mdesc/s", "vs 0 hops");
+	for (size_t i = 0; i < NCONF; i++) {
+		uint32_t hops = confs[i].nhops;
+		char added[32] = "-";
+
+		if (hops)
+			snprintf(added, sizeof(added), "%.0f",
+				 ((double)lat[i] - (double)lat[0]) / hops);
+		printf("%-16s %12" PRIu64 " %14s %14.3f %9.0f%%\n", confs[i].name, lat[i], added,
+		       tput[i] / 1e6, 100.0 * tput[i] / tput[0]);
+	}
+	return 0;
+}

@@ -96,7 +96,8 @@ static int add_vnf(struct env *e, const char *name, uint32_t threads, uint32_t p
 static void setup(struct env *e, uint32_t nchains_used, uint64_t n)
 {
 	struct ch_sched_cfg cfg = { .nchains = 4, .qcap = 256, .max_flight = 512,
-				    .vnf_nbufs = 1024, .hang_ns = 2000000000ull };
+				    .vnf_nbufs = 1024,
+				    .hang_ns = 20000000000ull };	/* loaded 2-core hosts */
 	char path[300];
 
 	snprintf(path, sizeof(path), "%s/data", e->dir);

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,8 @@ struct ch_sched {
 	pthread_t thread;
 	bool running;
 	int stop;
+	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
+	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
 };
 
 static uint64_t now_ns(void)
@@ -466,8 +469,15 @@ unsigned int ch_sched_submit(struct ch_sched *s, uint32_t chain, const struct ch
 	if (chain >= s->cfg.nchains)
 		return 0;
 	k = ch_queue_push(s->chain[chain].in, p, n);
-	if (k)
-		tcr_counters_arrived(s->chain[chain].ctr, k);
+	if (!k)
+		return 0;
+	tcr_counters_arrived(s->chain[chain].ctr, k);
+	/* F2: the records are visible before we look at the flag; pairs with F1. */
+	tc_fence_seq_cst();
+	if (tc_load_relaxed(&s->sleeping)) {
+		tc_fetch_add_release(&s->doorbell, 1);
+		syscall(SYS_futex, &s->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
 	return k;
 }
 
@@ -1031,26 +1041,66 @@ unsigned int ch_sched_poll(struct ch_sched *s)
 
 /* ---- the scheduler's own thread ------------------------------------ */
 
+static bool inputs_empty(struct ch_sched *s)
+{
+	for (uint32_t c = 0; c < s->cfg.nchains; c++)
+		if (ch_queue_len(s->chain[c].in))
+			return false;
+	return true;
+}
+
+/*
+ * Nothing in flight: sleep until a submit rings the doorbell, or 1 ms
+ * (liveness checks, retired tables, restarts keep going).
+ */
+static void sched_sleep(struct ch_sched *s)
+{
+	struct timespec ts = { 0, 1000000 };
+	uint32_t bell = tc_load_acquire(&s->doorbell);
+
+	tc_store_relaxed(&s->sleeping, 1);
+	/* F1: the flag is visible before we re-check the queues; pairs with F2. */
+	tc_fence_seq_cst();
+	if (inputs_empty(s))
+		syscall(SYS_futex, &s->doorbell, FUTEX_WAIT_PRIVATE, bell, &ts, NULL, 0);
+	tc_store_relaxed(&s->sleeping, 0);
+}
+
+#define SPIN_NS	50000ull	/* idle polling before yielding or sleeping */
+
 static void *sched_main(void *arg)
 {
 	struct ch_sched *s = arg;
-	unsigned int idle = 0;
+	const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
+	uint64_t spin = cal->invariant ? cal->hz / (1000000000ull / SPIN_NS) : SPIN_NS;
+	uint64_t idle_since = 0;
 
 	urcu_memb_register_thread();
 	while (!tc_load_acquire(&s->stop)) {
+		uint64_t now;
+
 		if (ch_sched_poll(s)) {
-			idle = 0;
+			idle_since = 0;
 			continue;
 		}
-		/* Poll under load, back off when idle: 20 us .. 1 ms naps. */
-		if (++idle < 2048) {
+		/*
+		 * Poll under load and for a short while after.  Then, with
+		 * work out at the VNFs, keep polling but yield the CPU (VNFs
+		 * may share it); with nothing in flight sleep until a submit.
+		 */
+		now = tcr_tsc_now();
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < spin) {
 			tc_cpu_relax();
 			continue;
 		}
-		struct timespec ts = { 0, idle < 4096 ? 20000 : 1000000 };
-		nanosleep(&ts, NULL);
-		if (idle > (1u << 30))
-			idle = 4096;
+		if (s->nfree != s->cfg.max_flight || s->shead != s->stail) {
+			sched_yield();
+			continue;
+		}
+		sched_sleep(s);
+		idle_since = 0;
 	}
 	urcu_memb_unregister_thread();
 	return NULL;

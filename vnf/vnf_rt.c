@@ -24,7 +24,7 @@
 
 #include "vnf.h"
 
-#define VNF_SPINS	2000	/* empty polls before sleeping */
+#define VNF_SPIN_NS	100000ull	/* poll this long after the last packet */
 #define VNF_NAP_MS	100	/* longest sleep: staleness is checked after */
 
 struct vnf_thread {
@@ -43,6 +43,14 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void nap_ms(unsigned int ms)
@@ -266,6 +274,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 	uint64_t start = mono_ms();
 	uint32_t idx[64];
 	unsigned int spins = 0;
+	uint64_t idle_since = 0;
 	int n, err;
 
 	if (max > 64)
@@ -298,12 +307,14 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			spins = 0;
 			continue;
 		}
-		if (++spins < VNF_SPINS) {
-			tc_cpu_relax();
-			continue;
-		}
-		if (spins < VNF_SPINS + 16) {
-			sched_yield();
+		/* Poll for a while (yielding now and then: cores may be shared). */
+		if (!spins++)
+			idle_since = mono_ns();
+		if (mono_ns() - idle_since < VNF_SPIN_NS) {
+			if (spins % 64)
+				tc_cpu_relax();
+			else
+				sched_yield();
 			continue;
 		}
 		{
