@@ -201,9 +201,10 @@ static void *vnf_thread(void *arg)
 
 			while (cpu_ns() < end)
 				stamp(c, a->r, cc, &last);
-			i = __atomic_load_n(&c->done, RLX);
+			/* Release: pairs with the acquire loads of done by the
+			 * VM threads and the main thread (the packet exists). */
+			i = __atomic_fetch_add(&c->done, 1, __ATOMIC_RELEASE);
 			c->fin_ts[i % HSW_RING] = mono_ns();
-			__atomic_fetch_add(&c->done, 1, __ATOMIC_RELEASE);
 			continue;
 		}
 		if (raised != last) {

@@ -29,8 +29,10 @@
  * noted): a frozen thread never holds anything another one waits for.
  * Pairs: chain.arrived is stored with release by the main thread and
  * loaded with acquire by service threads; chain.done is bumped with
- * release by a service thread after it wrote fin_ts[i], and loaded with
- * acquire by VM threads and the main thread; stamp_p[r][s] is stored
+ * release by a service thread and loaded with acquire by VM threads and
+ * the main thread; fin_ts[i] (the head's arrival time, for Algorithm 2)
+ * is written right after and may be read one lap stale for a moment,
+ * which only misorders heads briefly; stamp_p[r][s] is stored
  * with release after stamp_ns[r][s] and loaded with acquire by the
  * report.  Claims (claimed, vm_claimed) are relaxed CAS: they order
  * nothing but themselves.

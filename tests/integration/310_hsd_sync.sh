@@ -11,6 +11,13 @@
 # the daemon's own CPU stays below 5% of a period; and its cgroups are
 # gone when it exits (status 0: under SAN=1 that includes no leak).
 # Tolerant thresholds: this machine is shared.
+#
+# The stand-ins register f with 20% headroom (--headroom 0.2).  With the
+# default 10%, sync's chain B fell to 85-94% of its SLA in runs where
+# other engineers' network benchmarks (wrk, nginx, qemu) shared the
+# machine; our guess is interrupt time charged to whichever thread runs,
+# which inflates a packet's CPU cost: the scheduler can only reserve what
+# it is told a packet costs.
 set -euo pipefail
 
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -50,7 +57,7 @@ for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 fail=0
 run() { # load -> worker JSON in $tmp/w-$load.json; sched.show mid-run
 	local load=$1
-	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --json \
+	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --headroom 0.2 --json \
 		vm va rx_us=20 vm vb rx_us=20 tenant t vcpus=3 \
 		chain A vm=va sla=200 vnf_us=1000 load="$load" \
 		chain B vm=vb sla=1000 threads=2 vnf_us=1000 load="$load" \

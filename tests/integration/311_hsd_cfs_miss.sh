@@ -10,8 +10,18 @@
 # while sync gives them the quota of eq. 2.  (With three tenants the
 # outcome depended on how Linux happened to balance the threads: B got
 # 61% to 110% of its SLA from run to run.)
-# cfs must stay below 90% of B's SLA and sync reach 95%; the tenants
-# must get CPU in both modes (sync is not starving them).
+# Offered load 1.5 x SLA keeps B backlogged: at exactly 1.0 x its
+# threads sleep now and then and CFS's wake-up credit let them meet the
+# SLA in some runs.  cfs must stay below 90% of B's SLA and sync reach
+# 95%; the tenants must get CPU in both modes (sync is not starving
+# them).
+#
+# The stand-ins register f with 20% headroom (--headroom 0.2).  With the
+# default 10%, sync's chain B fell to 85-94% of its SLA in runs where
+# other engineers' network benchmarks (wrk, nginx, qemu) shared the
+# machine; our guess is interrupt time charged to whichever thread runs,
+# which inflates a packet's CPU cost: the scheduler can only reserve what
+# it is told a packet costs.
 set -euo pipefail
 
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -53,17 +63,17 @@ run() { # mode
 	local mode=$1
 	"$sched" --socket "$sock" --ctl sched.mode "{\"mode\": \"$mode\"}" >/dev/null
 	sleep 0.6	# the switch takes effect at the next period
-	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --json \
+	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --headroom 0.2 --json \
 		vm va rx_us=20 vm vb rx_us=20 tenant t vcpus=6 \
-		chain A vm=va sla=200 vnf_us=1000 load=1.0 \
-		chain B vm=vb sla=1000 threads=2 vnf_us=1000 load=1.0 \
+		chain A vm=va sla=200 vnf_us=1000 load=1.5 \
+		chain B vm=vb sla=1000 threads=2 vnf_us=1000 load=1.5 \
 		>"$tmp/w-$mode.json" &
 	wpid=$!
 	sleep 4
 	"$sched" --socket "$sock" --ctl sched.show >"$tmp/show-$mode.json"
 	wait "$wpid"
 	wpid=
-	echo "== $mode, load 1.0 x SLA"
+	echo "== $mode, load 1.5 x SLA"
 	jq -r '.chains[] | "\(.chain) sla \(.sla) offered \(.offered|floor) achieved \(.achieved|floor) ratio \(.ratio*1000|floor/1000)"' "$tmp/w-$mode.json"
 	jq -r '"jain \(.jain*1000|floor/1000), tenants cpu \([.tenants[].cpu]|add*100|floor/100)"' "$tmp/w-$mode.json"
 	jq -e --arg m "$mode" '.mode == $m' "$tmp/show-$mode.json" >/dev/null ||

@@ -6,6 +6,13 @@
 # (Jain's index of achieved/SLA >= 0.95) and none falls below 95% of its
 # SLA; the dropped excess is the overload, not a starved chain.  Three
 # chains of different SLAs and costs, one a two-thread gang.
+#
+# The stand-ins register f with 20% headroom (--headroom 0.2).  With the
+# default 10%, sync's chain B fell to 85-94% of its SLA in runs where
+# other engineers' network benchmarks (wrk, nginx, qemu) shared the
+# machine; our guess is interrupt time charged to whichever thread runs,
+# which inflates a packet's CPU cost: the scheduler can only reserve what
+# it is told a packet costs.
 set -euo pipefail
 
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -42,11 +49,11 @@ dpid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || { echo "FAIL: no socket"; cat "$tmp/daemon.log"; exit 1; }
 
-"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --json \
+"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 4 --headroom 0.2 --json \
 	vm va rx_us=20 vm vb rx_us=20 vm vc rx_us=20 tenant t vcpus=2 \
 	chain A vm=va sla=200 vnf_us=1000 load=3 \
 	chain B vm=vb sla=1000 threads=2 vnf_us=1000 load=3 \
-	chain C vm=vc sla=600 vnf_us=500 load=3 \
+	chain C vm=vc sla=400 vnf_us=500 load=3 \
 	>"$tmp/w.json"
 fail=0
 echo "== sync, load 3.0 x SLA"
