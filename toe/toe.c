@@ -27,6 +27,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tochain/chan.h>
@@ -38,7 +39,9 @@
 #include "srpc.h"
 #include "toe.h"
 
-enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK };
+enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO };
+#define HELLO_MAX	16	/* attach connections waiting for their hello */
+#define HELLO_TIMEOUT_S	2
 #define EV_KEY(kind, idx)	(((uint64_t)(kind) << 32) | (uint32_t)(idx))
 
 #define RESERVE_BUFS	8	/* pool stock kept for responses and events */
@@ -102,6 +105,10 @@ struct toe {
 	struct bufq in_input, in_output;	/* inbound */
 	struct bufq out_input, out_output;	/* outbound */
 	struct toe_stats st;
+	struct {
+		int fd;
+		time_t since;
+	} hello[HELLO_MAX];
 };
 
 static void logf_(const struct toe *t, const char *fmt, ...)
@@ -902,7 +909,7 @@ static int recv_hello(int conn, struct srpc_hello *h, int *efd)
 	ssize_t n;
 
 	*efd = -1;
-	n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
+	n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n < 0)
 		return -errno;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
@@ -937,24 +944,69 @@ static int send_welcome(int conn, const struct srpc_welcome *w, int efd)
 	return sendmsg(conn, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*w) ? 0 : -EIO;
 }
 
-static void attach_guest(struct toe *t)
+/*
+ * A new attach connection waits in t->hello[] until its hello arrives,
+ * so that a guest that connects and says nothing never stalls the loop;
+ * it is dropped after HELLO_TIMEOUT_S or when the list is full.
+ */
+static void hello_drop(struct toe *t, int i)
+{
+	epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->hello[i].fd, NULL);
+	close(t->hello[i].fd);
+	t->hello[i].fd = -1;
+}
+
+static void accept_guest(struct toe *t)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	time_t now = time(NULL);
+	int conn, slot = -1;
+
+	conn = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (conn < 0)
+		return;
+	for (int i = 0; i < HELLO_MAX; i++) {
+		if (t->hello[i].fd >= 0 && now - t->hello[i].since > HELLO_TIMEOUT_S) {
+			hello_drop(t, i);
+			t->st.bad_messages++;
+		}
+		if (t->hello[i].fd < 0 && slot < 0)
+			slot = i;
+	}
+	ev.data.u64 = EV_KEY(EV_HELLO, slot);
+	if (slot < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, conn, &ev)) {
+		close(conn);
+		return;
+	}
+	t->hello[slot].fd = conn;
+	t->hello[slot].since = now;
+}
+
+static void attach_guest(struct toe *t, int slot)
 {
 	struct srpc_welcome w = { .magic = SRPC_WELCOME_MAGIC };
 	struct srpc_hello h;
 	struct epoll_event ev;
-	struct timeval tv = { .tv_sec = 1 };
-	int conn, efd_guest, efd;
+	int conn, efd_guest, efd, err;
 	uint32_t ch;
 
-	conn = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (conn < 0)
+	if (slot < 0 || slot >= HELLO_MAX || t->hello[slot].fd < 0)
 		return;
-	/* A guest that connects and says nothing must not stall the loop. */
-	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (recv_hello(conn, &h, &efd_guest)) {
+	conn = t->hello[slot].fd;
+	err = recv_hello(conn, &h, &efd_guest);
+	if (err == -EAGAIN)
+		return;	/* spurious: wait for the hello */
+	epoll_ctl(t->epfd, EPOLL_CTL_DEL, conn, NULL);
+	t->hello[slot].fd = -1;
+	if (err) {
 		t->st.bad_messages++;
 		close(conn);
 		return;
+	}
+	{
+		int fl = fcntl(conn, F_GETFL);
+
+		fcntl(conn, F_SETFL, fl & ~O_NONBLOCK);	/* the welcome is small */
 	}
 	for (ch = 0; ch < t->p.nchannels && t->ch[ch].open; ch++)
 		;
@@ -1034,6 +1086,8 @@ struct toe *toe_create(const struct toe_params *p)
 	}
 	t->p = *p;
 	t->epfd = t->lfd = t->sfd = -1;
+	for (int i = 0; i < HELLO_MAX; i++)
+		t->hello[i].fd = -1;
 	err = ENOMEM;
 	t->ch = calloc(p->nchannels, sizeof(*t->ch));
 	t->socks = calloc(p->max_socks, sizeof(*t->socks));
@@ -1193,7 +1247,10 @@ int toe_run(struct toe *t)
 
 			switch (kind) {
 			case EV_ATTACH:
-				attach_guest(t);
+				accept_guest(t);
+				break;
+			case EV_HELLO:
+				attach_guest(t, (int)idx);
 				break;
 			case EV_SIGNAL:
 				t->stop = true;
@@ -1235,6 +1292,9 @@ void toe_destroy(struct toe *t)
 	for (uint32_t i = 0; i < t->p.max_socks; i++)
 		if (t->socks[i].id)
 			sock_free(t, &t->socks[i]);
+	for (int i = 0; i < HELLO_MAX; i++)
+		if (t->hello[i].fd >= 0)
+			hello_drop(t, i);
 	tcr_region_kill(t->r);
 	unlink(t->sock_path);
 	close(t->sfd);

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tochain/barrier.h>
@@ -342,7 +343,18 @@ START_TEST(test_garbage_handshake)
 	ck_assert_int_eq(connect(c, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	ck_assert_int_eq(write(c, "garbage!garbage!", 16), 16);
 	close(c);
-	ck_assert_int_eq(attach(&g), 0);
+	/* a guest that connects and says nothing does not hold up others */
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	{
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ck_assert_int_eq(attach(&g), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 500);
+	}
+	close(c);
 	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
 	ck_assert_int_gt(r.a, 0);
 	detach(&g);
