@@ -154,12 +154,19 @@ def main():
             print(("    " if markdown else "  ") + size + ": " + ", ".join(parts))
         print()
 
+    # the plots stack each chain role apart (chain:ids, chain:waf, ...)
+    chain_roles = sorted({r for _, r in detail})
+    stack = ["client"] + chain_roles + ["toe", "server", "ksoftirqd"]
+    for cfg, size in keys:
+        for r in chain_roles:
+            m, xs = cpu_med(cfg, size, r)
+            cpu_tab[(cfg, size, r)] = m if xs else 0.0
     if plots and shutil.which("gnuplot"):
-        plot(out, configs, sizes, tp, cpu_tab)
+        plot(out, configs, sizes, tp, cpu_tab, stack)
     return 0
 
 
-def plot(out, configs, sizes, tp, cpu_tab):
+def plot(out, configs, sizes, tp, cpu_tab, stack):
     pdir = os.path.dirname(os.path.abspath(out))
     dat = os.path.join(out, "throughput.dat")
     with open(dat, "w") as f:
@@ -176,7 +183,7 @@ def plot(out, configs, sizes, tp, cpu_tab):
          ":xtic(1)" if i == 0 else "", s)
         for i, s in enumerate(sizes))
     script = [
-        "set terminal pngcairo size 900,500 font ',10'",
+        "set terminal pngcairo noenhanced size 900,500 font ',10'",
         "set output '%s'" % os.path.join(pdir, "eval-throughput.png"),
         "set title 'Requests/s per configuration (median, bars: min-max over rounds)'",
         "set style data histogram",
@@ -192,17 +199,17 @@ def plot(out, configs, sizes, tp, cpu_tab):
     for s in sizes:
         cdat = os.path.join(out, "cpu-%s.dat" % s)
         with open(cdat, "w") as f:
-            f.write("# config " + " ".join(CLASSES) + "\n")
+            f.write("# config " + " ".join(stack) + "\n")
             for cfg in configs:
                 f.write(cfg + "".join(" %.5f" % cpu_tab.get((cfg, s, cl), 0.0)
-                                      for cl in CLASSES) + "\n")
+                                      for cl in stack) + "\n")
         cols = ", ".join(
             "'%s' using %d%s title '%s'" % (cdat, 2 + i,
                                             ":xtic(1)" if i == 0 else "", cl)
-            for i, cl in enumerate(CLASSES))
+            for i, cl in enumerate(stack))
         script += [
             "reset",
-            "set terminal pngcairo size 900,500 font ',10'",
+            "set terminal pngcairo noenhanced size 900,500 font ',10'",
             "set output '%s'" % os.path.join(pdir, "eval-cpu-%s.png" % s),
             "set title 'CPU time per request by role, %s responses (medians)'" % s,
             "set style data histogram",
