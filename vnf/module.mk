@@ -8,5 +8,5 @@ $(VNF_LIB): $(call objs,$(VNF_SRCS))
 $(call objs,$(VNF_SRCS) vnf/main.c): CPPFLAGS += -Ivnf
 
 $(eval $(call program,tochain-vnf,$(call objs,vnf/main.c) $(VNF_LIB) $(BUILD)/lib/libtochain-region.a))
-# $(eval $(call unit_test,test_vnf_rt,$(VNF_LIB) $(BUILD)/lib/libtochain-region.a))
+$(eval $(call unit_test,test_vnf_rt,$(VNF_LIB) $(BUILD)/lib/libtochain-region.a))
 $(BUILD)/obj/tests/unit/test_vnf_rt.o: CPPFLAGS += -Ivnf

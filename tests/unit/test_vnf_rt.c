@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for vnf/vnf_rt.c and vnf/vnf_null.c, with the test playing
+ * the scheduler by hand on a VNF region: attach errors, grants and
+ * revokes, bounds of work descriptors, verdict fields, reattach after a
+ * channel reopen, the null kind's verdicts and checksum.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tochain/chan.h>
+#include <tochain/desc.h>
+#include <tochain/pool.h>
+#include <tochain/region.h>
+
+#include "tc_check.h"
+#include "vnf_null.h"
+
+static char dir[64], vpath[128], dpath[128];
+static struct tcr_region *vr, *dr;
+static struct tcr_pool *pool;
+static struct tcr_chan ch;
+
+static void setup(void)
+{
+	struct tcr_params vp = { .name = "v", .kind = TCR_KIND_HOST, .nbufs = 16,
+				 .slot_size = VNF_REGION_SLOT, .nchannels = 2,
+				 .nchains = VNF_REGION_CHAINS };
+	struct tcr_params dp = { .name = "d", .kind = TCR_KIND_HOST, .nbufs = 4,
+				 .slot_size = 256, .nchannels = 1 };
+
+	snprintf(dir, sizeof(dir), "/dev/shm/tochain-test-vnf-%d", getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(vpath, sizeof(vpath), "%s/vnf", dir);
+	snprintf(dpath, sizeof(dpath), "%s/data", dir);
+	vr = tcr_region_create(vpath, &vp);
+	dr = tcr_region_create(dpath, &dp);
+	pool = tcr_pool_create(vr);
+	ck_assert(vr && dr && pool);
+	ck_assert_int_eq(tcr_chan_open(&ch, vr, 0), 0);
+	memcpy(tcr_region_slot(dr, 2), "hello, world", 12);
+}
+
+static void teardown(void)
+{
+	tcr_pool_destroy(pool);
+	tcr_region_destroy(vr);
+	tcr_region_destroy(dr);
+	unlink(vpath);
+	unlink(dpath);
+	rmdir(dir);
+}
+
+/* Scheduler side: send a work descriptor, return its index. */
+static uint32_t send_desc(uint16_t op, uint16_t flags, uint64_t aux, uint32_t off, uint32_t len,
+			  const char *slot_text)
+{
+	struct tcr_desc d;
+	uint32_t idx;
+
+	ck_assert_uint_eq(tcr_pool_alloc(pool, &idx, 1), 1);
+	memset(&d, 0, sizeof(d));
+	d.slot = idx;
+	d.op = op;
+	d.flags = flags;
+	d.aux = aux;
+	d.off = off;
+	d.len = len;
+	d.chain = 5;
+	d.conn_id = 77;
+	tcr_desc_store(vr, idx, &d);
+	if (slot_text)
+		memcpy(tcr_region_slot(vr, idx), slot_text, strlen(slot_text));
+	ck_assert_int_eq(tcr_chan_send(&ch, pool, &idx, 1), 1);
+	return idx;
+}
+
+static int take_back(uint32_t *idx, unsigned int n)
+{
+	return tcr_chan_recv(&ch, pool, TCR_CH_TX, idx, n);
+}
+
+START_TEST(attach_errors)
+{
+	errno = 0;
+	ck_assert_ptr_null(vnf_attach("/nonexistent/region", 0, 0));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_null(vnf_attach(vpath, VNF_MAX_THREADS, 0));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(vnf_attach(vpath, 3, 0));		/* no such channel */
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(vnf_attach(vpath, 1, 20));		/* exists, not opened */
+	ck_assert_int_eq(errno, ENOTCONN);
+	ck_assert_int_eq(vnf_region_threads(vpath), 2);
+}
+END_TEST
+
+START_TEST(grant_data_bounds_verdict_revoke)
+{
+	struct vnf_thread *t = vnf_attach(vpath, 0, 100);
+	struct vnf_pkt pk[8];
+	uint32_t idx[8], good, bad1, bad2, bad3;
+	struct tcr_desc *sd;
+
+	ck_assert_ptr_nonnull(t);
+	/* Data before any grant: the runtime denies it by itself. */
+	bad1 = send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 0);
+	ck_assert_int_eq(take_back(idx, 8), 1);
+	ck_assert_uint_eq(idx[0], bad1);
+	sd = tcr_region_desc(vr, bad1);
+	ck_assert_uint_eq(sd->arg, VNF_VERDICT_DENY);
+	ck_assert_uint_eq(sd->deny_rule, VNF_RULE_UNMAPPED);
+	tcr_pool_free(pool, idx, 1);
+
+	/* Grant region 1, then good and out-of-bounds descriptors. */
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT, 1, 0, (uint32_t)strlen(dpath), dpath);
+	good = send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	bad2 = send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 4), 0, 12, NULL);	/* buffer 4 of 4 */
+	bad3 = send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 200, 57, NULL);	/* 257 > 256 */
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 1);
+	ck_assert_uint_eq(pk[0].idx, good);
+	ck_assert_uint_eq(pk[0].len, 12);
+	ck_assert_mem_eq(pk[0].data, "hello, world", 12);
+	ck_assert_uint_eq(pk[0].d.conn_id, 77);
+	ck_assert_uint_eq(pk[0].d.chain, 5);
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_DENY, 99), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);
+	ck_assert_int_eq(take_back(idx, 8), 4);	/* grant, the two bad ones, good */
+	sd = tcr_region_desc(vr, bad2);
+	ck_assert_uint_eq(sd->deny_rule, VNF_RULE_UNMAPPED);
+	sd = tcr_region_desc(vr, bad3);
+	ck_assert_uint_eq(sd->deny_rule, VNF_RULE_UNMAPPED);
+	sd = tcr_region_desc(vr, good);
+	ck_assert_uint_eq(sd->arg, VNF_VERDICT_DENY);
+	ck_assert_uint_eq(sd->deny_rule, 99);
+	ck_assert_uint_eq(sd->conn_id, 77);	/* (h) fields untouched */
+	tcr_pool_free(pool, idx, 4);
+
+	/* Revoke: the same descriptor is refused afterwards. */
+	send_desc(TCR_OP_CTRL, VNF_CTRL_REVOKE, 1, 0, 0, NULL);
+	good = send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 0);
+	ck_assert_int_eq(take_back(idx, 8), 2);
+	ck_assert_uint_eq(tcr_region_desc(vr, good)->deny_rule, VNF_RULE_UNMAPPED);
+	tcr_pool_free(pool, idx, 2);
+	vnf_detach(t);
+}
+END_TEST
+
+START_TEST(reopened_channel_is_reattached)
+{
+	struct vnf_thread *t = vnf_attach(vpath, 0, 100);
+	struct vnf_pkt pk[8];
+	uint32_t idx[8];
+
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT, 0, 0, (uint32_t)strlen(dpath), dpath);
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(0, 2), 0, 5, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 1);
+	/* The scheduler declares the VNF failed and reopens the channel. */
+	ck_assert_uint_eq(tcr_chan_close(&ch, pool), 2);
+	ck_assert_int_eq(tcr_chan_open(&ch, vr, 0), 0);
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);	/* not stale yet */
+	/* After reattaching, the old verdict and the old grant are gone. */
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(0, 2), 0, 5, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 0);
+	ck_assert_int_eq(take_back(idx, 8), 1);
+	ck_assert_uint_eq(tcr_region_desc(vr, idx[0])->deny_rule, VNF_RULE_UNMAPPED);
+	tcr_pool_free(pool, idx, 1);
+	/* A packet of the old epoch cannot be posted any more. */
+	pk[0].epoch--;
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), -ESTALE);
+	vnf_detach(t);
+}
+END_TEST
+
+START_TEST(killed_region_shuts_down)
+{
+	struct vnf_thread *t = vnf_attach(vpath, 0, 100);
+	struct vnf_pkt pk[2];
+
+	tcr_region_kill(vr);
+	ck_assert_int_eq(vnf_recv(t, pk, 2, 0), -ESHUTDOWN);
+	vnf_detach(t);
+}
+END_TEST
+
+START_TEST(null_kind_verdicts_and_checksum)
+{
+	struct vnf_null_opts o = { .deny_marker = "EVIL" };
+	uint32_t rule = 5;
+
+	ck_assert_uint_eq(vnf_null_inspect(&o, (const uint8_t *)"all good", 8, &rule),
+			  VNF_VERDICT_ALLOW);
+	ck_assert_uint_eq(rule, 0);
+	ck_assert_uint_eq(vnf_null_inspect(&o, (const uint8_t *)"xxEVILxx", 8, &rule),
+			  VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, VNF_NULL_RULE_MARKER);
+	/* A marker cut by the payload's end is not there. */
+	ck_assert_uint_eq(vnf_null_inspect(&o, (const uint8_t *)"xxEVILxx", 5, &rule),
+			  VNF_VERDICT_ALLOW);
+	o.deny_marker = NULL;
+	ck_assert_uint_eq(vnf_null_inspect(&o, (const uint8_t *)"EVIL", 4, &rule),
+			  VNF_VERDICT_ALLOW);
+	/* FNV-1a 64 test vectors. */
+	ck_assert_uint_eq(vnf_null_fnv((const uint8_t *)"", 0), 0xcbf29ce484222325ull);
+	ck_assert_uint_eq(vnf_null_fnv((const uint8_t *)"a", 1), 0xaf63dc4c8601ec8cull);
+	ck_assert_uint_eq(vnf_null_fnv((const uint8_t *)"foobar", 6), 0x85944171f73967e8ull);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("vnf_rt");
+	TCase *tc = tcase_create("rt");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, attach_errors);
+	tcase_add_test(tc, grant_data_bounds_verdict_revoke);
+	tcase_add_test(tc, reopened_channel_is_reattached);
+	tcase_add_test(tc, killed_region_shuts_down);
+	tcase_add_test(tc, null_kind_verdicts_and_checksum);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+	return tc_run_suite(s);
+}
