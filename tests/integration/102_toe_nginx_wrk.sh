@@ -73,4 +73,13 @@ fi
 reqs=$(awk '/requests in/ {print $1}' $work/wrk.txt)
 [ "$reqs" -gt 1000 ] || { echo "FAIL: only $reqs requests"; exit 1; }
 kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+
+# The guest dies (master and workers): the TOE closes the sockets only
+# they held, so the listener goes.
+ip netns pids "$GU" | xargs -r kill -9
+sleep 0.5
+if ip netns exec "$CL" curl -s --max-time 2 -o /dev/null http://10.81.0.2:8080/; then
+	echo "FAIL: the listener of a dead guest still accepts"; exit 1
+fi
+kill -0 $toe || { echo "FAIL: TOE died with its guest"; exit 1; }
 echo PASS

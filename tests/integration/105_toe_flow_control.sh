@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# timeout: 90
+# Flow control end to end: a server in the stand-in VM (python3 under
+# tochain-run) accepts a connection and does not read for 2 s while a
+# client pushes 64 MiB.  The sender must be held back by TCP (it cannot
+# have handed over more than a few MiB: kernel buffers + the TOE's bound
+# of 16 buffers per socket), nothing is dropped (the server then reads
+# everything and the sha256 matches), and the TOE stays alive.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+
+tc_init
+tc_fabric
+tc_host CL cl 10.85.0.1/24
+tc_host VM vm 10.85.0.2/24
+tc_isolated GU gu
+work=$(mktemp -d /dev/shm/tc105.XXXXXX)
+tc_on_exit "rm -rf $work"
+region=$work/region
+mkfifo $work/ready
+ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm105 \
+	--ready-fd 3 3>$work/ready 2>$work/toe.log &
+toe=$!
+tc_on_exit "kill -9 $toe"
+read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+
+cat >$work/server.py <<'PY'
+import hashlib, socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("0.0.0.0", 9000)); l.listen(1)
+c, _ = l.accept()
+time.sleep(2)                      # not reading: the sender must stall
+h = hashlib.sha256(); n = 0
+while True:
+    b = c.recv(1 << 20)
+    if not b: break
+    h.update(b); n += len(b)
+c.sendall(f"{n} {h.hexdigest()}".encode()); c.close()
+PY
+cat >$work/client.py <<'PY'
+import hashlib, os, socket, sys, time
+data = os.urandom(64 << 20)
+for _ in range(100):               # until the server listens
+    try:
+        s = socket.create_connection((sys.argv[1], 9000)); break
+    except ConnectionRefusedError:
+        time.sleep(0.1)
+s.settimeout(1.0)
+sent = 0; t0 = time.time()
+try:
+    while sent < len(data) and time.time() - t0 < 1.0:
+        sent += s.send(data[sent:sent + (1 << 20)])
+except socket.timeout:
+    pass
+print("handed over in the first second:", sent, flush=True)
+s.settimeout(None)
+s.sendall(data[sent:]); s.shutdown(socket.SHUT_WR)
+reply = b""
+while True:
+    b = s.recv(4096)
+    if not b: break
+    reply += b
+n, digest = reply.decode().split()
+print("server got", n, "bytes", flush=True)
+ok = int(n) == len(data) and digest == hashlib.sha256(data).hexdigest()
+sys.exit(0 if ok and sent < 16 << 20 else (2 if not ok else 3))
+PY
+ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- python3 $work/server.py \
+	>$work/server.log 2>&1 &
+tc_on_exit "kill -9 $!"
+rc=0
+ip netns exec "$CL" timeout 60 python3 $work/client.py 10.85.0.2 || rc=$?
+case $rc in
+0) ;;
+2) echo "FAIL: data lost or corrupted"; cat $work/server.log; exit 1;;
+3) echo "FAIL: the sender was not held back"; exit 1;;
+*) echo "FAIL: client exit $rc"; cat $work/server.log; exit 1;;
+esac
+kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+echo PASS
