@@ -166,9 +166,14 @@ static void print_sched(json_t *res)
 {
 	json_t *text = json_object_get(res, "text");
 	char *s;
+	json_t *mode = json_object_get(res, "mode");
 
 	if (json_is_string(text)) {
 		fputs(json_string_value(text), stdout);
+		return;
+	}
+	if (json_is_string(mode) && json_object_size(res) == 1) {
+		printf("scheduler mode: %s\n", json_string_value(mode));
 		return;
 	}
 	s = json_dumps(res, JSON_INDENT(2));
