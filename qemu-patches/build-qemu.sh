@@ -10,7 +10,10 @@
 #   bin/qemu-system-x86_64  the patched emulator (KVM and TCG)
 #   bin/ivshmem-test        QEMU's ivshmem qtest built from the same tree
 #   bin/ivshmem-server      QEMU's ivshmem server (contrib/)
-#   env                     QEMU=..., QEMU_FIRMWARE="-L ... -L ..." (shell)
+#   share/qemu/             links to the firmware of Debian's qemu-system-data,
+#                           seabios and ipxe-qemu (the source has none), found
+#                           there by the relocatable binary without -L
+#   env                     QEMU=<the binary>, QEMU_SOURCE_VERSION, QEMU_SERIES
 #   series.log              the commits applied on top of Debian's tree
 # A second run with the same source version and series prints the same
 # directory at once.  One unpacked tree and meson build per source version
@@ -128,16 +131,19 @@ nice ninja -C "$bld" -j "$jobs" qemu-system-x86_64 tests/qtest/ivshmem-test \
 	contrib/ivshmem-server/ivshmem-server >&2
 log "built in $(( $(date +%s) - start )) s"
 
-rm -rf "$out.tmp" && mkdir -p "$out.tmp/bin"
+rm -rf "$out.tmp" && mkdir -p "$out.tmp/bin" "$out.tmp/share/qemu"
 cp "$bld/qemu-system-x86_64" "$bld/tests/qtest/ivshmem-test" \
 	"$bld/contrib/ivshmem-server/ivshmem-server" "$out.tmp/bin/"
-fw=""
+# QEMU looks for firmware in <binary>/../share/qemu; the first package
+# listed wins where names clash (qemu-system-data links to seabios anyway)
 for d in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
-	[ -d "$d" ] && fw="$fw -L $d"
+	[ -d "$d" ] || die "$d missing: install qemu-system-data seabios ipxe-qemu"
+	for f in "$d"/*; do
+		[ -e "$out.tmp/share/qemu/${f##*/}" ] || ln -s "$f" "$out.tmp/share/qemu/"
+	done
 done
 {
 	echo "QEMU=$out/bin/qemu-system-x86_64"
-	echo "QEMU_FIRMWARE=\"${fw# }\""
 	echo "QEMU_SOURCE_VERSION=$srcver"
 	echo "QEMU_SERIES=\"$(echo $series)\""
 } >"$out.tmp/env"
