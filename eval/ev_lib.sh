@@ -23,9 +23,9 @@
 #        chain:*  the chain: chain:fw, chain:ids, chain:waf, chain:tochaind,
 #                 chain:sched ...; the table sums them as "chain"
 #      and list the roles in EV_ROLES[NAME] (client first).
-#   3. Set EV_EXPECT[NAME] to what the chain does to the attack kinds of
-#      the mix, "clean=200 sqli=403 xss=403 traversal=reset rce=reset" for
-#      a full chain, all 200 without inspection; ev_probe checks it.
+#   3. Set EV_EXPECT[NAME] to what the chain does to each probe, "clean=200
+#      clean64k=200 sqli=403 xss=403 traversal=reset rce=reset" for a full
+#      chain, all 200 without inspection; ev_probe checks it.
 #   4. Wait until the service answers (ev_wait_http) before returning 0.
 #   Return non-zero (with a message on stderr) if it cannot be built.
 #
@@ -399,7 +399,7 @@ ev_cfg_direct_up() {
 	ev_server_up direct "$srv" "$net.1" 80
 	EV_ADDR[direct]=$net.1 EV_PORT[direct]=80
 	EV_ROLES[direct]="client server"
-	EV_EXPECT[direct]="clean=200 sqli=200 xss=200 traversal=200 rce=200"
+	EV_EXPECT[direct]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200"
 	EV_DESC[direct]="client -> server (one veth)"
 	ev_wait_http "$EV_CLIENT_NS" "http://$net.1/"
 }
@@ -434,10 +434,10 @@ ev_chain_up() {
 	EV_ADDR[$name]=$B.2 EV_PORT[$name]=80
 	EV_ROLES[$name]="client chain:ids chain:waf server"
 	if [ "$inspect" = 1 ]; then
-		EV_EXPECT[$name]="clean=200 sqli=403 xss=403 traversal=reset rce=reset"
+		EV_EXPECT[$name]="clean=200 clean64k=200 sqli=403 xss=403 traversal=reset rce=reset"
 		EV_DESC[$name]="client -> fw (nft forward) -> ids proxy -> nginx+ModSecurity ($EV_WAF_DESC) -> server"
 	else
-		EV_EXPECT[$name]="clean=200 sqli=200 xss=200 traversal=200 rce=200"
+		EV_EXPECT[$name]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200"
 		EV_DESC[$name]="same hosts, no inspection: no nft rules, ids proxy with no rules, nginx without ModSecurity"
 	fi
 	ev_wait_http "$EV_CLIENT_NS" "http://$B.2/"
@@ -472,22 +472,25 @@ ev_cfg_up() {
 
 # --- probes: what each stage does to one request of each kind ---
 
-# ev_probe_one CFG KIND: prints 200, 403, ... or "reset" (curl exit 56/52).
+# ev_probe_one CFG KIND: prints 200, 403, ... or "reset" (curl exit 56/52);
+# "short-N" when a 200 carried N bytes instead of the whole file.
 ev_probe_one() {
-	local cfg=$1 kind=$2 url="http://${EV_ADDR[$1]}:${EV_PORT[$1]}" path ua=()
+	local cfg=$1 kind=$2 url="http://${EV_ADDR[$1]}:${EV_PORT[$1]}" path ua=() want=1024
 	case $kind in
 	clean) path="/1k/products?id=1042&sort=price&order=asc" ;;
+	clean64k) path="/64k/products?id=1042&sort=price&order=asc" want=65536 ;;
 	sqli) path="/1k/products?id=1%27%20OR%20%271%27%3D%271" ;;
 	xss) path="/1k/search?q=%3Cscript%3Ealert(document.cookie)%3C%2Fscript%3E" ;;
 	traversal) path="/1k/download?file=../../../../etc/passwd" ;;
 	rce) path="/1k/cgi-bin/status"; ua=(-A "() { :; }; /bin/bash -c 'id'") ;;
 	esac
-	local code rc
-	code=$(ip netns exec "$EV_CLIENT_NS" curl -s -o /dev/null -m 5 --path-as-is \
-		-H "Host: www.example.test" "${ua[@]}" -w '%{http_code}' "$url$path")
+	local res code size rc
+	res=$(ip netns exec "$EV_CLIENT_NS" curl -s -o /dev/null -m 5 --path-as-is \
+		-H "Host: www.example.test" "${ua[@]}" -w '%{http_code} %{size_download}' "$url$path")
 	rc=$?
+	code=${res% *} size=${res#* }
 	case $rc in
-	0) echo "$code" ;;
+	0) if [ "$code" = 200 ] && [ "$size" != "$want" ]; then echo "short-$size"; else echo "$code"; fi ;;
 	52|56) echo reset ;;
 	*) echo "curl-exit-$rc" ;;
 	esac

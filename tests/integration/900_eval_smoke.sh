@@ -50,9 +50,9 @@ for d in /sys/fs/cgroup/cpuacct /sys/fs/cgroup/unified /sys/fs/cgroup; do
 	[ -e "$d/ev-$suffix" ] && fail "cgroup $d/ev-$suffix left"
 done
 
-grep -q '^probe direct   clean=200 sqli=200 xss=200 traversal=200 rce=200$' "$out/run.log" ||
+grep -q '^probe direct   clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200$' "$out/run.log" ||
 	fail "direct probe line"
-grep -q '^probe trad     clean=200 sqli=403 xss=403 traversal=reset rce=reset$' "$out/run.log" ||
+grep -q '^probe trad     clean=200 clean64k=200 sqli=403 xss=403 traversal=reset rce=reset$' "$out/run.log" ||
 	fail "trad probe line"
 
 logs=$out/res/logs
