@@ -96,6 +96,7 @@ struct vnf {
 	uint32_t rr;
 	uint32_t grants[CH_MAX_REGIONS];
 	bool failed;			/* also read (relaxed) by info */
+	uint32_t pool_free;		/* snapshot of the pool's free stock, for info */
 	uint32_t epoch;
 	uint64_t dispatched, verdicts, bad_verdicts, bypassed, failures;
 };
@@ -152,6 +153,10 @@ static void futex_wake(__u32 *word)
 	/* Shared mapping: not FUTEX_PRIVATE. */
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
+
+/* Publish the free stock of @vn's pool for ch_sched_vnf_info (relaxed). */
+#define pool_note(vn) \
+	tc_store_relaxed(&(vn)->pool_free, (uint32_t)tcr_pool_count((vn)->pool, TCR_HOLDER_FREE))
 
 static void stat_add(uint64_t *p, uint64_t v)
 {
@@ -379,6 +384,7 @@ int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg)
 			goto out_destroy;
 		vn->vc[c].last_progress = now_ns();
 	}
+	vn->pool_free = p.nbufs;
 	tc_store_release(&vn->present, 1);
 	tc_store_release(&s->nvnfs, id + 1);	/* pairs with the scheduler's acquire */
 	pthread_mutex_unlock(&s->ctl_lock);
@@ -440,8 +446,7 @@ int ch_sched_vnf_info(struct ch_sched *s, uint32_t vnf, struct ch_vnf_info *out)
 	for (uint32_t c = 0; c < vn->nthreads; c++)
 		outstanding += tc_load_relaxed(&vn->vc[c].outstanding);
 	out->outstanding = outstanding;
-	/* The pool belongs to the scheduler thread: a racy snapshot. */
-	out->pool_free = tc_load_relaxed(&vn->pool->nstock);
+	out->pool_free = tc_load_relaxed(&vn->pool_free);
 	return 0;
 }
 
@@ -541,6 +546,7 @@ static int vnf_send(struct vnf *vn, uint32_t c, struct tcr_desc *d, const struct
 		tcr_pool_free(vn->pool, &idx, 1);
 		return -EAGAIN;
 	}
+	pool_note(vn);
 	if (vn->vc[c].outstanding++ == 0)
 		vn->vc[c].last_progress = now_ns();
 	tc_store_relaxed(&vn->vc[c].outstanding, vn->vc[c].outstanding);
@@ -860,6 +866,7 @@ static void vnf_fail(struct ch_sched *s, struct vnf *vn, const char *why)
 		tc_store_relaxed(&vn->vc[c].outstanding, 0);
 		vn->vc[c].kick = false;
 	}
+	pool_note(vn);
 	/* Wake threads sleeping on RX so that they see the channel closed. */
 	for (uint32_t c = 0; c < vn->nthreads; c++)
 		futex_wake(tcr_ring_kick_consumer(&vn->chan[c].ring[TCR_CH_RX]));
@@ -915,6 +922,7 @@ static unsigned int vnf_collect(struct ch_sched *s, struct vnf *vn)
 			}
 		}
 		tcr_pool_free(vn->pool, idx, (unsigned int)n);
+		pool_note(vn);
 		tc_store_relaxed(&vc->outstanding, vc->outstanding);
 		total += (unsigned int)n;
 	}
