@@ -106,7 +106,13 @@ struct gl_sock {
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 };
 
-#define GL_TX_BOUND	16	/* buffers in flight per socket towards the TOE */
+#define GL_TX_BOUND	8	/* buffers in flight per socket towards the TOE */
+/*
+ * FREE buffers stream data never takes: a socket whose peer stopped
+ * reading must not starve the requests of other sockets (their buffers
+ * come back as soon as the TOE has copied the request).
+ */
+#define GL_CTRL_RESERVE	2
 
 struct gl_rt;
 /* Readiness of @s as poll(2) reports it (mu held). */

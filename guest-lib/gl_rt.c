@@ -936,11 +936,12 @@ ssize_t gl_sendv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, i
 		uint32_t idx, k;
 		int err;
 
-		if (s->tx_inflight >= GL_TX_BOUND)
+		if (s->tx_inflight >= GL_TX_BOUND || rt->nstash <= GL_CTRL_RESERVE)
 			gl_pump(rt);
 		if (s->reset)
 			break;
-		if (s->tx_inflight < GL_TX_BOUND && take_buf(rt, &idx) == 0) {
+		if (s->tx_inflight < GL_TX_BOUND && rt->nstash > GL_CTRL_RESERVE &&
+		    take_buf(rt, &idx) == 0) {
 			k = total - sent < slot ? (uint32_t)(total - sent) : slot;
 			iov_gather(iov, n, sent, tcr_region_slot(rt->r, idx), k);
 			s->tx_inflight++;
@@ -1225,6 +1226,7 @@ int gl_getname(struct gl_rt *rt, struct gl_sock *s, bool peer, struct sockaddr *
 short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 {
 	short ev = 0;
+	int freebufs;
 
 	if (s->listening)
 		return s->acceptable ? POLLIN | POLLRDNORM : 0;
@@ -1240,9 +1242,11 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 		ev |= POLLIN | POLLRDNORM;
 	if (s->eof || s->shut_rd)
 		ev |= POLLRDHUP;
+	freebufs = tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]);
+	if (freebufs < 0)
+		freebufs = 0;
 	if (s->shut_wr || s->reset ||
-	    (s->tx_inflight < GL_TX_BOUND &&
-	     (rt->nstash > 0 || tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]) > 0)))
+	    (s->tx_inflight < GL_TX_BOUND && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
 		ev |= POLLOUT | POLLWRNORM;
 	if ((s->eof && s->shut_wr) || s->reset)
 		ev |= POLLHUP;

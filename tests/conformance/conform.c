@@ -324,6 +324,32 @@ static void t_bulk(void)
 	CHECK("recv WAITALL 100000", recv(fd, in, 100000, MSG_WAITALL));
 	CHECK("WAITALL data", memcmp(in, out, 100000) ? -1 : 0);
 	close(fd);
+
+	/*
+	 * A peer that never reads: fill the path until EAGAIN, then other
+	 * sockets of the process must still work.
+	 */
+	{
+		int stuck = connect_to(7006), e = connect_to(7001);
+		long pushed = 0;
+		char b[4] = { 0 };
+
+		fcntl(stuck, F_SETFL, O_NONBLOCK);
+		for (int i = 0; i < 100000; i++) {
+			ssize_t n = send(stuck, out, 65536, 0);
+
+			if (n < 0)
+				break;
+			pushed += n;
+		}
+		CHECK("stalled peer gives EAGAIN", (errno == EAGAIN && pushed > 0) ? 0 : -1);
+		SHOW("stalled poll", bits(wait_ev(stuck, POLLOUT, 200)));
+		CHECK("other socket send", send(e, "ok", 2, 0));
+		CHECK("other socket recv", (wait_ev(e, POLLIN, 3000), usleep(50000), recv(e, b, 2, 0)));
+		CHECK("new socket while stalled", ({ int x = connect_to(7001); int r = x >= 0 ? 0 : -1; close(x); r; }));
+		close(e);
+		close(stuck);
+	}
 	free(out);
 	free(in);
 }
@@ -668,6 +694,9 @@ static void peer_conn(int port, int fd, struct sockaddr_in *from)
 			;
 		return;
 	}
+	case 7006:	/* never reads */
+		sleep(10);
+		return;
 	case 7005: {
 		size_t total = 0;
 
@@ -682,11 +711,11 @@ static void peer_conn(int port, int fd, struct sockaddr_in *from)
 
 static int peer_main(void)
 {
-	static const int ports[] = { 7001, 7002, 7003, 7004, 7005 };
-	struct pollfd p[5];
+	static const int ports[] = { 7001, 7002, 7003, 7004, 7005, 7006 };
+	struct pollfd p[6];
 
 	signal(SIGCHLD, SIG_IGN);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(ports[i]) };
 		int one = 1;
 
@@ -699,9 +728,9 @@ static int peer_main(void)
 		}
 	}
 	for (;;) {
-		if (poll(p, 5, -1) < 0)
+		if (poll(p, 6, -1) < 0)
 			continue;
-		for (int i = 0; i < 5; i++) {
+		for (int i = 0; i < 6; i++) {
 			struct sockaddr_in from;
 			socklen_t fl = sizeof(from);
 			int fd;
@@ -712,7 +741,7 @@ static int peer_main(void)
 			if (fd < 0)
 				continue;
 			if (fork() == 0) {
-				for (int j = 0; j < 5; j++)
+				for (int j = 0; j < 6; j++)
 					close(p[j].fd);
 				peer_conn(ports[i], fd, &from);
 				close(fd);
