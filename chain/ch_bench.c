@@ -10,7 +10,8 @@
  * median over runs of (a) the latency of one descriptor alone in the
  * chain (submit to result, TSC), median of --samples, and (b) the
  * throughput with the input queue kept full.  Prints medians and ratios;
- * asserts nothing about timings.
+ * asserts nothing about timings.  CHAIN_BENCH_ONLY=N runs configuration
+ * N (0..5) alone.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -118,8 +119,6 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 			if (chh_now_ns() > deadline) {
 				fprintf(stderr, "chain-bench: no result in 10 s (sample %u, in flight %u)\n",
 					i, ch_sched_in_flight(s));
-				if (getenv("CHAIN_BENCH_HOLD"))
-					sleep(1000);
 				for (uint32_t v = 0; v < nvnf; v++) {
 					struct ch_vnf_info in;
 
