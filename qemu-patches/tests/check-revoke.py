@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives a patched QEMU through QMP and checks the ivshmem "revoked" property.
 
-    check-revoke.py QEMU_ENV_FILE WORKDIR [GUEST_ELF]
+    check-revoke.py [--only CHECK] QEMU_ENV_FILE WORKDIR [GUEST_ELF]
 
 QEMU_ENV_FILE is the env file build-qemu.sh writes (QEMU=...).
 
@@ -26,6 +26,13 @@ guests Two guests running GUEST_ELF (bar2-probe-guest.c) share one region:
        all ones within a second and its heartbeat stops reaching the region,
        while B keeps reading the host's updates and writing; re-granted, A
        sees the region as it is now and its heartbeat resumes.
+
+unplug An ivshmem-doorbell device served by QEMU's ivshmem-server (from the
+       same build, bin/ivshmem-server), revoked, then unplugged with
+       device_del and the guest's ACPI eject played through qtest: the
+       device must go (DEVICE_DELETED; BAR 2's regions must not keep it
+       alive) and QEMU must not report failing to munmap the shared memory
+       (the 7.2 bug patch 1 fixes).
 
 KVM is used when a guest actually runs under it (it may exist and still not
 work, as in nested setups); else TCG, and the output says so.
@@ -143,6 +150,13 @@ class Qemu:
                 return rsp["return"], None
             if "error" in rsp:
                 return None, rsp["error"]["class"] + ": " + rsp["error"]["desc"]
+
+    def wait_event(self, name, secs):
+        deadline = time.time() + secs
+        while True:
+            msg = json.loads(self.qmp.readline(deadline))
+            if msg.get("event") == name:
+                return msg
 
     def ok(self, name, **args):
         ret, err = self.cmd(name, **args)
@@ -268,6 +282,42 @@ def check_qtest(env, workdir, readonly, procs):
     q.quit()
     os.close(region)
     print("ok: qtest %s: revoke, access, re-grant" % tag, flush=True)
+
+
+def check_unplug(env, workdir, procs):
+    server_bin = os.path.join(os.path.dirname(env["QEMU"]), "ivshmem-server")
+    sock = os.path.join(workdir, "ivshmem.sock")
+    shm = "tochain-800-%d" % os.getpid()
+    server = subprocess.Popen([server_bin, "-F", "-S", sock, "-M", shm, "-l", "1M",
+                               "-n", "1"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 10
+        while not os.path.exists(sock) and time.time() < deadline:
+            time.sleep(0.05)
+        q = Qemu(env, workdir, "unplug", [
+            "-chardev", "socket,id=ivs,path=" + sock,
+            "-device", "ivshmem-doorbell,id=iv0,chardev=ivs,vectors=1,addr=0x%x"
+                       % DEVFN_SLOT], qtest=True)
+        procs.append(q)
+        q.ok("qom-set", path="/machine/peripheral/iv0", property="revoked", value=True)
+        q.ok("device_del", id="iv0")
+        # the guest's ejection, through the ACPI PCI hotplug register
+        q.qtest("outl 0xae08 0x%x" % (1 << DEVFN_SLOT))
+        q.wait_event("DEVICE_DELETED", 10)
+        q.quit()
+        log = open(q.log.name).read()
+        if "munmap" in log:
+            fail("unplug: QEMU said: " + log.strip())
+    finally:
+        server.terminate()
+        server.wait()
+        try:
+            os.unlink("/dev/shm/" + shm)
+        except FileNotFoundError:
+            pass
+    print("ok: unplug of a revoked ivshmem-doorbell: device deleted, no munmap error",
+          flush=True)
 
 
 def bar2_of(q):
@@ -456,19 +506,29 @@ def check_flat(env, workdir, accel, procs):
 
 
 def main():
-    env = read_env(sys.argv[1])
-    workdir = sys.argv[2]
-    guest_elf = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    only = None
+    if args[:1] == ["--only"]:
+        only, args = args[1], args[2:]
+    env = read_env(args[0])
+    workdir = args[1]
+    guest_elf = args[2] if len(args) > 2 else None
     procs = []
     try:
-        check_qtest(env, workdir, False, procs)
-        check_qtest(env, workdir, True, procs)
-        accel = pick_accel(env, workdir, guest_elf)
-        check_flat(env, workdir, accel, procs)
-        if guest_elf:
-            check_guests(env, workdir, guest_elf, accel, procs)
-        else:
-            print("note: no probe guest given, guest check not run", flush=True)
+        if only in (None, "qtest"):
+            check_qtest(env, workdir, False, procs)
+            check_qtest(env, workdir, True, procs)
+        if only in (None, "unplug"):
+            check_unplug(env, workdir, procs)
+        if only in (None, "flat", "guests"):
+            accel = pick_accel(env, workdir, guest_elf)
+            if only in (None, "flat"):
+                check_flat(env, workdir, accel, procs)
+            if only in (None, "guests"):
+                if guest_elf:
+                    check_guests(env, workdir, guest_elf, accel, procs)
+                else:
+                    print("note: no probe guest given, guest check not run", flush=True)
     finally:
         for p in procs:
             p.kill()
