@@ -6,6 +6,7 @@
  * or ring abuse cost the channel, and the TOE keeps serving new guests.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -361,6 +362,142 @@ START_TEST(test_garbage_handshake)
 }
 END_TEST
 
+/*
+ * Inbound flow control: the TOE hands the guest at most rx_bound (16)
+ * buffers of one socket while the guest holds them, and resumes when
+ * they come back on DONE; every byte arrives, in order.  Outbound data
+ * reaches the peer, and each sent buffer comes back on FREE marked
+ * TXDONE for its socket.
+ */
+START_TEST(test_data_and_flow_control)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sin);
+	int l = socket(AF_INET, SOCK_STREAM, 0), peer, one = 1;
+	static uint8_t blob[16 << 20], got[16 << 20];
+	uint32_t held[64], nheld = 0, id;
+	size_t ngot = 0, sent = 0;
+	struct srpc_msg r;
+	struct guest g;
+
+	for (size_t i = 0; i < sizeof(blob); i++)
+		blob[i] = (uint8_t)(i * 13 + (i >> 11));
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(l, 1), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_eq(attach(&g), 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	id = (uint32_t)r.a;
+	ck_assert_int_eq(request(&g, SRPC_REQ_CONNECT, id, 0, 0, 0, &sin, sizeof(sin), &r), 0);
+	ck_assert(r.a == 0 || r.a == -EINPROGRESS);
+	if (r.a == -EINPROGRESS) {
+		ck_assert_int_eq(next_msg(&g, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_EV_CONNECTED);
+		ck_assert_int_eq(r.a, 0);
+	}
+	peer = accept(l, NULL, NULL);
+	ck_assert_int_ge(peer, 0);
+	setsockopt(peer, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+
+	/* the peer writes 1 MiB without blocking forever: the kernel buffers fill */
+	fcntl(peer, F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 3000 && nheld < 16; i++) {
+		ssize_t n = send(peer, blob + sent, sizeof(blob) - sent, 0);
+		uint32_t idx;
+
+		if (n > 0)
+			sent += (size_t)n;
+		while (tcr_ring_dequeue_burst(&g.ch.ring[TCR_CH_RX], &idx, 1) == 1)
+			held[nheld++] = idx;	/* hold on: do not return them */
+		usleep(1000);
+	}
+	usleep(100000);
+	{
+		uint32_t idx;
+
+		while (tcr_ring_dequeue_burst(&g.ch.ring[TCR_CH_RX], &idx, 1) == 1)
+			held[nheld++] = idx;
+	}
+	ck_assert_uint_eq(nheld, 16);	/* the bound, no more */
+	ck_assert_uint_lt(sent, sizeof(blob));	/* the sender is held back */
+
+	/* now consume everything, returning buffers; the rest must follow */
+	for (int i = 0; i < 5000 && ngot < sizeof(blob); i++) {
+		uint32_t idx;
+
+		for (uint32_t k = 0; k < nheld; k++) {
+			struct tcr_desc d;
+
+			ck_assert_int_eq(tcr_desc_load(g.r, held[k], &d), 0);
+			ck_assert_int_eq(d.op, TCR_OP_DATA);
+			ck_assert_uint_eq(d.conn_id, id);
+			ck_assert_uint_le(ngot + d.len, sizeof(got));
+			memcpy(got + ngot, tcr_region_slot(g.r, held[k]) + d.off, d.len);
+			ngot += d.len;
+			tcr_ring_enqueue_burst(&g.ch.ring[TCR_CH_DONE], &held[k], 1);
+		}
+		if (nheld)
+			kick(&g);
+		nheld = 0;
+		if (sent < sizeof(blob)) {
+			ssize_t n = send(peer, blob + sent, sizeof(blob) - sent, 0);
+
+			if (n > 0)
+				sent += (size_t)n;
+		}
+		while (nheld < 64 && tcr_ring_dequeue_burst(&g.ch.ring[TCR_CH_RX], &idx, 1) == 1)
+			held[nheld++] = idx;
+		if (!nheld)
+			usleep(1000);
+	}
+	ck_assert_uint_eq(ngot, sizeof(blob));
+	ck_assert_int_eq(memcmp(got, blob, sizeof(blob)), 0);
+	ck_assert(!tcr_chan_stale(&g.ch));
+	ck_assert_int_ge(tcr_ring_count(&g.ch.ring[TCR_CH_FREE]), 3);
+
+	/* outbound: 3 buffers to the peer, all come back marked TXDONE */
+	uint32_t spare = 0, nspare = 0;
+	{
+		uint32_t back = 0;
+		char buf[64] = { 0 };
+		int fl = fcntl(peer, F_GETFL);
+
+		fcntl(peer, F_SETFL, fl & ~O_NONBLOCK);
+		put(&g, take(&g), TCR_OP_DATA, id, "one-", 4);
+		put(&g, take(&g), TCR_OP_DATA, id, "two-", 4);
+		put(&g, take(&g), TCR_OP_DATA, id, "three", 5);
+		ck_assert_int_eq(recv(peer, buf, 13, MSG_WAITALL), 13);
+		ck_assert_str_eq(buf, "one-two-three");
+		for (int i = 0; i < 2000 && back < 3; i++) {
+			struct tcr_desc d;
+			uint32_t idx;
+
+			while (tcr_ring_dequeue_burst(&g.ch.ring[TCR_CH_FREE], &idx, 1) == 1) {
+				ck_assert_int_eq(tcr_desc_load(g.r, idx, &d), 0);
+				if (d.arg == SRPC_FREE_TXDONE && d.conn_id == id)
+					back++;
+				spare = idx;
+				nspare++;
+			}
+			usleep(1000);
+		}
+		ck_assert_uint_eq(back, 3);
+	}
+	/* close: the peer sees EOF */
+	{
+		struct srpc_msg m;
+		char c;
+
+		srpc_encode(&m, SRPC_REQ_CLOSE, ++g.tag, id, 0, 0, 0, NULL, 0);
+		put(&g, nspare ? spare : take(&g), TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+		ck_assert_int_eq(recv(peer, &c, 1, 0), 0);
+	}
+	close(peer);
+	close(l);
+	detach(&g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toe");
@@ -374,6 +511,7 @@ int main(void)
 	tcase_add_test(tc, test_ring_abuse_drops_channel);
 	tcase_add_test(tc, test_channels_run_out_and_come_back);
 	tcase_add_test(tc, test_garbage_handshake);
+	tcase_add_test(tc, test_data_and_flow_control);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
