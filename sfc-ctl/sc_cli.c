@@ -17,7 +17,7 @@ struct cli {
 
 static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
-	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE]\n"
+	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
 	"  sched show | sched mode sync|cfs\n"
 	"  version\n";
@@ -66,6 +66,15 @@ static void print_vm(json_t *vm)
 			printf("%-12s %s\n", key, json_string_value(v));
 		else if (json_is_integer(v))
 			printf("%-12s %lld\n", key, (long long)json_integer_value(v));
+		else if (json_is_array(v)) {	/* vcpu_tids */
+			size_t i;
+			json_t *e;
+
+			printf("%-12s", key);
+			json_array_foreach(v, i, e)
+				printf(" %lld", (long long)json_integer_value(e));
+			printf("\n");
+		}
 	}
 }
 
@@ -135,14 +144,16 @@ static int cmd_vm(struct cli *c)
 	}
 	if (!strcmp(sub, "add")) {
 		json_t *args;
-		const char *ip = NULL;
+		const char *ip = NULL, *domain = NULL;
 		long long size = -1;
 
 		if (c->argc < 3 || c->argv[2][0] == '-')
-			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE]");
+			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN]");
 		for (int i = 3; i < c->argc; i++) {
 			if (!strcmp(c->argv[i], "--ip") && i + 1 < c->argc) {
 				ip = c->argv[++i];
+			} else if (!strcmp(c->argv[i], "--domain") && i + 1 < c->argc) {
+				domain = c->argv[++i];	/* tochaind validates it */
 			} else if (!strcmp(c->argv[i], "--region-size") && i + 1 < c->argc) {
 				if (parse_size(c->argv[++i], &size))
 					return usage("--region-size: expected a size such as 16M");
@@ -156,6 +167,8 @@ static int cmd_vm(struct cli *c)
 		args = json_pack("{s:s, s:s}", "name", c->argv[2], "ip", ip);
 		if (size > 0)
 			json_object_set_new(args, "region_size", json_integer(size));
+		if (domain)
+			json_object_set_new(args, "domain", json_string(domain));
 		return call(c, "vm.add", args, print_vm);
 	}
 	return usage("vm: expected add, ls, show or del");

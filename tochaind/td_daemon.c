@@ -21,6 +21,7 @@
 #include "ctl_proto.h"
 #include "td_daemon.h"
 #include "td_exec.h"
+#include "td_libvirt.h"
 
 #define DEFAULT_REGION_SIZE (16ull << 20)
 #define MIN_REGION_SIZE (1ull << 20)
@@ -30,7 +31,11 @@ struct daemon {
 	struct td_config *cfg;
 	struct td_state st;
 	char state_path[PATH_MAX + 16];
+	struct td_libvirt *lv;	/* libvirt backend: VMs with a domain */
 };
+
+/* --libvirt-uri (td_libvirt.h); NULL: qemu:///system */
+static const char *libvirt_uri;
 
 static void logmsg(const char *fmt, ...)
 {
@@ -51,7 +56,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: tochaind [--foreground] [--state-dir DIR] [--socket PATH] "
 		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n"
-		"                [--sched-socket PATH]\n");
+		"                [--sched-socket PATH] [--libvirt-uri URI]\n");
 }
 
 int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foreground)
@@ -65,6 +70,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		{ "region-dir", required_argument, NULL, 'r' },
 		{ "toe", required_argument, NULL, 't' },
 		{ "sched-socket", required_argument, NULL, 'c' },
+		{ "libvirt-uri", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -134,6 +140,12 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 			else
 				strcpy(cfg->sched_socket, optarg);
 			break;
+		case 'L':
+			if (len == 0 || len >= 256)
+				why = "--libvirt-uri: empty or too long";
+			else
+				libvirt_uri = optarg;
+			break;
 		case 'h': usage(); exit(0);
 		default: usage(); return 2;
 		}
@@ -197,9 +209,46 @@ static json_t *vm_json_live(const struct td_vm *vm)
 	return o;
 }
 
+/* --- libvirt domains (td_libvirt.h) --- */
+
+static void vm_shm_name(struct daemon *d, const struct td_vm *vm, char *out, size_t len)
+{
+	td_libvirt_shm_name(d->cfg->fabric_ns, vm->name, out, len);
+}
+
+/* vm.show of a VM with a domain: its vCPU threads, asked live. */
+static void vm_json_domain(struct daemon *d, const struct td_vm *vm, json_t *o)
+{
+	pid_t tids[TD_LIBVIRT_MAX_VCPUS];
+	json_t *a = json_array();
+	char err[512] = "";
+	int n = -ENOTCONN;
+
+	if (d->lv)
+		n = td_libvirt_vcpu_tids(d->lv, vm->domain, tids, TD_LIBVIRT_MAX_VCPUS,
+					 err, sizeof(err));
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(tids[i]));
+	json_object_set_new(o, "vcpu_tids", a);
+	if (n < 0)
+		json_object_set_new(o, "domain_error", json_string(err[0] ? err : strerror(-n)));
+}
+
+static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)
+{
+	char shm[128], err[512] = "";
+
+	if (!vm->domain[0] || !d->lv)
+		return;
+	vm_shm_name(d, vm, shm, sizeof(shm));
+	if (td_libvirt_detach(d->lv, vm, shm, err, sizeof(err)))
+		logmsg("vm %s: %s", vm->name, err);
+}
+/* --- end of libvirt domains --- */
+
 static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 {
-	const char *name, *ip, *why = NULL;
+	const char *name, *ip, *domain, *why = NULL;
 	struct td_vm vm;
 	char err[512] = "";
 	json_t *size;
@@ -232,11 +281,36 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 				    d->st.vms[i].name);
 	if (d->st.nvms >= TD_MAX_VMS)
 		return fail("too many VMs (at most %d)", TD_MAX_VMS);
+	/* libvirt: the region becomes a <shmem> device of this domain */
+	domain = arg_str(args, "domain", &bad);
+	if (bad || (domain && !td_domain_valid(domain, &why)))
+		return fail("--domain '%s' %s", domain ? domain : "", bad ? "is not a string" : why);
+	if (domain) {
+		if (!td_libvirt_size_valid(vm.region_size))
+			return fail("--domain: the region size must be a power of two, at least 1M");
+		for (unsigned int i = 0; i < d->st.nvms; i++)
+			if (!strcmp(d->st.vms[i].domain, domain))
+				return fail("--domain %s is already used by vm '%s'", domain,
+					    d->st.vms[i].name);
+		if (!d->lv && !(d->lv = td_libvirt_create(libvirt_uri)))
+			return fail("vm '%s': out of memory", name);
+		strcpy(vm.domain, domain);
+	}
 	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
 		return fail("vm '%s': %s", name, err);
+	if (domain) {
+		char shm[128];
+
+		vm_shm_name(d, &vm, shm, sizeof(shm));
+		if (td_libvirt_attach(d->lv, &vm, shm, err, sizeof(err))) {
+			td_vm_destroy(d->cfg, &vm);
+			return fail("vm '%s': %s", name, err);
+		}
+	}
 	d->st.vms[d->st.nvms++] = vm;
 	if (save(d)) {
 		d->st.nvms--;
+		vm_detach_domain(d, &vm);
 		td_vm_destroy(d->cfg, &vm);
 		return fail("vm '%s': cannot save the state", name);
 	}
@@ -261,6 +335,7 @@ static json_t *cmd_vm_del(struct daemon *d, json_t *args)
 		d->st.vms[d->st.nvms++] = gone;
 		return fail("vm '%s': cannot save the state", name);
 	}
+	vm_detach_domain(d, &gone);
 	td_vm_destroy(d->cfg, &gone);
 	logmsg("vm %s deleted", name);
 	return ok(json_pack("{s:s}", "deleted", name));
@@ -271,13 +346,17 @@ static json_t *cmd_vm_show(struct daemon *d, json_t *args)
 	int bad = 0;
 	const char *name = arg_str(args, "name", &bad);
 	struct td_vm *vm;
+	json_t *o;
 
 	if (bad || !name)
 		return fail("vm show: NAME is required");
 	vm = td_state_find_vm(&d->st, name);
 	if (!vm)
 		return fail("no vm named '%s'", name);
-	return ok(vm_json_live(vm));
+	o = vm_json_live(vm);
+	if (vm->domain[0])
+		vm_json_domain(d, vm, o);
+	return ok(o);
 }
 
 static json_t *cmd_vm_ls(struct daemon *d)
@@ -475,6 +554,10 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 		logmsg("refusing to start: %s", err);
 		return 1;
 	}
+	/* libvirt is connected only when some VM has a domain */
+	for (unsigned int i = 0; i < d.st.nvms && !d.lv; i++)
+		if (d.st.vms[i].domain[0])
+			d.lv = td_libvirt_create(libvirt_uri);
 	if (td_fabric_ensure(cfg, err, sizeof(err))) {
 		logmsg("fabric namespace %s: %s", cfg->fabric_ns, err);
 		return 1;
@@ -529,6 +612,7 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 	/* TOEs keep running: a restarted daemon finds them and their connections. */
 	close(lfd);
 	unlink(cfg->socket);
+	td_libvirt_destroy(d.lv);
 	logmsg("exiting; %u TOEs left running", d.st.nvms);
 	return 0;
 }

@@ -36,6 +36,26 @@ bool td_name_valid(const char *name, const char **why)
 	return true;
 }
 
+bool td_domain_valid(const char *name, const char **why)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	/* stricter than libvirt: the name goes into XML and messages unquoted */
+	if (n == 0 || n >= TD_DOMAIN_MAX) {
+		*why = "must be 1 to 63 characters";
+		return false;
+	}
+	if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != n) {
+		*why = "may hold only A-Z, a-z, 0-9 and '.', '_', '+', '-'";
+		return false;
+	}
+	if (name[0] == '-' || name[0] == '.') {
+		*why = "must not start with '-' or '.'";
+		return false;
+	}
+	return true;
+}
+
 int td_addr_parse(const char *s, struct td_addr *a, const char **why)
 {
 	char buf[64], *slash, *end;
@@ -120,10 +140,16 @@ struct td_vm *td_state_find_vm(struct td_state *st, const char *name)
 
 json_t *td_vm_json(const struct td_vm *vm)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i}",
-			 "name", vm->name, "ip", vm->ip.text, "netns", vm->netns,
-			 "veth", vm->veth, "cgroup", vm->cgroup, "region", vm->region,
-			 "region_size", (json_int_t)vm->region_size, "toe_pid", (int)vm->toe_pid);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i}",
+			      "name", vm->name, "ip", vm->ip.text, "netns", vm->netns,
+			      "veth", vm->veth, "cgroup", vm->cgroup, "region", vm->region,
+			      "region_size", (json_int_t)vm->region_size,
+			      "toe_pid", (int)vm->toe_pid);
+
+	/* only VMs that have a libvirt domain carry the field */
+	if (o && vm->domain[0])
+		json_object_set_new(o, "domain", json_string(vm->domain));
+	return o;
 }
 
 static int copy_str(json_t *o, const char *key, char *dst, size_t size, bool required)
@@ -180,6 +206,11 @@ static int vm_from_json(json_t *o, struct td_vm *vm, const char **why)
 		return -EINVAL;
 	}
 	vm->toe_pid = v ? (pid_t)json_integer_value(v) : 0;
+	if (copy_str(o, "domain", vm->domain, sizeof(vm->domain), false) ||
+	    (json_object_get(o, "domain") && !td_domain_valid(vm->domain, why))) {
+		*why = "a VM entry has an invalid domain";
+		return -EINVAL;
+	}
 	return 0;
 }
 

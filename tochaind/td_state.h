@@ -17,6 +17,7 @@
 
 #define TD_NAME_MAX 13		/* VM names: [a-z0-9-], 1..12 chars (interface names) */
 #define TD_MAX_VMS 256
+#define TD_DOMAIN_MAX 64	/* libvirt domain names: 1..63 of [A-Za-z0-9._+-] */
 
 struct td_addr {
 	int family;		/* AF_INET or AF_INET6 */
@@ -34,6 +35,7 @@ struct td_vm {
 	char cgroup[128];	/* its cgroup, relative to the hierarchy root */
 	char region[PATH_MAX];	/* backing file of the region */
 	pid_t toe_pid;		/* 0 when not running */
+	char domain[TD_DOMAIN_MAX];	/* its libvirt domain, or "" (td_libvirt.h) */
 };
 
 struct td_state {
@@ -43,6 +45,9 @@ struct td_state {
 
 /* Is @name a valid VM name?  On false, @why says why. */
 bool td_name_valid(const char *name, const char **why);
+
+/* Is @name an acceptable libvirt domain name?  On false, @why says why. */
+bool td_domain_valid(const char *name, const char **why);
 
 /* Parse "ADDR/PREFIX" (IPv4 or IPv6).  0, or -EINVAL with @why set. */
 int td_addr_parse(const char *s, struct td_addr *a, const char **why);
