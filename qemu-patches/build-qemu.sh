@@ -149,4 +149,6 @@ done
 } >"$out.tmp/env"
 git -C "$tree" log --oneline debian..HEAD >"$out.tmp/series.log"
 rm -rf "$out" && mv "$out.tmp" "$out"
+# keep the four newest results of this source version (20 MB each)
+ls -dt "$cache/${srcver//:/_}"-*/ 2>/dev/null | tail -n +5 | xargs -r rm -rf
 echo "$out"

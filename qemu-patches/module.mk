@@ -2,11 +2,17 @@
 # ivshmem device's shared memory (QOM property "revoked"), and the build of
 # the patched qemu-system-x86_64 from Debian's source package.
 #
-#   make qemu    build it (cached in /var/cache/tochain/qemu/<key>/; a
-#                re-run with the same source version and series is instant)
+#   make qemu               build it (cached in /var/cache/tochain/qemu/<key>/;
+#                           a re-run with the same source version and series
+#                           takes a fraction of a second)
+#   make qemu-check-series  each patch on its own: build, ivshmem qtest,
+#                           QEMU's checkpatch.pl
 #
-# tests/integration/800_qemu_revoke.sh runs the same script, so `make check`
-# builds it when it is absent.
-.PHONY: qemu
+# tests/integration/800_qemu_revoke.sh runs build-qemu.sh too, so
+# `make check` builds it when it is absent.
+.PHONY: qemu qemu-check-series
 qemu:
 	qemu-patches/build-qemu.sh
+
+qemu-check-series:
+	qemu-patches/check-series.sh
