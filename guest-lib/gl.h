@@ -106,7 +106,8 @@ struct gl_sock {
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 };
 
-#define GL_TX_BOUND	8	/* buffers in flight per socket towards the TOE */
+#define GL_TX_BYTES	(128u << 10)	/* bytes in flight per socket towards the TOE, */
+#define GL_TX_MIN	8		/* but at least this many buffers (gl_rt.tx_bound) */
 /*
  * FREE buffers stream data never takes: a socket whose peer stopped
  * reading must not starve the requests of other sockets (their buffers
@@ -136,6 +137,7 @@ struct gl_rt {
 	struct gl_waiter *waiters;
 	uint32_t *stash;	/* FREE buffers we hold */
 	uint32_t nstash;
+	uint32_t tx_bound;	/* buffers in flight per socket (GL_TX_*) */
 	uint32_t *buf_off, *buf_len;	/* private copy of RX descriptors */
 	uint32_t done[64];
 	uint32_t ndone;

@@ -251,6 +251,9 @@ static int attach(struct gl_rt *rt)
 		if (!rt->r)
 			return -ENETDOWN;
 		nbufs = rt->r->geo.nbufs;
+		rt->tx_bound = GL_TX_BYTES / rt->r->geo.slot_size;
+		if (rt->tx_bound < GL_TX_MIN)
+			rt->tx_bound = GL_TX_MIN;
 		rt->stash = calloc(nbufs, sizeof(uint32_t));
 		rt->buf_off = calloc(nbufs, sizeof(uint32_t));
 		rt->buf_len = calloc(nbufs, sizeof(uint32_t));
@@ -936,11 +939,11 @@ ssize_t gl_sendv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, i
 		uint32_t idx, k;
 		int err;
 
-		if (s->tx_inflight >= GL_TX_BOUND || rt->nstash <= GL_CTRL_RESERVE)
+		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
 			gl_pump(rt);
 		if (s->reset)
 			break;
-		if (s->tx_inflight < GL_TX_BOUND && rt->nstash > GL_CTRL_RESERVE &&
+		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
 		    take_buf(rt, &idx) == 0) {
 			k = total - sent < slot ? (uint32_t)(total - sent) : slot;
 			iov_gather(iov, n, sent, tcr_region_slot(rt->r, idx), k);
@@ -1246,7 +1249,7 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 	if (freebufs < 0)
 		freebufs = 0;
 	if (s->shut_wr || s->reset ||
-	    (s->tx_inflight < GL_TX_BOUND && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
+	    (s->tx_inflight < rt->tx_bound && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
 		ev |= POLLOUT | POLLWRNORM;
 	if ((s->eof && s->shut_wr) || s->reset)
 		ev |= POLLHUP;

@@ -156,7 +156,7 @@ void toe_params_default(struct toe_params *p)
 	p->slot_size = 16384;
 	p->nchannels = 16;
 	p->grants = 64;
-	p->rx_bound = 16;
+	p->rx_bound = 0;	/* toe_create: 256 KiB worth, at least 16 buffers */
 	p->max_socks = 4096;
 	p->ready_fd = -1;
 }
@@ -1075,7 +1075,7 @@ struct toe *toe_create(const struct toe_params *p)
 	int err = EINVAL;
 
 	if (!p->region_path || !tcr_name_valid(p->name) || p->slot_size < SRPC_MSG_MAX ||
-	    p->nchannels == 0 || p->nchannels > TCR_MAX_CHANNELS || p->rx_bound == 0 ||
+	    p->nchannels == 0 || p->nchannels > TCR_MAX_CHANNELS ||
 	    p->max_socks == 0 || p->max_socks > 0xffff ||
 	    (uint64_t)p->nchannels * p->grants + RESERVE_BUFS * 2 > p->nbufs)
 		goto out_errno;
@@ -1085,6 +1085,13 @@ struct toe *toe_create(const struct toe_params *p)
 		goto out_errno;
 	}
 	t->p = *p;
+	if (!t->p.rx_bound) {
+		t->p.rx_bound = (256u << 10) / p->slot_size;
+		if (t->p.rx_bound < 16)
+			t->p.rx_bound = 16;
+		if (t->p.rx_bound > p->nbufs / 8)
+			t->p.rx_bound = p->nbufs / 8 > 1 ? p->nbufs / 8 : 1;
+	}
 	t->epfd = t->lfd = t->sfd = -1;
 	for (int i = 0; i < HELLO_MAX; i++)
 		t->hello[i].fd = -1;

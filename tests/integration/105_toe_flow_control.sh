@@ -5,7 +5,8 @@
 # client pushes 64 MiB.  The sender must be held back by TCP (it cannot
 # have handed over more than a few MiB: kernel buffers + the TOE's bound
 # of 16 buffers per socket), nothing is dropped (the server then reads
-# everything and the sha256 matches), and the TOE stays alive.
+# everything and the sha256 matches), and the TOE stays alive.  Small
+# slots (2 KiB, as tochaind uses) on purpose.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -23,7 +24,7 @@ work=$(mktemp -d /dev/shm/tc105.XXXXXX)
 tc_on_exit "rm -rf $work"
 region=$work/region
 mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm105 \
+ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm105 --nbufs 4096 --slot-size 2048 \
 	--ready-fd 3 3>$work/ready 2>$work/toe.log &
 toe=$!
 tc_on_exit "kill -9 $toe"

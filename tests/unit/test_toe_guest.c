@@ -59,6 +59,7 @@ static void setup(void)
 	p.slot_size = 4096;
 	p.nchannels = 4;
 	p.grants = 16;
+	p.rx_bound = 16;
 	toe = toe_create(&p);
 	ck_assert_ptr_nonnull(toe);
 	sigemptyset(&s);
