@@ -9,6 +9,7 @@
 set -uo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+extra=()
 eval "extra=(${EVAL_ARGS:-})"
 bash "$top/eval/run.sh" --out "$build/bench/eval" "${extra[@]}"
 rc=$?

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Evaluation harness library (issue 9; docs/EVALUATION.md).  Source it
 # from bash after setting EV_TOP (source tree) and EV_BUILD (build dir).
 #
@@ -332,7 +333,7 @@ ev_crs_version() {
 # ev_waf_up CFG NS LISTEN_ADDR PORT UPSTREAM_ADDR:PORT INSPECT
 ev_waf_up() {
 	local cfg=$1 ns=$2 addr=$3 port=$4 up=$5 inspect=$6 dir=$EV_TMP/$1/waf
-	local modload= modsec= hdr=64k body=1m
+	local modload='' modsec='' hdr=64k body=1m
 	mkdir -p "$dir/logs"
 	if [ "$inspect" = 1 ]; then
 		[ -f "$EV_MODSEC_SO" ] || ev_die "$EV_MODSEC_SO missing (libnginx-mod-http-modsecurity)"
