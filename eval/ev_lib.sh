@@ -78,14 +78,17 @@ ev_cg_attach() { # CFG ROLE PID
 	mkdir -p "$d" && echo "$3" >"$d/cgroup.procs"
 }
 
-# CPU time of a role's group (and its children), nanoseconds.
+# CPU time of a role's group (and its children): "TOTAL_NS SYS_NS", SYS
+# the part spent in the kernel (system calls, and softirq work that ran on
+# the group's time).
 ev_cg_usage_ns() { # CFG ROLE
 	local d
 	d=$(ev_cg_path "$1" "$2")
 	if [ "$EV_CG_KIND" = v1 ]; then
-		cat "$d/cpuacct.usage"
+		echo "$(cat "$d/cpuacct.usage") $(cat "$d/cpuacct.usage_sys")"
 	else
-		awk '$1 == "usage_usec" { printf "%d000\n", $2 }' "$d/cpu.stat"
+		awk '$1 == "usage_usec" { t = $2 } $1 == "system_usec" { s = $2 }
+			END { printf "%d000 %d000\n", t, s }' "$d/cpu.stat"
 	fi
 }
 

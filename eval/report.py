@@ -70,6 +70,11 @@ def main():
         ms = int(c["cpu_ns"]) / 1e6 / reqs if reqs else float("nan")
         per_run[k][c["role"]] += ms
         per_run[k]["class:" + role_class(c["role"])] += ms
+        # older files have no sys_ns column
+        if c.get("sys_ns") not in (None, ""):
+            sys_ms = int(c["sys_ns"]) / 1e6 / reqs if reqs else 0.0
+            per_run[k]["sys"] += sys_ms
+            per_run[k]["sys:" + c["role"]] += sys_ms
         if c["role"] not in roles_of[c["config"]]:
             roles_of[c["config"]].append(c["role"])
 
@@ -124,9 +129,10 @@ def main():
                    str(sum(int(r["sother"]) for r in rs))], widths))
     print()
 
-    head = ["config", "size"] + CLASSES + ["total"]
-    widths = [8, 4] + [9] * (len(CLASSES) + 1)
-    print("CPU-ms per request = CPU-s per 1,000 requests, by role (medians):")
+    head = ["config", "size"] + CLASSES + ["total", "kernel %"]
+    widths = [8, 4] + [9] * (len(CLASSES) + 2)
+    print("CPU-ms per request = CPU-s per 1,000 requests, by role (medians);")
+    print("kernel %: the part spent in the kernel (system calls, softirq) over all roles:")
     print(row(head, widths))
     if markdown:
         print("|" + "---|" * len(head))
@@ -139,6 +145,13 @@ def main():
             cells.append("%.4f" % m if xs else "-")
         m, _ = total_med(cfg, size)
         cells.append("%.4f" % m)
+        shares = []
+        for k in per_run:
+            if k[1] == cfg and k[2] == size and "sys" in per_run[k]:
+                tot = sum(v for n, v in per_run[k].items() if n.startswith("class:"))
+                if tot > 0:
+                    shares.append(100.0 * per_run[k]["sys"] / tot)
+        cells.append("%.0f" % med(shares) if shares else "-")
         print(row(cells, widths))
     print()
     detail = [(cfg, r) for cfg in configs for r in roles_of[cfg]
@@ -149,8 +162,10 @@ def main():
             parts = []
             for cfg, r in detail:
                 m, xs = cpu_med(cfg, size, r)
+                ms, sx = cpu_med(cfg, size, "sys:" + r)
                 if xs:
-                    parts.append("%s %s %.4f" % (cfg, r, m))
+                    parts.append("%s %s %.4f%s" % (
+                        cfg, r, m, " (kernel %.0f%%)" % (100 * ms / m) if sx and m > 0 else ""))
             print(("    " if markdown else "  ") + size + ": " + ", ".join(parts))
         print()
 

@@ -68,15 +68,16 @@ for c in $configs; do ev_probe "$c" || probe_rc=1; done
 mkdir -p "$out"
 runs=$out/runs.tsv cpu=$out/cpu.tsv
 printf 'round\tconfig\tsize\trequests\tseconds\trps\tp50_us\tp99_us\tsent\tattacks\ts2xx\ts403\tsother\tresets\terr_other\n' >"$runs"
-printf 'round\tconfig\tsize\trole\tcpu_ns\trequests\n' >"$cpu"
+printf 'round\tconfig\tsize\trole\tcpu_ns\trequests\tsys_ns\n' >"$cpu"
 
 # one_run ROUND CFG SIZE SECONDS: wrk in the client role's cgroup; ROUND 0
 # is the warm-up (not recorded).
 one_run() {
-	local r=$1 c=$2 size=$3 s=$4 role res log
+	local r=$1 c=$2 size=$3 s=$4 role res log b
 	log=$EV_TMP/wrk-$c-$size-$r.log
 	local -A before
 	for role in ${EV_ROLES[$c]}; do before[$role]=$(ev_cg_usage_ns "$c" "$role"); done
+	local now
 	local ks0
 	ks0=$(ev_ksoftirqd_ns)
 	ev_cg_make "$c" client
@@ -97,11 +98,14 @@ one_run() {
 		"${v[p50_us]}" "${v[p99_us]}" "${v[sent]}" "${v[attacks]}" "${v[s2xx]}" "${v[s403]}" \
 		"${v[sother]}" "${v[err_read]}" "$((v[err_connect] + v[err_write] + v[err_timeout]))" >>"$runs"
 	for role in ${EV_ROLES[$c]}; do
-		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" "$role" \
-			$(($(ev_cg_usage_ns "$c" "$role") - before[$role])) "${v[requests]}" >>"$cpu"
+		now=$(ev_cg_usage_ns "$c" "$role")
+		b=${before[$role]}
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" "$role" \
+			$((${now% *} - ${b% *})) "${v[requests]}" $((${now#* } - ${b#* })) >>"$cpu"
 	done
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" ksoftirqd \
-		$(($(ev_ksoftirqd_ns) - ks0)) "${v[requests]}" >>"$cpu"
+	local ks
+	ks=$(($(ev_ksoftirqd_ns) - ks0))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" ksoftirqd "$ks" "${v[requests]}" "$ks" >>"$cpu"
 	printf '  round %s %-8s %-4s %9s req/s  p50 %6s us  p99 %7s us  403 %5s  resets %5s\n' \
 		"$r" "$c" "$size" "$(tail -n 1 "$runs" | cut -f6)" "${v[p50_us]}" "${v[p99_us]}" \
 		"${v[s403]}" "${v[err_read]}"

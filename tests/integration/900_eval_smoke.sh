@@ -14,7 +14,7 @@
 #   - under load: clean requests are all answered 2xx (no false positive),
 #     the chain's 403s and resets are at most the attacks sent and both
 #     happened, Direct blocked nothing;
-#   - CPU time was accounted to each role's cgroup;
+#   - CPU time (and its kernel part) was accounted to each role's cgroup;
 #   - everything (namespaces, processes, cgroups) is gone afterwards.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -89,10 +89,15 @@ awk -F'\t' -v c=$conns '
 	END { if (!seen["direct"] || !seen["trad"]) { print "missing runs"; bad = 1 }; exit bad }
 ' "$out/res/runs.tsv" || fail "load results (runs.tsv above)"
 
-# cpu.tsv: every role of each configuration used some CPU
+# cpu.tsv (round config size role cpu_ns requests sys_ns): every role of
+# each configuration used some CPU, some of it in the kernel
 awk -F'\t' '
 	NR == 1 || $4 == "ksoftirqd" { next }
-	{ n++; if ($5 <= 0) { print $2 " " $4 ": no CPU time accounted"; bad = 1 } }
+	{
+		n++
+		if ($5 <= 0) { print $2 " " $4 ": no CPU time accounted"; bad = 1 }
+		if ($7 <= 0 || $7 > $5) { print $2 " " $4 ": kernel time " $7 " of " $5; bad = 1 }
+	}
 	END { if (n != 6) { print "expected 6 role lines, got " n; bad = 1 }; exit bad }
 ' "$out/res/cpu.tsv" || fail "CPU accounting"
 
