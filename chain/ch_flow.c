@@ -32,43 +32,6 @@ struct ch_flows {
 	uint32_t lhead, ltail;		/* limbo positions, modulo n */
 };
 
-uint64_t ch_flow_file_size(uint32_t nflows)
-{
-	uint64_t b = sizeof(struct ch_flow_hdr) + (uint64_t)nflows * sizeof(struct ch_flow_entry);
-
-	return (b + 4095) & ~4095ull;
-}
-
-int ch_flow_read(const void *map, uint64_t map_size, uint32_t idx, struct ch_flow_entry *out)
-{
-	const struct ch_flow_hdr *h = map;
-	const struct ch_flow_entry *e;
-	uint32_t n;
-
-	if (!map || map_size < sizeof(*h) || tc_load_relaxed(&h->magic) != CH_FLOW_MAGIC)
-		return -ERANGE;
-	n = tc_load_relaxed(&h->nflows);
-	if (idx >= n || ch_flow_file_size(n) > map_size)
-		return -ERANGE;
-	e = (const struct ch_flow_entry *)(h + 1) + idx;
-	for (int tries = 0; tries < 8; tries++) {
-		/* A1 pairs with the writer's R1 (seq odd before its stores). */
-		uint32_t s1 = tc_load_acquire(&e->seq), s2;
-
-		if (s1 & 1)
-			continue;
-		memcpy(out, (const void *)e, sizeof(*out));
-		/* Our copy is complete before we re-read seq (pairs with R2). */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		s2 = tc_load_relaxed(&e->seq);
-		if (s1 != s2)
-			continue;
-		out->seq = s1;
-		return out->state == CH_FLOW_FREE ? -ENOENT : 0;
-	}
-	return -EAGAIN;
-}
-
 static uint32_t key_hash(const struct ch_flow_key *k, uint32_t nbuckets)
 {
 	const uint8_t *p = (const uint8_t *)k;

@@ -28,8 +28,12 @@
 #ifndef TOCHAIN_CH_FLOW_H
 #define TOCHAIN_CH_FLOW_H
 
+#include <errno.h>
 #include <linux/types.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <tochain/barrier.h>
 
 #define CH_FLOW_MAGIC		0x31574f4c46484354ULL	/* "TCHFLOW1" */
 #define CH_FLOW_VERSION		1
@@ -69,14 +73,49 @@ _Static_assert(sizeof(struct ch_flow_hdr) == 64, "flow header");
 _Static_assert(sizeof(struct ch_flow_entry) == 64, "flow entry");
 
 /* Bytes of a flow table file of @nflows entries (page multiple). */
-uint64_t ch_flow_file_size(uint32_t nflows);
+static inline uint64_t ch_flow_file_size(uint32_t nflows)
+{
+	uint64_t b = sizeof(struct ch_flow_hdr) + (uint64_t)nflows * sizeof(struct ch_flow_entry);
+
+	return (b + 4095) & ~4095ull;
+}
 
 /*
  * Reader (VNF): copy entry @idx of a mapping of @map_size bytes into
  * @out, consistent (sequence lock, bounded retries).  0, -ERANGE (bad
  * index or table), -EAGAIN (kept changing), -ENOENT (free entry).
+ * Inline so that VNFs need only this header.
  */
-int ch_flow_read(const void *map, uint64_t map_size, uint32_t idx, struct ch_flow_entry *out);
+static inline int ch_flow_read(const void *map, uint64_t map_size, uint32_t idx,
+			       struct ch_flow_entry *out)
+{
+	const struct ch_flow_hdr *h = (const struct ch_flow_hdr *)map;
+	const struct ch_flow_entry *e;
+	uint32_t n;
+
+	if (!map || map_size < sizeof(*h) || tc_load_relaxed(&h->magic) != CH_FLOW_MAGIC)
+		return -ERANGE;
+	n = tc_load_relaxed(&h->nflows);
+	if (idx >= n || ch_flow_file_size(n) > map_size)
+		return -ERANGE;
+	e = (const struct ch_flow_entry *)(h + 1) + idx;
+	for (int tries = 0; tries < 8; tries++) {
+		/* A1 pairs with the writer's R1 (seq odd before its stores). */
+		uint32_t s1 = tc_load_acquire(&e->seq), s2;
+
+		if (s1 & 1)
+			continue;
+		memcpy(out, (const void *)e, sizeof(*out));
+		/* Our copy is complete before we re-read seq (pairs with R2). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = tc_load_relaxed(&e->seq);
+		if (s1 != s2)
+			continue;
+		out->seq = s1;
+		return out->state == CH_FLOW_FREE ? -ENOENT : 0;
+	}
+	return -EAGAIN;
+}
 
 /* Writer side (TOE). */
 struct ch_flows;

@@ -105,6 +105,8 @@ struct dregion {
 	uint32_t present;		/* store-release by the control plane */
 	uint32_t nbufs, slot_size;
 	char path[VNF_REGION_SLOT];
+	uint32_t has_flows;		/* store-release after flows_path */
+	char flows_path[VNF_REGION_SLOT];
 };
 
 struct chain_rt {
@@ -325,6 +327,27 @@ int ch_sched_region_add(struct ch_sched *s, uint32_t id, const char *path,
 		d->slot_size = slot_size;
 		snprintf(d->path, sizeof(d->path), "%s", path);
 		tc_store_release(&d->present, 1);	/* pairs with region_get() */
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	return err;
+}
+
+int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path)
+{
+	struct dregion *d;
+	int err = 0;
+
+	if (id >= CH_MAX_REGIONS || !path || strlen(path) >= VNF_REGION_SLOT)
+		return -EINVAL;
+	pthread_mutex_lock(&s->ctl_lock);
+	d = &s->region[id];
+	if (!tc_load_relaxed(&d->present)) {
+		err = -ENOENT;
+	} else if (tc_load_relaxed(&d->has_flows)) {
+		err = -EEXIST;
+	} else {
+		snprintf(d->flows_path, sizeof(d->flows_path), "%s", path);
+		tc_store_release(&d->has_flows, 1);	/* pairs with vnf_ctrl_all() */
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	return err;
@@ -555,11 +578,11 @@ static int vnf_send(struct vnf *vn, uint32_t c, struct tcr_desc *d, const struct
 }
 
 static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
-		     const struct dregion *dr)
+		     const char *path)
 {
 	struct vdesc vd = { .flight = FLIGHT_CTRL };
 	struct tcr_desc d;
-	uint32_t len = (uint32_t)strlen(dr->path);
+	uint32_t len = (uint32_t)strlen(path);
 
 	memset(&d, 0, sizeof(d));
 	d.op = TCR_OP_CTRL;
@@ -567,7 +590,7 @@ static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
 	d.aux = region;
 	d.len = len;
 	d.flow = TCR_FLOW_NONE;
-	if (vnf_send(vn, c, &d, &vd, dr->path, len))
+	if (vnf_send(vn, c, &d, &vd, path, len))
 		fprintf(stderr, "chain: vnf %s: no room for a control message\n", vn->name);
 }
 
@@ -577,8 +600,12 @@ static void vnf_ctrl_all(struct ch_sched *s, struct vnf *vn, uint32_t op, uint32
 
 	if (!dr || vn->failed)
 		return;
-	for (uint32_t c = 0; c < vn->nthreads; c++)
-		vnf_ctrl(vn, c, op, region, dr);
+	for (uint32_t c = 0; c < vn->nthreads; c++) {
+		vnf_ctrl(vn, c, op, region, dr->path);
+		/* The flow table goes with the data region (seed 002). */
+		if (op == VNF_CTRL_GRANT && tc_load_acquire(&dr->has_flows))
+			vnf_ctrl(vn, c, VNF_CTRL_GRANT_FLOWS, region, dr->flows_path);
+	}
 }
 
 static void table_grant(struct ch_sched *s, struct ch_table *tb)

@@ -136,6 +136,12 @@ void ch_sched_destroy(struct ch_sched *s);
 int ch_sched_region_add(struct ch_sched *s, uint32_t id, const char *path,
 			uint32_t nbufs, uint32_t slot_size);
 int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg);
+/*
+ * The flow table file (ch_flow.h) of data region @id, granted read-only
+ * to VNFs with the region.  Before the region's chains are created.
+ * 0, -EINVAL, -ENOENT (no such region), -EEXIST.
+ */
+int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path);
 /* The process serving VNF @vnf (0: none; death detection by pid). */
 int ch_sched_vnf_set_pid(struct ch_sched *s, uint32_t vnf, pid_t pid);
 /*

@@ -76,4 +76,35 @@ void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags);
 /* Number of service threads (channels) the VNF region has, or -errno. */
 int vnf_region_threads(const char *path);
 
+/*
+ * Shared flow state (seed 002, chain/ch_flow.h).  The TOE keeps, per VM,
+ * a flow table: 5-tuple and TCP state of each connection; a descriptor's
+ * d.flow names its entry (TCR_FLOW_NONE: none).  The scheduler grants
+ * the table with the data region; the runtime maps it read-only.
+ */
+struct vnf_flow {
+	uint32_t region;		/* data region id */
+	uint32_t idx;			/* entry */
+	uint32_t gen;			/* changes when the entry is reused */
+	uint8_t state;			/* enum ch_flow_state */
+	uint8_t family, l4proto;
+	uint16_t sport, dport;
+	uint8_t saddr[16], daddr[16];
+};
+
+/* The flow of @p, a consistent copy.  0, -ENOENT (none), -EAGAIN (busy). */
+int vnf_flow(struct vnf_thread *t, const struct vnf_pkt *p, struct vnf_flow *out);
+
+/*
+ * One private 64-bit slot per flow for this VNF, in its own memory (no
+ * other VNF can see or write it), shared by its threads.  vnf_slot()
+ * returns the slot of @f, reset to 0 when the entry was reused for a new
+ * flow since the slot was last used; NULL if out of range.  Threads that
+ * work on the same flow synchronise on the slot themselves (atomics).
+ */
+struct vnf_slots;
+struct vnf_slots *vnf_slots_create(uint32_t nflows);
+void vnf_slots_destroy(struct vnf_slots *s);
+uint64_t *vnf_slot(struct vnf_slots *s, const struct vnf_flow *f);
+
 #endif /* TOCHAIN_VNF_H */

@@ -27,7 +27,8 @@
  *   off, len    (h) DATA: payload inside the data buffer
  *                   CTRL: the path of the data region, in this
  *                   descriptor's own slot, off 0, len bytes (no NUL)
- *   flags       (h) CTRL: enum vnf_ctrl_op
+ *   flags       (h) CTRL: enum vnf_ctrl_op (GRANT_FLOWS: the flow table
+ *                   file of data region aux, chain/ch_flow.h, read-only)
  *   arg         (v) DATA: enum vnf_verdict; the scheduler zeroes it first
  *   deny_rule   (v) DATA: rule id behind a Deny
  *   allow_mask, deny_vnf: unused (0)
@@ -58,7 +59,8 @@ enum vnf_verdict {
 
 enum vnf_ctrl_op {
 	VNF_CTRL_GRANT		= 1,	/* map data region aux (path in slot) */
-	VNF_CTRL_REVOKE		= 2,	/* unmap data region aux */
+	VNF_CTRL_REVOKE		= 2,	/* unmap data region aux (and its flows) */
+	VNF_CTRL_GRANT_FLOWS	= 3,	/* map the flow table of region aux (path in slot) */
 };
 
 /* Rule ids the runtime itself uses on a Deny it posts. */

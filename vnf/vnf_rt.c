@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +26,7 @@
 #include <tochain/region.h>
 #include <tochain/ring.h>
 
+#include "ch_flow.h"
 #include "vnf.h"
 
 #define VNF_SPIN_NS	100000ull	/* poll this long after the last packet */
@@ -33,6 +38,8 @@ struct vnf_thread {
 	struct tcr_region *r;
 	struct tcr_chan c;
 	struct tcr_region *data[VNF_REGION_CHAINS];	/* granted data regions */
+	void *flows[VNF_REGION_CHAINS];			/* their flow tables, read-only */
+	uint64_t flows_size[VNF_REGION_CHAINS];
 	uint32_t *ret;			/* indices to hand back on TX */
 	uint32_t nret, maxret;
 };
@@ -60,12 +67,41 @@ static void nap_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
+static void drop_flows(struct vnf_thread *t, uint32_t region)
+{
+	if (t->flows[region])
+		munmap(t->flows[region], t->flows_size[region]);
+	t->flows[region] = NULL;
+	t->flows_size[region] = 0;
+}
+
 static void drop_data(struct vnf_thread *t)
 {
 	for (uint32_t i = 0; i < VNF_REGION_CHAINS; i++) {
 		tcr_region_destroy(t->data[i]);
 		t->data[i] = NULL;
+		drop_flows(t, i);
 	}
+}
+
+/* Map a flow table read-only; its size comes from the file, checked on read. */
+static void map_flows(struct vnf_thread *t, uint32_t region, const char *path)
+{
+	struct stat st;
+	void *m;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	drop_flows(t, region);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(struct ch_flow_hdr)) {
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			t->flows[region] = m;
+			t->flows_size[region] = (uint64_t)st.st_size;
+		}
+	}
+	close(fd);
 }
 
 /* (Re)attach region and channel, waiting up to @timeout_ms.  0 or -errno. */
@@ -212,14 +248,21 @@ static void ctrl(struct vnf_thread *t, uint32_t idx, const struct tcr_desc *d)
 	uint32_t region = (uint32_t)d->aux;
 	char path[VNF_REGION_SLOT];
 
-	if (region >= VNF_REGION_CHAINS)
-		return;
-	tcr_region_destroy(t->data[region]);
-	t->data[region] = NULL;
-	if (d->flags != VNF_CTRL_GRANT || d->len == 0 || d->len >= sizeof(path))
+	if (region >= VNF_REGION_CHAINS || d->len >= sizeof(path))
 		return;
 	memcpy(path, tcr_region_slot(t->r, idx), d->len);
 	path[d->len] = '\0';
+	if (d->flags == VNF_CTRL_GRANT_FLOWS) {
+		if (d->len)
+			map_flows(t, region, path);
+		return;
+	}
+	tcr_region_destroy(t->data[region]);
+	t->data[region] = NULL;
+	if (d->flags != VNF_CTRL_GRANT || d->len == 0) {
+		drop_flows(t, region);		/* a revoke takes the flows too */
+		return;
+	}
 	t->data[region] = tcr_region_attach(path, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
 	if (!t->data[region])
 		fprintf(stderr, "vnf: cannot map granted region %u (%s): %s\n", region, path,
@@ -333,4 +376,94 @@ check_time:
 		if (timeout_ms >= 0 && mono_ms() - start >= (uint64_t)timeout_ms)
 			return 0;
 	}
+}
+
+int vnf_flow(struct vnf_thread *t, const struct vnf_pkt *p, struct vnf_flow *out)
+{
+	uint32_t region = VNF_AUX_REGION(p->d.aux);
+	struct ch_flow_entry e;
+	int err;
+
+	if (p->d.flow == TCR_FLOW_NONE || region >= VNF_REGION_CHAINS || !t->flows[region])
+		return -ENOENT;
+	err = ch_flow_read(t->flows[region], t->flows_size[region], p->d.flow, &e);
+	if (err)
+		return err == -ERANGE ? -ENOENT : err;
+	memset(out, 0, sizeof(*out));
+	out->region = region;
+	out->idx = p->d.flow;
+	out->gen = e.gen;
+	out->state = e.state;
+	out->family = e.key.family;
+	out->l4proto = e.key.l4proto;
+	out->sport = e.key.sport;
+	out->dport = e.key.dport;
+	memcpy(out->saddr, e.key.saddr, 16);
+	memcpy(out->daddr, e.key.daddr, 16);
+	return 0;
+}
+
+struct vnf_slot_ent {
+	uint32_t gen;
+	uint64_t val;
+};
+
+struct vnf_slots {
+	uint32_t nflows;
+	pthread_mutex_t lock;				/* allocation only */
+	struct vnf_slot_ent *region[VNF_REGION_CHAINS];	/* allocated on first use */
+};
+
+struct vnf_slots *vnf_slots_create(uint32_t nflows)
+{
+	struct vnf_slots *s;
+
+	if (nflows == 0 || nflows > CH_FLOW_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->nflows = nflows;
+	pthread_mutex_init(&s->lock, NULL);
+	return s;
+}
+
+void vnf_slots_destroy(struct vnf_slots *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < VNF_REGION_CHAINS; i++)
+		free(s->region[i]);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+uint64_t *vnf_slot(struct vnf_slots *s, const struct vnf_flow *f)
+{
+	struct vnf_slot_ent *tab, *e;
+
+	if (f->region >= VNF_REGION_CHAINS || f->idx >= s->nflows)
+		return NULL;
+	/* Acquire pairs with the release below: a published table is zeroed. */
+	tab = __atomic_load_n(&s->region[f->region], __ATOMIC_ACQUIRE);
+	if (!tab) {
+		pthread_mutex_lock(&s->lock);
+		tab = s->region[f->region];
+		if (!tab) {
+			tab = calloc(s->nflows, sizeof(*tab));
+			__atomic_store_n(&s->region[f->region], tab, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!tab)
+			return NULL;
+	}
+	e = &tab[f->idx];
+	if (tc_load_relaxed(&e->gen) != f->gen) {
+		/* The entry holds another flow than last time: forget the old state. */
+		tc_store_relaxed(&e->val, 0);
+		tc_store_relaxed(&e->gen, f->gen);
+	}
+	return &e->val;
 }

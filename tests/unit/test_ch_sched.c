@@ -18,6 +18,7 @@
 #include <tochain/counters.h>
 #include <tochain/desc.h>
 
+#include "ch_flow.h"
 #include "ch_harness.h"
 #include "tc_check.h"
 #include "vnf.h"
@@ -496,6 +497,57 @@ START_TEST(deleted_chain_revokes_grants_after_last_descriptor)
 }
 END_TEST
 
+START_TEST(flow_table_is_granted_with_the_region)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct vnf_thread *t;
+	struct vnf_pkt pk[4];
+	struct vnf_flow f;
+	struct ch_flows *fl;
+	struct ch_flow_key k = { .family = 6, .l4proto = 6, .sport = 5555, .dport = 80 };
+	struct ch_result r;
+	struct ch_pkt p;
+	char fpath[160];
+	int fi;
+
+	snprintf(fpath, sizeof(fpath), "%s/flows", dir);
+	fl = ch_flows_create(fpath, 16);
+	ck_assert_ptr_nonnull(fl);
+	ck_assert_int_eq(ch_sched_region_flows(s, 7, fpath), -ENOENT);
+	ck_assert_int_eq(ch_sched_region_flows(s, 3, fpath), 0);
+	ck_assert_int_eq(ch_sched_region_flows(s, 3, fpath), -EEXIST);
+	fi = ch_flow_open(fl, &k, CH_FLOW_ESTABLISHED);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(0, 1, hops);
+	t = vnf_attach(vpath[0], 0, 100);
+	chh_pkt(&p, 3, 1, chh_fill(data, 1, 1, NULL), 1);
+	p.flow = (uint32_t)fi;
+	ck_assert_uint_eq(ch_sched_submit(s, 0, &p, 1), 1);
+	polls(2);
+	ck_assert_int_eq(recv_now(t, pk, 4), 1);
+	ck_assert_uint_eq(pk[0].d.flow, (uint32_t)fi);
+	ck_assert_int_eq(vnf_flow(t, &pk[0], &f), 0);
+	ck_assert_uint_eq(f.family, 6);
+	ck_assert_uint_eq(f.sport, 5555);
+	ck_assert_uint_eq(f.state, CH_FLOW_ESTABLISHED);
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	/* The grace period: the chain finished what arrived before the close. */
+	{
+		struct tcr_counters_snap c;
+
+		tcr_counters_snapshot(ch_sched_counters(s, 0), NULL, 64, &c);
+		ck_assert_int_eq(ch_flow_close(fl, (uint32_t)fi, c.arrivals, 0), 0);
+		ck_assert_uint_eq(ch_flow_reclaim(fl, c.finished, 0), 1);
+	}
+	vnf_detach(t);
+	ch_flows_destroy(fl);
+	unlink(fpath);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("ch_sched");
@@ -511,6 +563,7 @@ int main(void)
 	tcase_add_test(tc, hung_vnf_fail_open_is_bypassed_then_restarts);
 	tcase_add_test(tc, early_end_flags_reach_the_chain_counters);
 	tcase_add_test(tc, deleted_chain_revokes_grants_after_last_descriptor);
+	tcase_add_test(tc, flow_table_is_granted_with_the_region);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
 	return tc_run_suite(su);

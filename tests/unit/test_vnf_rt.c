@@ -16,6 +16,7 @@
 #include <tochain/pool.h>
 #include <tochain/region.h>
 
+#include "ch_flow.h"
 #include "tc_check.h"
 #include "vnf_null.h"
 
@@ -212,6 +213,79 @@ START_TEST(null_kind_verdicts_and_checksum)
 }
 END_TEST
 
+START_TEST(flow_state_and_private_slots)
+{
+	struct vnf_thread *t = vnf_attach(vpath, 0, 100);
+	char fpath[160];
+	struct ch_flows *fl;
+	struct ch_flow_key k;
+	struct vnf_slots *slots = vnf_slots_create(8);
+	struct vnf_flow f;
+	struct vnf_pkt pk[4];
+	uint32_t idx[8];
+	uint64_t *slot;
+	int fi;
+
+	snprintf(fpath, sizeof(fpath), "%s/flows", dir);
+	fl = ch_flows_create(fpath, 8);
+	ck_assert_ptr_nonnull(fl);
+	memset(&k, 0, sizeof(k));
+	k.family = 4;
+	k.l4proto = 6;
+	k.sport = 40000;
+	k.dport = 443;
+	fi = ch_flow_open(fl, &k, CH_FLOW_ESTABLISHED);
+	ck_assert_int_ge(fi, 0);
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT, 1, 0, (uint32_t)strlen(dpath), dpath);
+	/* Data before the flow table is granted: no flow state. */
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 5, NULL);
+	tcr_region_desc(vr, send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 5, NULL))->flow = TCR_FLOW_NONE;
+	ck_assert_int_eq(vnf_recv(t, pk, 4, 0), 2);
+	pk[0].d.flow = (uint32_t)fi;
+	ck_assert_int_eq(vnf_flow(t, &pk[0], &f), -ENOENT);
+	ck_assert_int_eq(vnf_flow(t, &pk[1], &f), -ENOENT);	/* TCR_FLOW_NONE */
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_post(t, &pk[1], VNF_VERDICT_ALLOW, 0);
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT_FLOWS, 1, 0, (uint32_t)strlen(fpath), fpath);
+	tcr_region_desc(vr, send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 5, NULL))->flow =
+		(uint32_t)fi;
+	ck_assert_int_eq(vnf_recv(t, pk, 4, 0), 1);
+	ck_assert_int_eq(vnf_flow(t, &pk[0], &f), 0);
+	ck_assert_uint_eq(f.region, 1);
+	ck_assert_uint_eq(f.idx, (uint32_t)fi);
+	ck_assert_uint_eq(f.state, CH_FLOW_ESTABLISHED);
+	ck_assert_uint_eq(f.sport, 40000);
+	ck_assert_uint_eq(f.dport, 443);
+	slot = vnf_slot(slots, &f);
+	ck_assert_ptr_nonnull(slot);
+	ck_assert_uint_eq(*slot, 0);
+	*slot = 1234;
+	ck_assert_uint_eq(*vnf_slot(slots, &f), 1234);
+	/* The TOE closes the flow; after the grace period it is reused. */
+	ch_flow_close(fl, (uint32_t)fi, 1, 1);
+	ck_assert_uint_eq(ch_flow_reclaim(fl, 1, 1), 1);
+	k.sport = 40001;
+	ck_assert_int_eq(ch_flow_open(fl, &k, CH_FLOW_SYN), fi);
+	ck_assert_int_eq(vnf_flow(t, &pk[0], &f), 0);
+	ck_assert_uint_eq(f.sport, 40001);
+	ck_assert_uint_eq(*vnf_slot(slots, &f), 0);	/* the old flow's state is gone */
+	f.idx = 8;
+	ck_assert_ptr_null(vnf_slot(slots, &f));
+	/* A revoke of the region takes its flow table too. */
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	send_desc(TCR_OP_CTRL, VNF_CTRL_REVOKE, 1, 0, 0, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 4, 0), 0);
+	pk[0].d.flow = (uint32_t)fi;
+	ck_assert_int_eq(vnf_flow(t, &pk[0], &f), -ENOENT);
+	ck_assert_int_eq(take_back(idx, 8), 6);
+	tcr_pool_free(pool, idx, 6);
+	vnf_slots_destroy(slots);
+	ch_flows_destroy(fl);
+	unlink(fpath);
+	vnf_detach(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vnf_rt");
@@ -223,6 +297,7 @@ int main(void)
 	tcase_add_test(tc, reopened_channel_is_reattached);
 	tcase_add_test(tc, killed_region_shuts_down);
 	tcase_add_test(tc, null_kind_verdicts_and_checksum);
+	tcase_add_test(tc, flow_state_and_private_slots);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
