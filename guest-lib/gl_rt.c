@@ -441,6 +441,8 @@ void gl_pump(struct gl_rt *rt)
 	done_flush(rt);
 }
 
+#define GL_SPIN_NS 20000
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -460,6 +462,20 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 		err = errno;
 		gl_lock();
 		return r < 0 ? -err : r;
+	}
+	if (n == 0 && timeout_ms != 0) {
+		/*
+		 * Under load, poll a little before sleeping (bounded: an idle
+		 * program still sleeps at once after its last work).
+		 */
+		int64_t end = now_ns() + GL_SPIN_NS;
+
+		do {
+			if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) ||
+			    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]))
+				return 0;
+			tc_cpu_relax();
+		} while (now_ns() < end);
 	}
 	if (n + 1 > sizeof(stackfds) / sizeof(stackfds[0])) {
 		all = malloc((n + 1) * sizeof(*all));
