@@ -61,6 +61,21 @@ echo "idle 3 s: server $((p1 - p0)) ticks, TOE $((t1 - t0)) ticks (${hz}/s)"
 code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.79.0.2:8080/nope)
 [ "$code" = 404 ] || { echo "FAIL: expected 404, got $code"; exit 1; }
 
+# Threads: ThreadingHTTPServer serves 16 parallel fetches of a 1 MiB file.
+head -c $((1 << 20)) /dev/urandom >$work/www/mid.bin
+want_mid=$(sha256sum <$work/www/mid.bin | cut -d' ' -f1)
+pids=()
+for i in $(seq 16); do
+	ip netns exec "$CL" curl -sS --max-time 30 -o $work/mid.$i http://10.79.0.2:8080/mid.bin &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait $p || { echo "FAIL: a parallel fetch failed"; exit 1; }; done
+for i in $(seq 16); do
+	[ "$(sha256sum <$work/mid.$i | cut -d' ' -f1)" = "$want_mid" ] ||
+		{ echo "FAIL: parallel fetch $i differs"; exit 1; }
+done
+echo "16 parallel fetches ok"
+
 # Without the runtime the same server in the stand-in VM is unreachable.
 (cd $work/www && exec ip netns exec "$GU" python3 -m http.server --bind 0.0.0.0 8081) >/dev/null 2>&1 &
 plain=$!
