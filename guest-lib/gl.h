@@ -67,6 +67,7 @@ struct gl_real {
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 	int (*close_range)(unsigned int, unsigned int, int);
+	void (*closefrom)(int);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
 		       const sigset_t *);

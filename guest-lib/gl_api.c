@@ -365,6 +365,18 @@ int close_range(unsigned int first, unsigned int last, int flags)
 	return gl_real.close_range(first, last, flags);
 }
 
+void closefrom(int lowfd)
+{
+	gl_real_init();
+	if (lowfd < 0)
+		lowfd = 0;
+	for (int fd = lowfd; fd < gl_fd_max(); fd++)
+		if (gl_fd_sock(fd))
+			forget_fd(fd);
+	/* glibc's closefrom calls the syscall internally, not close(). */
+	gl_real.closefrom(lowfd);
+}
+
 /* @nfd became a copy of @fd. */
 static int dup_done(int fd, int nfd)
 {

@@ -19,7 +19,7 @@ static void resolve(void)
 	R(close); R(dup); R(dup2); R(dup3); R(fcntl); R(ioctl);
 	R(setsockopt); R(getsockopt); R(getsockname); R(getpeername);
 	R(poll); R(ppoll); R(epoll_ctl); R(epoll_wait); R(epoll_pwait);
-	R(close_range); R(select); R(pselect);
+	R(close_range); R(closefrom); R(select); R(pselect);
 }
 
 void gl_real_init(void)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <linux/close_range.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
@@ -623,6 +624,25 @@ static void t_passthrough(void)
 	close(p[1]);
 }
 
+/* close_range and closefrom close offloaded fds too (they never call close). */
+static void t_close_many(void)
+{
+	int a = connect_to(7001), b = connect_to(7001);
+
+	CHECK("dup2 to 300", dup2(a, 300) == 300 ? 0 : -1);
+	CHECK("close_range 300", close_range(300, 300, 0));
+	CHECK("send on range-closed fd", send(300, "x", 1, MSG_NOSIGNAL));
+	CHECK("original still works", send(a, "y", 1, MSG_NOSIGNAL));
+	CHECK("close_range CLOEXEC", close_range(a, a, CLOSE_RANGE_CLOEXEC));
+	CHECK("F_GETFD after CLOSE_RANGE_CLOEXEC", fcntl(a, F_GETFD));
+	CHECK("dup2 to 400", dup2(b, 400) == 400 ? 0 : -1);
+	closefrom(400);
+	CHECK("send after closefrom", send(400, "x", 1, MSG_NOSIGNAL));
+	CHECK("below closefrom works", send(b, "z", 1, MSG_NOSIGNAL));
+	close(a);
+	close(b);
+}
+
 static int guest(const char *ip)
 {
 	if (inet_pton(AF_INET, ip, &peer_ip) != 1)
@@ -636,6 +656,7 @@ static int guest(const char *ip)
 	t_listen();
 	t_epoll();
 	t_exec();
+	t_close_many();
 	t_passthrough();
 	printf("failures %d\n", failures);
 	return failures ? 1 : 0;
