@@ -524,6 +524,26 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 }
 
 /*
+ * Would the kernel restart a call the signal just interrupted?  We do not
+ * know which signal it was: restart only if every caught signal has
+ * SA_RESTART (then whichever it was, the kernel would have restarted).
+ */
+static bool restart_ok(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa))
+			continue;
+		if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Sleep once, bounded by @deadline (ns, -1 none).  0: woken, look again;
  * -EAGAIN: deadline passed; -EINTR.
  */
@@ -543,6 +563,9 @@ static int wait_once(struct gl_rt *rt, int64_t deadline)
 	r = gl_sleep(rt, NULL, 0, ms);
 	if (rt->broken)
 		return -ENETDOWN;
+	/* As the kernel: SA_RESTART restarts a call without a socket timeout. */
+	if (r == -EINTR && deadline < 0 && restart_ok())
+		return 0;
 	return r < 0 ? r : 0;
 }
 

@@ -32,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -624,6 +625,36 @@ static void t_passthrough(void)
 	close(p[1]);
 }
 
+/* A signal during a blocking recv: EINTR, or restarted with SA_RESTART. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void t_signals(void)
+{
+	struct itimerval it = { .it_value = { 0, 100000 } };
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char buf[8] = { 0 };
+	int fd;
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	sigaction(SIGALRM, &sa, NULL);
+	fd = connect_to(7007);
+	setitimer(ITIMER_REAL, &it, NULL);
+	CHECK("recv interrupted", recv(fd, buf, sizeof(buf), 0));
+	CHECK("recv after EINTR", recv(fd, buf, sizeof(buf), 0));
+	close(fd);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	fd = connect_to(7007);
+	setitimer(ITIMER_REAL, &it, NULL);
+	CHECK("recv SA_RESTART", recv(fd, buf, sizeof(buf), 0));
+	close(fd);
+	signal(SIGALRM, SIG_DFL);
+}
+
 /* close_range and closefrom close offloaded fds too (they never call close). */
 static void t_close_many(void)
 {
@@ -656,6 +687,7 @@ static int guest(const char *ip)
 	t_listen();
 	t_epoll();
 	t_exec();
+	t_signals();
 	t_close_many();
 	t_passthrough();
 	printf("failures %d\n", failures);
@@ -715,6 +747,12 @@ static void peer_conn(int port, int fd, struct sockaddr_in *from)
 			;
 		return;
 	}
+	case 7007:	/* answers late */
+		usleep(300000);
+		send(fd, "late", 4, MSG_NOSIGNAL);
+		while (recv(fd, buf, sizeof(buf), 0) > 0)
+			;
+		return;
 	case 7006:	/* never reads */
 		sleep(10);
 		return;
@@ -732,11 +770,11 @@ static void peer_conn(int port, int fd, struct sockaddr_in *from)
 
 static int peer_main(void)
 {
-	static const int ports[] = { 7001, 7002, 7003, 7004, 7005, 7006 };
-	struct pollfd p[6];
+	static const int ports[] = { 7001, 7002, 7003, 7004, 7005, 7006, 7007 };
+	struct pollfd p[7];
 
 	signal(SIGCHLD, SIG_IGN);
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 7; i++) {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(ports[i]) };
 		int one = 1;
 
@@ -749,9 +787,9 @@ static int peer_main(void)
 		}
 	}
 	for (;;) {
-		if (poll(p, 6, -1) < 0)
+		if (poll(p, 7, -1) < 0)
 			continue;
-		for (int i = 0; i < 6; i++) {
+		for (int i = 0; i < 7; i++) {
 			struct sockaddr_in from;
 			socklen_t fl = sizeof(from);
 			int fd;
@@ -762,7 +800,7 @@ static int peer_main(void)
 			if (fd < 0)
 				continue;
 			if (fork() == 0) {
-				for (int j = 0; j < 6; j++)
+				for (int j = 0; j < 7; j++)
 					close(p[j].fd);
 				peer_conn(ports[i], fd, &from);
 				close(fd);
