@@ -25,8 +25,10 @@
 #                 chain:sched ...; the table sums them as "chain"
 #      and list the roles in EV_ROLES[NAME] (client first).
 #   3. Set EV_EXPECT[NAME] to what the chain does to each probe, "clean=200
-#      clean64k=200 sqli=403 xss=403 traversal=reset rce=reset" for a full
-#      chain, all 200 without inspection; ev_probe checks it.
+#      clean64k=200 sqli=403 xss=403 traversal=reset rce=reset leak=reset"
+#      for a full chain (leak: a response carrying a password file, reset
+#      by the IDS's to_client rule), all 200 without inspection; ev_probe
+#      checks it.
 #   4. Wait until the service answers (ev_wait_http) before returning 0.
 #   Return non-zero (with a message on stderr) if it cannot be built.
 #
@@ -213,6 +215,9 @@ ev_server_up() {
 	mkdir -p "$dir/www" "$dir/logs"
 	head -c 1024 /dev/zero | tr '\0' 'a' >"$dir/www/1k.html"
 	head -c 65536 /dev/zero | tr '\0' 'b' >"$dir/www/64k.html"
+	# a page that leaks a password file (the IDS's response rule 9100051)
+	{ echo "<html><body><pre>"; echo "root:x:0:0:root:/root:/bin/bash"; echo "</pre></body></html>"; } \
+		>"$dir/www/leak.html"
 	chmod -R a+rX "$EV_TMP/$1"
 	cat >"$dir/nginx.conf" <<EOF
 worker_processes $EV_NGINX_WORKERS;
@@ -232,6 +237,7 @@ http {
 		root $dir/www;
 		location /1k/ { try_files /1k.html =404; }
 		location /64k/ { try_files /64k.html =404; }
+		location /leak/ { try_files /leak.html =404; }
 		location = / { return 204; }
 	}
 }
@@ -403,7 +409,7 @@ ev_cfg_direct_up() {
 	ev_server_up direct "$srv" "$net.1" 80
 	EV_ADDR[direct]=$net.1 EV_PORT[direct]=80
 	EV_ROLES[direct]="client server"
-	EV_EXPECT[direct]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200"
+	EV_EXPECT[direct]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200 leak=200"
 	EV_DESC[direct]="client -> server (one veth)"
 	ev_wait_http "$EV_CLIENT_NS" "http://$net.1/"
 }
@@ -438,10 +444,10 @@ ev_chain_up() {
 	EV_ADDR[$name]=$B.2 EV_PORT[$name]=80
 	EV_ROLES[$name]="client chain:ids chain:waf server"
 	if [ "$inspect" = 1 ]; then
-		EV_EXPECT[$name]="clean=200 clean64k=200 sqli=403 xss=403 traversal=reset rce=reset"
+		EV_EXPECT[$name]="clean=200 clean64k=200 sqli=403 xss=403 traversal=reset rce=reset leak=reset"
 		EV_DESC[$name]="client -> fw (nft forward) -> ids proxy -> nginx+ModSecurity ($EV_WAF_DESC) -> server"
 	else
-		EV_EXPECT[$name]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200"
+		EV_EXPECT[$name]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200 leak=200"
 		EV_DESC[$name]="same hosts, no inspection: no nft rules, ids proxy with no rules, nginx without ModSecurity"
 	fi
 	ev_wait_http "$EV_CLIENT_NS" "http://$B.2/"
@@ -487,6 +493,7 @@ ev_probe_one() {
 	xss) path="/1k/search?q=%3Cscript%3Ealert(document.cookie)%3C%2Fscript%3E" ;;
 	traversal) path="/1k/download?file=../../../../etc/passwd" ;;
 	rce) path="/1k/cgi-bin/status"; ua=(-A "() { :; }; /bin/bash -c 'id'") ;;
+	leak) path="/leak/backup.txt" want=$(($(wc -c <"$EV_TMP/$1/server/www/leak.html" 2>/dev/null || echo 0))) ;;
 	esac
 	local res code size rc
 	res=$(ip netns exec "$EV_CLIENT_NS" curl -s -o /dev/null -m 5 --path-as-is \

@@ -6,9 +6,10 @@
 # ModSecurity/CRS -> server, each a namespace) are built, probed and
 # loaded with wrk for one 3-second round of 1 KiB responses, every second
 # request an attack.
-#   - probes: a clean request is answered 200 by both; through the chain an
-#     SQL injection and an XSS get the WAF's 403, a traversal and a
-#     shellshock request are reset by the IDS proxy; Direct serves them all;
+#   - probes: a clean request (1 KiB and 64 KiB, whole) is answered 200 by
+#     both; through the chain an SQL injection and an XSS get the WAF's
+#     403, a traversal and a shellshock request are reset by the IDS proxy,
+#     and so is a response leaking a password file; Direct serves them all;
 #   - the IDS proxy logged the Snort rules that denied, the WAF's error log
 #     the CRS anomaly-score denial of the SQLi and XSS requests;
 #   - under load: clean requests are all answered 2xx (no false positive),
@@ -50,14 +51,15 @@ for d in /sys/fs/cgroup/cpuacct /sys/fs/cgroup/unified /sys/fs/cgroup; do
 	[ -e "$d/ev-$suffix" ] && fail "cgroup $d/ev-$suffix left"
 done
 
-grep -q '^probe direct   clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200$' "$out/run.log" ||
+grep -q '^probe direct   clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200 leak=200$' "$out/run.log" ||
 	fail "direct probe line"
-grep -q '^probe trad     clean=200 clean64k=200 sqli=403 xss=403 traversal=reset rce=reset$' "$out/run.log" ||
+grep -q '^probe trad     clean=200 clean64k=200 sqli=403 xss=403 traversal=reset rce=reset leak=reset$' "$out/run.log" ||
 	fail "trad probe line"
 
 logs=$out/res/logs
 grep -q 'deny to_server .* sid 9100001:' "$logs/trad-ids-proxy.log" || fail "IDS did not log sid 9100001 (traversal)"
 grep -q 'deny to_server .* sid 9100010:' "$logs/trad-ids-proxy.log" || fail "IDS did not log sid 9100010 (shellshock)"
+grep -q 'deny to_client .* sid 9100051:' "$logs/trad-ids-proxy.log" || fail "IDS did not log sid 9100051 (leaking response)"
 grep -q 'ev-ids-proxy: conns [1-9][0-9]* denies [1-9]' "$logs/trad-ids-proxy.log" || fail "IDS counters"
 # (a SAN=1 build reports errors and leaks there when the proxy exits)
 grep -q 'Sanitizer' "$logs/trad-ids-proxy.log" && { cat "$logs/trad-ids-proxy.log"; fail "sanitizer report"; }
