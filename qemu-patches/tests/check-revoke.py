@@ -12,7 +12,8 @@ qtest  The qtest accelerator stands in for the guest: BAR 2 of an
        ports, then read and written through the qtest protocol, while the host
        revokes and re-grants through QMP (qom-set).  Revoked, the guest reads
        all ones and its writes do not reach the region file; re-granted, it
-       reads what the host wrote meanwhile.
+       reads what the host wrote meanwhile.  The trace events show the
+       transitions and the accesses made while revoked.
 
 flat   A machine that boots SeaBIOS, under KVM when /dev/kvm can be opened,
        else TCG: after the firmware has placed BAR 2, the flat view of the
@@ -210,8 +211,8 @@ def check_qtest(env, workdir, readonly, procs):
     q = Qemu(env, workdir, "qtest-" + tag, [
         "-object", "memory-backend-file,id=mb0,size=1M,share=on,mem-path=%s%s"
                    % (path, ",readonly=on" if readonly else ""),
-        "-device", "ivshmem-plain,id=iv0,memdev=mb0,addr=0x%x" % DEVFN_SLOT],
-        qtest=True)
+        "-device", "ivshmem-plain,id=iv0,memdev=mb0,addr=0x%x" % DEVFN_SLOT,
+        "-trace", "ivshmem_*"], qtest=True)
     procs.append(q)
     # the device is at 00:04.0: place BAR 2 (64-bit) and enable decoding
     q.qtest("outl 0xcf8 0x%x" % cfg_addr(0))
@@ -281,6 +282,13 @@ def check_qtest(env, workdir, readonly, procs):
                 "after refused qom-set")
     q.quit()
     os.close(region)
+    # the trace events: two revocations, two grants, accesses while revoked
+    trace = open(q.log.name).read()
+    if (len(re.findall(r"ivshmem_set_revoked .*revoked 1", trace)) != 1 or
+            len(re.findall(r"ivshmem_set_revoked .*revoked 0", trace)) != 1 or
+            not re.search(r"ivshmem_revoked_access .*write 1", trace) or
+            not re.search(r"ivshmem_revoked_access .*write 0", trace)):
+        fail("%s: trace events missing: %s" % (tag, trace[-1500:]))
     print("ok: qtest %s: revoke, access, re-grant" % tag, flush=True)
 
 
