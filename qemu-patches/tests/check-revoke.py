@@ -29,7 +29,8 @@ guests Two guests running GUEST_ELF (bar2-probe-guest.c) share one region:
        sees the region as it is now and its heartbeat resumes.
 
 unplug An ivshmem-doorbell device served by QEMU's ivshmem-server (from the
-       same build, bin/ivshmem-server), revoked, then unplugged with
+       same build, bin/ivshmem-server), read through BAR 2 (the server's
+       memory), revoked (all ones), then unplugged with
        device_del and the guest's ACPI eject played through qtest: the
        device must go (DEVICE_DELETED; BAR 2's regions must not keep it
        alive) and QEMU must not report failing to munmap the shared memory
@@ -308,7 +309,22 @@ def check_unplug(env, workdir, procs):
             "-device", "ivshmem-doorbell,id=iv0,chardev=ivs,vectors=1,addr=0x%x"
                        % DEVFN_SLOT], qtest=True)
         procs.append(q)
+        # the server's memory, seen through BAR 2, then revoked
+        with open("/dev/shm/" + shm, "r+b") as f:
+            f.write(struct.pack("<Q", 0x0F1E2D3C4B5A6978))
+        q.qtest("outl 0xcf8 0x%x" % cfg_addr(0x18))
+        q.qtest("outl 0xcfc 0x%x" % BAR2_ADDR)
+        q.qtest("outl 0xcf8 0x%x" % cfg_addr(0x1C))
+        q.qtest("outl 0xcfc 0x0")
+        q.qtest("outl 0xcf8 0x%x" % cfg_addr(0x04))
+        q.qtest("outw 0xcfc 0x2")
+        got = int(q.qtest("readq 0x%x" % BAR2_ADDR), 16)
+        if got != 0x0F1E2D3C4B5A6978:
+            fail("doorbell: guest read %#x, not the server's memory" % got)
         q.ok("qom-set", path="/machine/peripheral/iv0", property="revoked", value=True)
+        got = int(q.qtest("readq 0x%x" % BAR2_ADDR), 16)
+        if got != 0xFFFFFFFFFFFFFFFF:
+            fail("doorbell: revoked guest read %#x" % got)
         q.ok("device_del", id="iv0")
         # the guest's ejection, through the ACPI PCI hotplug register
         q.qtest("outl 0xae08 0x%x" % (1 << DEVFN_SLOT))
@@ -324,7 +340,7 @@ def check_unplug(env, workdir, procs):
             os.unlink("/dev/shm/" + shm)
         except FileNotFoundError:
             pass
-    print("ok: unplug of a revoked ivshmem-doorbell: device deleted, no munmap error",
+    print("ok: ivshmem-doorbell revoked, then unplugged: device deleted, no munmap error",
           flush=True)
 
 
