@@ -48,6 +48,8 @@ enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO
 #define RESERVE_BUFS	8	/* pool stock kept for responses and events */
 #define NO_BUF		0xffffffffu
 #define TX_BUDGET	256	/* TX/DONE entries per channel per loop turn */
+#define PEND_SLOW	64	/* queued messages: stop taking the channel's requests */
+#define PEND_MAX	4096	/* queued messages: the guest does not consume, drop it */
 
 /* A FIFO of buffer indices linked through toe.buf_next (each buffer is in one queue at most). */
 struct bufq {
@@ -84,6 +86,9 @@ struct toe_chan {
 	int efd_out;		/* guest's doorbell */
 	bool kick;		/* something published: maybe wake the guest */
 	struct pending *pend, **pend_tail;
+	uint32_t npend;		/* messages waiting for a pool buffer */
+	bool overrun;		/* too many: the guest does not consume RX; drop it */
+	bool capped;		/* holds chan_cap buffers: its sockets are not read */
 };
 
 struct toe {
@@ -96,6 +101,7 @@ struct toe {
 	struct toe_chan *ch;
 	struct toe_sock *socks;
 	uint32_t next_gen;
+	uint32_t chan_cap;	/* buffers one channel may hold (fair share of the pool) */
 	/* per buffer */
 	uint32_t *buf_next;
 	uint32_t *buf_sock;	/* socket id the buffer carries data of */
@@ -185,6 +191,18 @@ static struct toe_sock *sock_of(struct toe *t, uint32_t ch, uint32_t id)
 	return s;
 }
 
+/*
+ * May channel @ch be handed more RX buffers?  One guest process that never
+ * returns them must not take the pool from the others.
+ */
+static bool chan_room(struct toe *t, uint32_t ch)
+{
+	if (tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap)
+		return true;
+	t->ch[ch].capped = true;
+	return false;
+}
+
 static void sock_arm(struct toe *t, struct toe_sock *s)
 {
 	uint32_t want = 0;
@@ -196,7 +214,8 @@ static void sock_arm(struct toe *t, struct toe_sock *s)
 	} else if (s->connecting) {
 		want |= EPOLLOUT;
 	} else if (s->connected && !s->failed) {
-		if (!s->rd_eof && !s->closing && s->rx_inflight < t->p.rx_bound)
+		if (!s->rd_eof && !s->closing && s->rx_inflight < t->p.rx_bound &&
+		    chan_room(t, s->owner))
 			want |= EPOLLIN | EPOLLRDHUP;
 		if (s->txq.n)
 			want |= EPOLLOUT;
@@ -278,6 +297,8 @@ static void sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 
 /* ---- messages to the guest --------------------------------------------- */
 
+static bool chan_room(struct toe *t, uint32_t ch);
+
 static int chan_send_buf(struct toe *t, uint32_t ch, uint32_t idx)
 {
 	struct toe_chan *c = &t->ch[ch];
@@ -294,7 +315,7 @@ static int put_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 	struct tcr_desc d = { 0 };
 	uint32_t idx;
 
-	if (tcr_pool_count(t->pool, TCR_HOLDER_FREE) == 0 ||
+	if (tcr_pool_count(t->pool, TCR_HOLDER_FREE) == 0 || !chan_room(t, ch) ||
 	    tcr_pool_alloc(t->pool, &idx, 1) != 1)
 		return -ENOBUFS;
 	memcpy(tcr_region_slot(t->r, idx), m, srpc_msg_size(m));
@@ -322,6 +343,10 @@ static void send_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 		return;
 	if (!c->pend && put_msg(t, ch, m) == 0)
 		return;
+	if (c->npend >= PEND_MAX) {
+		c->overrun = true;	/* dropped from the main loop, not here */
+		return;
+	}
 	p = malloc(sizeof(*p));
 	if (!p)
 		return;	/* out of memory: the guest's call times out, the TOE lives */
@@ -329,6 +354,7 @@ static void send_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 	p->m = *m;
 	*c->pend_tail = p;
 	c->pend_tail = &p->next;
+	c->npend++;
 }
 
 static void flush_pending(struct toe *t, uint32_t ch)
@@ -341,6 +367,7 @@ static void flush_pending(struct toe *t, uint32_t ch)
 		c->pend = p->next;
 		if (!c->pend)
 			c->pend_tail = &c->pend;
+		c->npend--;
 		free(p);
 	}
 }
@@ -508,7 +535,7 @@ static void sock_flush_tx(struct toe *t, struct toe_sock *s)
 static void sock_read(struct toe *t, struct toe_sock *s)
 {
 	while (!s->rd_eof && !s->failed && s->rx_inflight < t->p.rx_bound &&
-	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS) {
+	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && chan_room(t, s->owner)) {
 		struct tcr_desc d = { 0 };
 		uint32_t idx;
 		ssize_t n;
@@ -761,6 +788,9 @@ static void chan_drop(struct toe *t, uint32_t ch, const char *why)
 		free(p);
 	}
 	c->pend_tail = &c->pend;
+	c->npend = 0;
+	c->overrun = false;
+	c->capped = false;
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->conn, NULL);
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->efd_in, NULL);
 	close(c->conn);
@@ -859,7 +889,16 @@ static bool chan_service(struct toe *t, uint32_t ch)
 		for (int i = 0; i < k; i++)
 			take_done(t, idx[i]);
 	}
-	budget = TX_BUDGET;
+	if (c->open && c->capped &&
+	    tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap) {
+		/* below its share again: read its sockets */
+		c->capped = false;
+		for (uint32_t i = 0; i < t->p.max_socks; i++)
+			if (t->socks[i].id && t->socks[i].owner == ch)
+				sock_read(t, &t->socks[i]);
+	}
+	/* A guest that leaves its answers unread gets no new ones. */
+	budget = c->npend >= PEND_SLOW ? 0 : TX_BUDGET;
 	while (c->open && budget > 0) {
 		k = tcr_chan_recv(&c->c, t->pool, TCR_CH_TX, idx, 64);
 		if (k < 0) {
@@ -1086,6 +1125,9 @@ struct toe *toe_create(const struct toe_params *p)
 		goto out_errno;
 	}
 	t->p = *p;
+	t->chan_cap = p->nbufs / 4;
+	if (t->chan_cap < p->grants + 4 * 16)
+		t->chan_cap = p->grants + 4 * 16;
 	if (!t->p.rx_bound) {
 		t->p.rx_bound = (256u << 10) / p->slot_size;
 		if (t->p.rx_bound < 16)
@@ -1321,6 +1363,8 @@ int toe_run(struct toe *t)
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
 			if (t->ch[ch].open && t->ch[ch].pend)
 				flush_pending(t, ch);
+			if (t->ch[ch].overrun)
+				bad_guest(t, ch, "does not consume its RX ring");
 			chan_kick(t, ch);
 		}
 	}

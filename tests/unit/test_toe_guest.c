@@ -499,6 +499,40 @@ START_TEST(test_data_and_flow_control)
 }
 END_TEST
 
+/*
+ * A guest that sends requests and never reads the answers holds at most
+ * its share of the pool and then gets no service; another guest is
+ * served all along.
+ */
+START_TEST(test_hoarding_guest)
+{
+	struct guest a, b;
+	struct srpc_msg m, r;
+	int sent = 0;
+
+	ck_assert_int_eq(attach(&a), 0);
+	for (int i = 0; i < 400; i++) {
+		uint32_t idx;
+
+		if (tcr_ring_dequeue_burst(&a.ch.ring[TCR_CH_FREE], &idx, 1) != 1) {
+			usleep(2000);
+			continue;
+		}
+		srpc_encode(&m, SRPC_REQ_GETSOCKOPT, ++a.tag, 12345, SOL_SOCKET, SO_TYPE, 4, NULL, 0);
+		put(&a, idx, TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+		sent++;
+	}
+	ck_assert_int_gt(sent, 64);	/* it got going */
+	ck_assert_int_lt(sent, 400);	/* and was then held back */
+	ck_assert_int_eq(attach(&b), 0);
+	ck_assert_int_eq(request(&b, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	ck_assert_int_le(tcr_ring_count(&a.ch.ring[TCR_CH_RX]), 16 + 4 * 16);	/* chan_cap */
+	detach(&b);
+	detach(&a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toe");
@@ -513,6 +547,7 @@ int main(void)
 	tcase_add_test(tc, test_channels_run_out_and_come_back);
 	tcase_add_test(tc, test_garbage_handshake);
 	tcase_add_test(tc, test_data_and_flow_control);
+	tcase_add_test(tc, test_hoarding_guest);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
