@@ -42,6 +42,17 @@ lv_prepare_host() {
 		useradd --system --no-create-home --home-dir /var/lib/libvirt \
 			--shell /usr/sbin/nologin -g libvirt-qemu libvirt-qemu || return 1
 	fi
+	# What Debian's udev rules do (root:kvm 0660, QEMU's user in kvm).
+	# Without it libvirtd finds /dev/kvm unusable for libvirt-qemu, calls
+	# its cached QEMU capabilities outdated and probes every QEMU binary
+	# again at each start: minutes on a loaded 2-core machine.
+	if [ -c /dev/kvm ]; then
+		getent group kvm >/dev/null || groupadd --system kvm || return 1
+		id -nG libvirt-qemu | grep -qw kvm || usermod -aG kvm libvirt-qemu || return 1
+		if [ "$(stat -c %G /dev/kvm)" != kvm ] || [ $(( 0$(stat -c %a /dev/kvm) & 060 )) != 48 ]; then
+			chgrp kvm /dev/kvm && chmod g+rw /dev/kvm || return 1
+		fi
+	fi
 }
 
 lv_daemon_start() {
@@ -60,9 +71,10 @@ lv_daemon_start() {
 	fi
 	libvirtd -d -p "$LV_PIDFILE" || return 1
 	LV_STARTED=1
-	for i in $(seq 100); do
-		timeout 5 virsh -q -c "$LV_URI" version >/dev/null 2>&1 && return 0
-		sleep 0.1
+	# a cold start probes every QEMU binary first: allow minutes
+	for i in $(seq 60); do
+		timeout 10 virsh -q -c "$LV_URI" version >/dev/null 2>&1 && return 0
+		sleep 0.5
 	done
 	echo "lv_daemon_start: libvirtd does not answer on $LV_URI" >&2
 	return 1
