@@ -24,6 +24,7 @@
 #include "gl.h"
 
 #define WAKE_KEY 0x746f6368776b7570ull	/* epoll data of the doorbell */
+#define CONN_KEY (WAKE_KEY + 1)		/* epoll data of the TOE connection */
 
 static int64_t mono_ns(void)
 {
@@ -162,6 +163,7 @@ struct gl_epoll {
 	struct ep_ent *ent;
 	int n, cap;
 	int wake_fd;		/* doorbell registered in the real set */
+	int conn_fd;		/* and the TOE connection (hang-up: TOE died) */
 	pid_t wake_pid;
 };
 
@@ -179,6 +181,7 @@ static struct gl_epoll *ep_find(int epfd, bool create)
 		return NULL;
 	e->epfd = epfd;
 	e->wake_fd = -1;
+	e->conn_fd = -1;
 	e->next = gl_rt.epolls;
 	gl_rt.epolls = e;
 	return e;
@@ -344,6 +347,11 @@ static int drop_wake(struct epoll_event *evs, int n, bool *woke)
 			*woke = true;
 			continue;
 		}
+		if (evs[i].data.u64 == CONN_KEY) {
+			gl_rt.broken = true;	/* under mu: the caller holds it */
+			*woke = true;
+			continue;
+		}
 		evs[k++] = evs[i];
 	}
 	return k;
@@ -368,12 +376,19 @@ int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const
 	    (e->wake_fd != gl_wake_fd(&gl_rt.wake) || e->wake_pid != gl_rt.pid)) {
 		struct epoll_event wev = { .events = EPOLLIN, .data.u64 = WAKE_KEY };
 
+		struct epoll_event cev = { .events = EPOLLIN, .data.u64 = CONN_KEY };
+
 		if (e->wake_fd >= 0)
 			gl_real.epoll_ctl(epfd, EPOLL_CTL_DEL, e->wake_fd, NULL);
+		if (e->conn_fd >= 0)
+			gl_real.epoll_ctl(epfd, EPOLL_CTL_DEL, e->conn_fd, NULL);
 		e->wake_fd = gl_wake_fd(&gl_rt.wake);
+		e->conn_fd = gl_rt.conn;
 		e->wake_pid = gl_rt.pid;
 		if (gl_real.epoll_ctl(epfd, EPOLL_CTL_ADD, e->wake_fd, &wev) && errno != EEXIST)
 			e->wake_fd = -1;
+		if (gl_real.epoll_ctl(epfd, EPOLL_CTL_ADD, e->conn_fd, &cev) && errno != EEXIST)
+			e->conn_fd = -1;
 	}
 	for (;;) {
 		bool woke = false, sleep_ok;

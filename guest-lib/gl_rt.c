@@ -453,7 +453,7 @@ static int64_t now_ns(void)
 
 int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 {
-	struct pollfd stackfds[17], *all = stackfds;
+	struct pollfd stackfds[18], *all = stackfds;
 	int r, err = 0;
 
 	if (!rt->attached || rt->broken) {
@@ -477,8 +477,8 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 			tc_cpu_relax();
 		} while (now_ns() < end);
 	}
-	if (n + 1 > sizeof(stackfds) / sizeof(stackfds[0])) {
-		all = malloc((n + 1) * sizeof(*all));
+	if (n + 2 > sizeof(stackfds) / sizeof(stackfds[0])) {
+		all = malloc((n + 2) * sizeof(*all));
 		if (!all)
 			return -ENOMEM;
 	}
@@ -498,10 +498,14 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 	all[0].fd = gl_wake_fd(&rt->wake);
 	all[0].events = POLLIN;
 	all[0].revents = 0;
+	/* The TOE never writes here after the welcome: readable = it died. */
+	all[1].fd = rt->conn;
+	all[1].events = POLLIN;
+	all[1].revents = 0;
 	if (n)
-		memcpy(all + 1, pfd, n * sizeof(*pfd));
+		memcpy(all + 2, pfd, n * sizeof(*pfd));
 	gl_unlock();
-	r = gl_real.poll(all, n + 1, timeout_ms);
+	r = gl_real.poll(all, n + 2, timeout_ms);
 	err = errno;
 	gl_lock();
 	if (--rt->nsleep == 0) {
@@ -510,10 +514,12 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 	}
 	if (r > 0 && all[0].revents)
 		gl_wake_drain(&rt->wake);
+	if (r > 0 && all[1].revents)
+		rt->broken = true;	/* the TOE went away: calls fail, never hang */
 	if (r >= 0) {
 		r = 0;
 		for (nfds_t i = 0; i < n; i++) {
-			pfd[i].revents = all[i + 1].revents;
+			pfd[i].revents = all[i + 2].revents;
 			if (pfd[i].revents)
 				r++;
 		}
@@ -1269,6 +1275,9 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 {
 	short ev = 0;
 	int freebufs;
+
+	if (rt->broken)	/* the TOE is gone: every call fails now, say so */
+		return POLLIN | POLLOUT | POLLERR | POLLHUP;
 
 	if (s->listening)
 		return s->acceptable ? POLLIN | POLLRDNORM : 0;

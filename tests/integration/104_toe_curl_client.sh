@@ -4,6 +4,7 @@
 # only namespace) fetches a file from a server in the client namespace
 # through the TOE: outbound connect, non-blocking connect + poll +
 # SO_ERROR, inbound bulk.  Without the runtime the same fetch fails.
+# When the TOE dies, blocked calls in the guest fail instead of hanging.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -25,7 +26,8 @@ region=$work/region
 mkfifo $work/ready
 ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm104 \
 	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-tc_on_exit "kill -9 $!"
+toe_pid=$!
+tc_on_exit "kill -9 $toe_pid"
 read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
 
 mkdir $work/www
@@ -48,4 +50,35 @@ ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 if ip netns exec "$GU" curl -s --max-time 3 -o /dev/null http://10.84.0.1:8000/f.bin; then
 	echo "FAIL: reached the network without the runtime"; exit 1
 fi
+# The TOE dies while the guest is blocked in recv (and another one in
+# epoll_wait): both calls fail (ENETDOWN) instead of hanging.
+cat >$work/blocked.py <<'PY'
+import select, socket, sys, time
+s = socket.create_connection((sys.argv[1], 8000))   # the server waits for a request
+mode = sys.argv[2]
+try:
+    if mode == "recv":
+        s.recv(10)
+    else:
+        ep = select.epoll(); ep.register(s.fileno(), select.EPOLLIN)
+        ev = ep.poll(30)
+        s.recv(10)
+except OSError as e:
+    print("failed:", e.errno, flush=True); sys.exit(0)
+print("no error", flush=True); sys.exit(1)
+PY
+for mode in recv epoll; do
+	ip netns exec "$GU" timeout 20 "$build/bin/tochain-run" --region "$region" -- \
+		python3 $work/blocked.py 10.84.0.1 $mode >$work/blocked.$mode 2>&1 &
+	eval "blk_$mode=\$!"
+done
+sleep 1
+kill -9 $toe_pid
+for mode in recv epoll; do
+	eval "p=\$blk_$mode"
+	rc=0
+	wait $p || rc=$?
+	[ $rc = 0 ] || { echo "FAIL: $mode after the TOE died: exit $rc"; cat $work/blocked.$mode; exit 1; }
+	echo "$mode: $(cat $work/blocked.$mode)"
+done
 echo PASS
