@@ -128,4 +128,7 @@ ip netns list | grep -q "$fab-$vm" && fail "namespace left behind"
 grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log" | grep -av 'DMESG.*line:' | tr -d '\r'
 vm_check_log "$work/serial.log" "hot-added device [0-9a-f:.]*" "region magic" \
 	"region name $vm" "/dev/tochain/$vm" "device unplugged" "node removed" || fail "guest checks"
+kill "$tdpid"; wait "$tdpid" || true
+tdpid=
+if grep -E 'Sanitizer|runtime error' "$work/tochaind.log"; then fail "tochaind: sanitizer report"; fi
 echo "PASS 710_libvirt_guest"
