@@ -4,7 +4,8 @@
 # checks (results and errno of every call in the offload list, error
 # cases included) once on plain kernel sockets in a namespace with its
 # own veth, and once under tochain-run in a loopback-only namespace whose
-# TCP goes through tochain-toe.  The outputs must be identical.
+# TCP goes through tochain-toe.  The outputs must be identical.  A third
+# run preloads the library without a region: pure pass-through.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -49,4 +50,14 @@ if ! diff -u $work/plain.txt $work/offload.txt; then
 fi
 [ $rc = 0 ] || { echo "FAIL: offloaded run exit $rc"; exit 1; }
 kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+
+# Preloaded without a region, the library passes everything to libc.
+rc=0
+ip netns exec "$PL" env LD_PRELOAD="$build/lib/libtochain-preload.so" TOCHAIN_REGION= \
+	timeout 60 "$conform" guest 10.80.0.1 >$work/passthrough.txt 2>&1 || rc=$?
+if ! diff -u $work/plain.txt $work/passthrough.txt; then
+	echo "FAIL: preloaded without a region differs from plain libc"
+	exit 1
+fi
+[ $rc = 0 ] || { echo "FAIL: pass-through run exit $rc"; exit 1; }
 echo "PASS: $(wc -l <$work/plain.txt) identical lines"
