@@ -454,6 +454,7 @@ static void regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
 	struct toe_chan *c = &t->ch[ch];
 	struct tcr_desc d = { 0 };
 
+	t->buf_sock[idx] = 0;	/* not an RX buffer: DONE must not count it */
 	if (!c->open || c->epoch != t->buf_epoch[idx]) {
 		tcr_pool_free(t->pool, &idx, 1);
 		return;
