@@ -6,12 +6,82 @@
  * overrides); the region is --region or TOCHAIN_REGION.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/*
+ * A statically linked program cannot have the runtime preloaded: its
+ * sockets would not be offloaded.  Say so (the program still runs, and in
+ * a stand-in VM's loopback-only namespace its network calls fail).
+ * Looks for PT_INTERP in the ELF program headers; anything unreadable or
+ * not ELF (a script) is left alone.
+ */
+static bool is_static_elf(const char *cmd)
+{
+	char path[PATH_MAX];
+	const char *p = NULL;
+	unsigned char eh[64];
+	bool is64, found_interp = false;
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+	int fd;
+
+	if (strchr(cmd, '/')) {
+		p = cmd;
+	} else {
+		const char *env = getenv("PATH");
+		char *dirs = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
+
+		for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
+		     d = strtok_r(NULL, ":", &save)) {
+			snprintf(path, sizeof(path), "%s/%s", d, cmd);
+			if (access(path, X_OK) == 0) {
+				p = path;
+				break;
+			}
+		}
+		free(dirs);
+	}
+	if (!p || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, "\177ELF", 4) ||
+	    (eh[4] != 1 && eh[4] != 2) || eh[5] != 1 /* little endian only */) {
+		close(fd);
+		return false;
+	}
+	is64 = eh[4] == 2;
+	if (is64) {
+		memcpy(&phoff, eh + 32, 8);
+		memcpy(&phentsize, eh + 54, 2);
+		memcpy(&phnum, eh + 56, 2);
+	} else {
+		uint32_t off32;
+
+		memcpy(&off32, eh + 28, 4);
+		phoff = off32;
+		memcpy(&phentsize, eh + 42, 2);
+		memcpy(&phnum, eh + 44, 2);
+	}
+	for (uint16_t i = 0; i < phnum && i < 256; i++) {
+		uint32_t type;
+
+		if (pread(fd, &type, 4, (off_t)(phoff + (uint64_t)i * phentsize)) != 4)
+			break;
+		if (type == 3 /* PT_INTERP */) {
+			found_interp = true;
+			break;
+		}
+	}
+	close(fd);
+	return !found_interp;
+}
 
 static void usage(FILE *f)
 {
@@ -82,6 +152,9 @@ int main(int argc, char **argv)
 		perror("tochain-run");
 		return 1;
 	}
+	if (is_static_elf(argv[i]))
+		fprintf(stderr, "tochain-run: warning: %s is statically linked: the runtime "
+			"cannot be preloaded, its sockets are not offloaded\n", argv[i]);
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "tochain-run: %s: %s\n", argv[i], strerror(errno));
 	return 127;
