@@ -150,8 +150,10 @@ int main(int argc, char **argv)
 	}
 	if (!pre || setenv("LD_PRELOAD", pre, 1) || setenv("TOCHAIN_REGION", region, 1)) {
 		perror("tochain-run");
+		free(pre);
 		return 1;
 	}
+	free(pre);	/* setenv copied it */
 	if (is_static_elf(argv[i]))
 		fprintf(stderr, "tochain-run: warning: %s is statically linked: the runtime "
 			"cannot be preloaded, its sockets are not offloaded\n", argv[i]);
