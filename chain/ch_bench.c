@@ -27,6 +27,7 @@
 #include <tochain/tsc.h>
 
 #include "ch_harness.h"
+#include "vnf.h"
 
 #define NBUFS	1024
 #define SLOT	2048
@@ -173,6 +174,108 @@ out:
 	return err;
 }
 
+/*
+ * The path's own cost, without hand-offs between CPUs: one thread plays
+ * the TOE, the scheduler (ch_sched_poll) and every VNF service thread (the
+ * runtime, in process), moving batches of 32 descriptors hop by hop.
+ * Returns ns per descriptor, or 0 on error.
+ */
+static double path_cost(const struct conf *c, unsigned int batches)
+{
+	struct ch_sched_cfg cfg = { .nchains = 1, .qcap = 64, .max_flight = 64,
+				    .vnf_nbufs = 256, .hang_ns = 30000000000ull };
+	char dpath[300], vpath[MAXV][300];
+	uint32_t nvnf = c->nhops * c->width;
+	struct ch_chain_cfg cc = { .region = 0, .nhops = c->nhops };
+	struct vnf_thread *t[MAXV] = { 0 };
+	struct ch_pkt batch[32];
+	struct ch_result res[32];
+	struct vnf_pkt pk[32];
+	struct tcr_region *data;
+	struct ch_sched *s;
+	uint64_t t0 = 0, ns = 0;
+	int ok = 0;
+
+	snprintf(dpath, sizeof(dpath), "%s/tochain-bench-pdata-%d", dir, getpid());
+	data = chh_data_region(dpath, NBUFS, SLOT);
+	s = ch_sched_create(&cfg);
+	if (!data || !s || ch_sched_region_add(s, 0, dpath, NBUFS, SLOT))
+		goto out;
+	for (uint32_t v = 0; v < nvnf; v++) {
+		struct ch_vnf_cfg vc = { .name = "path", .nthreads = 1 };
+
+		snprintf(vpath[v], sizeof(vpath[v]), "%s/tochain-bench-pvnf%u-%d", dir, v, getpid());
+		vc.region_path = vpath[v];
+		if (ch_sched_vnf_add(s, &vc) != (int)v)
+			goto out;
+		t[v] = vnf_attach(vpath[v], 0, 100);
+		if (!t[v])
+			goto out;
+		cc.hop[v / c->width].vnf[v % c->width] = v;
+		cc.hop[v / c->width].nvnfs = c->width;
+	}
+	if (ch_sched_chain_set(s, 0, &cc, NULL))
+		goto out;
+	for (unsigned int b = 0; b < batches + 10; b++) {
+		unsigned int got = 0;
+
+		if (b == 10)
+			t0 = chh_now_ns();	/* after a warm-up (grants, caches) */
+		for (unsigned int i = 0; i < 32; i++)
+			chh_pkt(&batch[i], 0, (b * 32 + i) % NBUFS, 512, b * 32 + i);
+		if (ch_sched_submit(s, 0, batch, 32) != 32)
+			goto out;
+		ch_sched_poll(s);
+		for (uint32_t h = 0; h < c->nhops; h++) {
+			for (uint32_t i = 0; i < c->width; i++) {
+				struct vnf_thread *vt = t[h * c->width + i];
+				unsigned int n = 0, tries = 0;
+
+				while (n < 32) {
+					int k = vnf_recv(vt, pk, 32, 0);
+
+					if (k < 0 || tries++ > 100)
+						goto out;
+					if (k == 0) {
+						/* The rest is still on a TX ring: the scheduler
+						 * takes up to 32 per channel and poll. */
+						ch_sched_poll(s);
+						continue;
+					}
+					for (int j = 0; j < k; j++) {
+						uint32_t rule;
+						uint32_t v = vnf_null_inspect(&(struct vnf_null_opts){ 0 },
+									  pk[j].data, pk[j].len, &rule);
+
+						vnf_post(vt, &pk[j], v, rule);
+					}
+					n += (unsigned int)k;
+				}
+				vnf_flush(vt);
+			}
+			ch_sched_poll(s);
+		}
+		while (got < 32) {
+			unsigned int k = ch_sched_take(s, 0, res, 32);
+
+			if (!k)
+				ch_sched_poll(s);
+			got += k;
+		}
+	}
+	ns = chh_now_ns() - t0;
+	ok = 1;
+out:
+	for (uint32_t v = 0; v < nvnf; v++)
+		vnf_detach(t[v]);
+	ch_sched_destroy(s);
+	tcr_region_destroy(data);
+	unlink(dpath);
+	for (uint32_t v = 0; v < nvnf; v++)
+		unlink(vpath[v]);
+	return ok ? (double)ns / (batches * 32.0) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -223,6 +326,30 @@ int main(int argc, char **argv)
 		qsort(t, runs, sizeof(t[0]), cmp_dbl);
 		lat[i] = l[runs / 2];
 		tput[i] = t[runs / 2];
+	}
+	{
+		double pc[NCONF];
+
+		for (size_t i = 0; i < NCONF; i++) {
+			double r[99];
+
+			for (unsigned int k = 0; k < runs; k++)
+				r[k] = path_cost(&confs[i], 2000);
+			qsort(r, runs, sizeof(r[0]), cmp_dbl);
+			pc[i] = r[runs / 2];
+		}
+		printf("path cost in one thread (TOE + scheduler + VNF runtime, no hand-offs; "
+		       "batches of 32, null verdicts; median of %u runs)\n", runs);
+		printf("%-16s %12s %14s\n", "chain", "ns/desc", "added/hop ns");
+		for (size_t i = 0; i < NCONF; i++) {
+			char added[32] = "-";
+
+			if (confs[i].nhops)
+				snprintf(added, sizeof(added), "%.0f",
+					 (pc[i] - pc[0]) / confs[i].nhops);
+			printf("%-16s %12.0f %14s\n", confs[i].name, pc[i], added);
+		}
+		printf("\n");
 	}
 	urcu_memb_unregister_thread();
 	printf("chain hops, null VNFs (medians of %u runs; latency: median of %u single "
