@@ -490,6 +490,38 @@ static void t_listen(void)
 		close(c);
 	}
 
+	/* pselect and ppoll, with a signal mask */
+	{
+		fd_set r;
+		struct timespec ts = { 0, 0 };
+		struct pollfd p = { l, POLLIN, 0 };
+		sigset_t mask;
+
+		sigemptyset(&mask);
+		sigaddset(&mask, SIGUSR1);
+		FD_ZERO(&r);
+		FD_SET(l, &r);
+		CHECK("pselect idle", pselect(l + 1, &r, NULL, NULL, &ts, &mask));
+		CHECK("ppoll idle", ppoll(&p, 1, &ts, &mask));
+		c = ctrl_connect_back(7100);
+		ts.tv_sec = 5;
+		CHECK("ppoll ready", ppoll(&p, 1, &ts, &mask));
+		CHECK("ppoll revents", p.revents);
+		FD_ZERO(&r);
+		FD_SET(l, &r);
+		CHECK("pselect ready", pselect(l + 1, &r, NULL, NULL, &ts, &mask));
+		serve_one(l, "ppoll");
+		close(c);
+	}
+	{
+		int r2 = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a2 = { .sin_family = AF_INET, .sin_port = htons(7101) };
+
+		CHECK("SO_REUSEPORT", setsockopt(r2, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)));
+		CHECK("bind 7101 reuseport", bind(r2, (struct sockaddr *)&a2, sizeof(a2)));
+		close(r2);
+	}
+
 	/* fork: a child accepts on the inherited listener (as nginx workers) */
 	{
 		pid_t pid;
