@@ -151,6 +151,8 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		}
 		/* fd 3 in the TOE is the ready pipe. */
 		dup2(ready[1], 3);
+		/* When ready[1] already was fd 3, dup2 kept its close-on-exec. */
+		fcntl(3, F_SETFD, 0);
 		execl(cfg->toe_path, "tochain-toe", "--region", vm->region, "--name", vm->name,
 		      "--nbufs", nbufs, "--slot-size", slot, "--ready-fd", "3", (char *)NULL);
 		_exit(127);
