@@ -5,12 +5,14 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ch_flow.h"
 #include "tc_check.h"
 
-static char path[64];
+static char path[128];
 
 static struct ch_flow_key key(uint16_t sport, uint16_t dport)
 {
@@ -28,9 +30,39 @@ static struct ch_flow_key key(uint16_t sport, uint16_t dport)
 	return k;
 }
 
+/*
+ * Every test (a child process under CK_FORK) works in a directory of its
+ * own below one made by main, which removes the whole tree at the end,
+ * also when a test failed before its teardown.
+ */
+static char base[64];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int make_base(void)
+{
+	snprintf(base, sizeof(base), "/dev/shm/tochain-test-XXXXXX");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	return 0;
+}
+
+static void remove_base(void)
+{
+	nftw(base, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static void setup(void)
 {
-	snprintf(path, sizeof(path), "/dev/shm/tochain-test-flow-%d", getpid());
+	snprintf(path, sizeof(path), "%s/flow-%d", base, getpid());
 }
 
 static void teardown(void)
@@ -169,6 +201,7 @@ END_TEST
 
 int main(void)
 {
+	int rc;
 	Suite *s = suite_create("ch_flow");
 	TCase *tc = tcase_create("flow");
 
@@ -178,5 +211,9 @@ int main(void)
 	tcase_add_test(tc, seqlock_reads_are_consistent);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
-	return tc_run_suite(s);
+	if (make_base())
+		return 1;
+	rc = tc_run_suite(s);
+	remove_base();
+	return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include <urcu/urcu-memb.h>
@@ -26,16 +27,46 @@
 #define NBUFS	64
 #define SLOT	1024
 
-static char dir[64], dpath[128], vpath[4][128];
+static char dir[96], dpath[128], vpath[4][128];
 static struct tcr_region *data;
 static struct ch_sched *s;
+
+/*
+ * Every test (a child process under CK_FORK) works in a directory of its
+ * own below one made by main, which removes the whole tree at the end,
+ * also when a test failed before its teardown.
+ */
+static char base[64];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int make_base(void)
+{
+	snprintf(base, sizeof(base), "/dev/shm/tochain-test-XXXXXX");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	return 0;
+}
+
+static void remove_base(void)
+{
+	nftw(base, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
 
 static void setup(void)
 {
 	struct ch_sched_cfg cfg = { .nchains = 4, .qcap = 64, .max_flight = 64,
 				    .vnf_nbufs = 64, .hang_ns = 50000000ull };
 
-	snprintf(dir, sizeof(dir), "/dev/shm/tochain-test-ch-%d", getpid());
+	snprintf(dir, sizeof(dir), "%s/%d", base, getpid());
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	snprintf(dpath, sizeof(dpath), "%s/data", dir);
 	data = chh_data_region(dpath, NBUFS, SLOT);
@@ -550,6 +581,7 @@ END_TEST
 
 int main(void)
 {
+	int rc;
 	Suite *su = suite_create("ch_sched");
 	TCase *tc = tcase_create("sched");
 
@@ -566,5 +598,9 @@ int main(void)
 	tcase_add_test(tc, flow_table_is_granted_with_the_region);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
-	return tc_run_suite(su);
+	if (make_base())
+		return 1;
+	rc = tc_run_suite(su);
+	remove_base();
+	return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include <tochain/chan.h>
@@ -20,10 +21,40 @@
 #include "tc_check.h"
 #include "vnf_null.h"
 
-static char dir[64], vpath[128], dpath[128];
+static char dir[96], vpath[128], dpath[128];
 static struct tcr_region *vr, *dr;
 static struct tcr_pool *pool;
 static struct tcr_chan ch;
+
+/*
+ * Every test (a child process under CK_FORK) works in a directory of its
+ * own below one made by main, which removes the whole tree at the end,
+ * also when a test failed before its teardown.
+ */
+static char base[64];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int make_base(void)
+{
+	snprintf(base, sizeof(base), "/dev/shm/tochain-test-XXXXXX");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	return 0;
+}
+
+static void remove_base(void)
+{
+	nftw(base, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
 
 static void setup(void)
 {
@@ -33,7 +64,7 @@ static void setup(void)
 	struct tcr_params dp = { .name = "d", .kind = TCR_KIND_HOST, .nbufs = 4,
 				 .slot_size = 256, .nchannels = 1 };
 
-	snprintf(dir, sizeof(dir), "/dev/shm/tochain-test-vnf-%d", getpid());
+	snprintf(dir, sizeof(dir), "%s/%d", base, getpid());
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	snprintf(vpath, sizeof(vpath), "%s/vnf", dir);
 	snprintf(dpath, sizeof(dpath), "%s/data", dir);
@@ -288,6 +319,7 @@ END_TEST
 
 int main(void)
 {
+	int rc;
 	Suite *s = suite_create("vnf_rt");
 	TCase *tc = tcase_create("rt");
 
@@ -300,5 +332,9 @@ int main(void)
 	tcase_add_test(tc, flow_state_and_private_slots);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
-	return tc_run_suite(s);
+	if (make_base())
+		return 1;
+	rc = tc_run_suite(s);
+	remove_base();
+	return rc;
 }
