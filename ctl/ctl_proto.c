@@ -2,6 +2,8 @@
 /* Control protocol framing; see ctl_proto.h. */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -163,4 +165,21 @@ json_t *ctl_call(const char *path, const char *cmd, json_t *args, const char **e
 	if (!reply)
 		errno = EPROTO;
 	return reply;
+}
+
+json_t *ctl_reply_ok(json_t *result)
+{
+	return json_pack("{s:i, s:b, s:o}", "v", CTL_VERSION, "ok", 1, "result",
+			 result ? result : json_object());
+}
+
+json_t *ctl_reply_fail(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return json_pack("{s:i, s:b, s:s}", "v", CTL_VERSION, "ok", 0, "error", msg);
 }

@@ -36,6 +36,11 @@ json_t *ctl_recv(int fd, int timeout_ms, const char **err);
 /* Write @msg as one line.  0 or -errno. */
 int ctl_send(int fd, const json_t *msg);
 
+/* Daemon: the reply objects {"v":1,"ok":true,"result":@result (stolen, NULL: {})}
+ * and {"v":1,"ok":false,"error":"..."} (the message is cut at 511 bytes). */
+json_t *ctl_reply_ok(json_t *result);
+json_t *ctl_reply_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Client: connect to @path, send {"v":1,"cmd":@cmd,"args":@args} (args
  * stolen), return the reply object or NULL with errno set. */
 json_t *ctl_call(const char *path, const char *cmd, json_t *args, const char **err);

@@ -14,24 +14,6 @@
 #include "ctl_proto.h"
 #include "hs_daemon_ctl.h"
 
-static json_t *fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static json_t *fail(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return json_pack("{s:i, s:b, s:s}", "v", CTL_VERSION, "ok", 0, "error", msg);
-}
-
-static json_t *ok(json_t *result)
-{
-	return json_pack("{s:i, s:b, s:o}", "v", CTL_VERSION, "ok", 1, "result",
-			 result ? result : json_object());
-}
-
 /* Optional string member: NULL if absent; *bad set if present and not a string. */
 static const char *opt_str(json_t *args, const char *key, bool *bad)
 {
@@ -70,36 +52,36 @@ static json_t *cmd_register(struct hsd *d, json_t *args)
 	int err;
 
 	if (!args)
-		return fail("sched.register needs args");
+		return ctl_reply_fail("sched.register needs args");
 	role = opt_str(args, "role", &bad);
 	if (bad || !role || (strcmp(role, "vnf") && strcmp(role, "vm")))
-		return fail("\"role\" must be \"vnf\" or \"vm\"");
+		return ctl_reply_fail("\"role\" must be \"vnf\" or \"vm\"");
 	r.role = !strcmp(role, "vnf") ? HSD_ROLE_VNF : HSD_ROLE_VM;
 	tid = opt_uint(args, "tid", &bad);
 	if (bad || !tid || tid > INT32_MAX)
-		return fail("\"tid\" must be a positive thread id");
+		return ctl_reply_fail("\"tid\" must be a positive thread id");
 	r.tid = (pid_t)tid;
 	r.vm = opt_str(args, "vm", &bad);
 	if (bad)
-		return fail("\"vm\" must be a string");
+		return ctl_reply_fail("\"vm\" must be a string");
 	r.chain = opt_str(args, "chain", &bad);
 	r.vnf = opt_str(args, "vnf", &bad);
 	r.region = opt_str(args, "region", &bad);
 	if (bad)
-		return fail("\"chain\", \"vnf\" and \"region\" must be strings");
+		return ctl_reply_fail("\"chain\", \"vnf\" and \"region\" must be strings");
 	r.sla_pps = opt_uint(args, "sla", &bad);
 	r.f_pps = opt_uint(args, "f", &bad);
 	index = opt_uint(args, "index", &bad);
 	r.threads = (uint32_t)opt_uint(args, "threads", &bad);
 	if (bad || index > UINT32_MAX)
-		return fail("\"sla\", \"f\", \"threads\" and \"index\" must be non-negative integers");
+		return ctl_reply_fail("\"sla\", \"f\", \"threads\" and \"index\" must be non-negative integers");
 	r.index = (uint32_t)index;
 	pthread_mutex_lock(&d->lock);
 	err = hsd_register(d, &r, why, sizeof(why));
 	pthread_mutex_unlock(&d->lock);
 	if (err)
-		return fail("%s", why[0] ? why : strerror(-err));
-	return ok(json_pack("{s:i, s:s}", "tid", (int)r.tid, "role", role));
+		return ctl_reply_fail("%s", why[0] ? why : strerror(-err));
+	return ctl_reply_ok(json_pack("{s:i, s:s}", "tid", (int)r.tid, "role", role));
 }
 
 static json_t *cmd_show(struct hsd *d)
@@ -149,7 +131,7 @@ static json_t *cmd_show(struct hsd *d)
 		"plan", plan ? plan : json_null(),
 		"text", d->plan_text);
 	pthread_mutex_unlock(&d->lock);
-	return ok(res);
+	return ctl_reply_ok(res);
 }
 
 static json_t *cmd_mode(struct hsd *d, json_t *args)
@@ -159,11 +141,11 @@ static json_t *cmd_mode(struct hsd *d, json_t *args)
 	const char *s = args ? opt_str(args, "mode", &bad) : NULL;
 
 	if (bad || !s || hsd_mode_parse(s, &m))
-		return fail("\"mode\" must be \"sync\" or \"cfs\"");
+		return ctl_reply_fail("\"mode\" must be \"sync\" or \"cfs\"");
 	pthread_mutex_lock(&d->lock);
 	d->mode_next = m;
 	pthread_mutex_unlock(&d->lock);
-	return ok(json_pack("{s:s}", "mode", hsd_mode_name(m)));
+	return ctl_reply_ok(json_pack("{s:s}", "mode", hsd_mode_name(m)));
 }
 
 json_t *hsd_ctl_handle(struct hsd *d, json_t *req)
@@ -172,23 +154,23 @@ json_t *hsd_ctl_handle(struct hsd *d, json_t *req)
 	const char *cmd;
 
 	if (!json_is_object(req))
-		return fail("request must be a JSON object");
+		return ctl_reply_fail("request must be a JSON object");
 	if (!json_is_integer(v) || json_integer_value(v) != CTL_VERSION)
-		return fail("unsupported protocol version; tochain-sched speaks v%d", CTL_VERSION);
+		return ctl_reply_fail("unsupported protocol version; tochain-sched speaks v%d", CTL_VERSION);
 	if (!json_is_string(json_object_get(req, "cmd")))
-		return fail("request has no \"cmd\"");
+		return ctl_reply_fail("request has no \"cmd\"");
 	if (args && !json_is_object(args))
-		return fail("\"args\" must be an object");
+		return ctl_reply_fail("\"args\" must be an object");
 	cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!strcmp(cmd, "version"))
-		return ok(json_pack("{s:i, s:s}", "protocol", CTL_VERSION, "daemon", "tochain-sched"));
+		return ctl_reply_ok(json_pack("{s:i, s:s}", "protocol", CTL_VERSION, "daemon", "tochain-sched"));
 	if (!strcmp(cmd, "sched.show"))
 		return cmd_show(d);
 	if (!strcmp(cmd, "sched.mode"))
 		return cmd_mode(d, args);
 	if (!strcmp(cmd, "sched.register"))
 		return cmd_register(d, args);
-	return fail("unknown command '%.64s'", cmd);
+	return ctl_reply_fail("unknown command '%.64s'", cmd);
 }
 
 static void *serve(void *arg)
@@ -207,7 +189,7 @@ static void *serve(void *arg)
 		if (fd < 0)
 			continue;
 		req = ctl_recv(fd, 2000, &why);
-		reply = req ? hsd_ctl_handle(c->d, req) : fail("bad request: %s", why);
+		reply = req ? hsd_ctl_handle(c->d, req) : ctl_reply_fail("bad request: %s", why);
 		if (reply)
 			ctl_send(fd, reply);
 		json_decref(reply);

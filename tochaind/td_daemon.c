@@ -161,23 +161,6 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 	return 0;
 }
 
-static json_t *fail(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return json_pack("{s:i, s:b, s:s}", "v", CTL_VERSION, "ok", 0, "error", msg);
-}
-
-static json_t *ok(json_t *result)
-{
-	return json_pack("{s:i, s:b, s:o}", "v", CTL_VERSION, "ok", 1, "result",
-			 result ? result : json_object());
-}
-
 /* A string argument, or NULL; @bad is set when present but not a string. */
 static const char *arg_str(json_t *args, const char *key, int *bad)
 {
@@ -257,54 +240,54 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 	name = arg_str(args, "name", &bad);
 	ip = arg_str(args, "ip", &bad);
 	if (bad || !name || !ip)
-		return fail("vm add: NAME and --ip ADDR/PREFIX are required");
+		return ctl_reply_fail("vm add: NAME and --ip ADDR/PREFIX are required");
 	memset(&vm, 0, sizeof(vm));
 	if (!td_name_valid(name, &why))
-		return fail("vm name '%s' %s", name, why);
+		return ctl_reply_fail("vm name '%s' %s", name, why);
 	strcpy(vm.name, name);
 	if (td_addr_parse(ip, &vm.ip, &why))
-		return fail("--ip '%s': %s", ip, why);
+		return ctl_reply_fail("--ip '%s': %s", ip, why);
 	size = json_object_get(args, "region_size");
 	vm.region_size = DEFAULT_REGION_SIZE;
 	if (size) {
 		if (!json_is_integer(size) || json_integer_value(size) < (json_int_t)MIN_REGION_SIZE ||
 		    json_integer_value(size) > (json_int_t)MAX_REGION_SIZE)
-			return fail("--region-size must be between 1M and 4G");
+			return ctl_reply_fail("--region-size must be between 1M and 4G");
 		vm.region_size = (uint64_t)json_integer_value(size);
 	}
 	if (td_state_find_vm(&d->st, name))
-		return fail("vm '%s' already exists", name);
+		return ctl_reply_fail("vm '%s' already exists", name);
 	for (unsigned int i = 0; i < d->st.nvms; i++)
 		if (d->st.vms[i].ip.family == vm.ip.family &&
 		    !memcmp(d->st.vms[i].ip.addr, vm.ip.addr, 16))
-			return fail("--ip %s is already used by vm '%s'", vm.ip.text,
+			return ctl_reply_fail("--ip %s is already used by vm '%s'", vm.ip.text,
 				    d->st.vms[i].name);
 	if (d->st.nvms >= TD_MAX_VMS)
-		return fail("too many VMs (at most %d)", TD_MAX_VMS);
+		return ctl_reply_fail("too many VMs (at most %d)", TD_MAX_VMS);
 	/* libvirt: the region becomes a <shmem> device of this domain */
 	domain = arg_str(args, "domain", &bad);
 	if (bad || (domain && !td_domain_valid(domain, &why)))
-		return fail("--domain '%s' %s", domain ? domain : "", bad ? "is not a string" : why);
+		return ctl_reply_fail("--domain '%s' %s", domain ? domain : "", bad ? "is not a string" : why);
 	if (domain) {
 		if (!td_libvirt_size_valid(vm.region_size))
-			return fail("--domain: the region size must be a power of two, at least 1M");
+			return ctl_reply_fail("--domain: the region size must be a power of two, at least 1M");
 		for (unsigned int i = 0; i < d->st.nvms; i++)
 			if (!strcmp(d->st.vms[i].domain, domain))
-				return fail("--domain %s is already used by vm '%s'", domain,
+				return ctl_reply_fail("--domain %s is already used by vm '%s'", domain,
 					    d->st.vms[i].name);
 		if (!d->lv && !(d->lv = td_libvirt_create(libvirt_uri)))
-			return fail("vm '%s': out of memory", name);
+			return ctl_reply_fail("vm '%s': out of memory", name);
 		strcpy(vm.domain, domain);
 	}
 	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
-		return fail("vm '%s': %s", name, err);
+		return ctl_reply_fail("vm '%s': %s", name, err);
 	if (domain) {
 		char shm[128];
 
 		vm_shm_name(d, &vm, shm, sizeof(shm));
 		if (td_libvirt_attach(d->lv, &vm, shm, err, sizeof(err))) {
 			td_vm_destroy(d->cfg, &vm);
-			return fail("vm '%s': %s", name, err);
+			return ctl_reply_fail("vm '%s': %s", name, err);
 		}
 	}
 	d->st.vms[d->st.nvms++] = vm;
@@ -312,10 +295,10 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 		d->st.nvms--;
 		vm_detach_domain(d, &vm);
 		td_vm_destroy(d->cfg, &vm);
-		return fail("vm '%s': cannot save the state", name);
+		return ctl_reply_fail("vm '%s': cannot save the state", name);
 	}
 	logmsg("vm %s added: %s in %s, TOE pid %d", vm.name, vm.ip.text, vm.netns, (int)vm.toe_pid);
-	return ok(vm_json_live(&vm));
+	return ctl_reply_ok(vm_json_live(&vm));
 }
 
 static json_t *cmd_vm_del(struct daemon *d, json_t *args)
@@ -325,20 +308,20 @@ static json_t *cmd_vm_del(struct daemon *d, json_t *args)
 	struct td_vm *vm, gone;
 
 	if (bad || !name)
-		return fail("vm del: NAME is required");
+		return ctl_reply_fail("vm del: NAME is required");
 	vm = td_state_find_vm(&d->st, name);
 	if (!vm)
-		return fail("no vm named '%s'", name);
+		return ctl_reply_fail("no vm named '%s'", name);
 	gone = *vm;
 	*vm = d->st.vms[--d->st.nvms];
 	if (save(d)) {
 		d->st.vms[d->st.nvms++] = gone;
-		return fail("vm '%s': cannot save the state", name);
+		return ctl_reply_fail("vm '%s': cannot save the state", name);
 	}
 	vm_detach_domain(d, &gone);
 	td_vm_destroy(d->cfg, &gone);
 	logmsg("vm %s deleted", name);
-	return ok(json_pack("{s:s}", "deleted", name));
+	return ctl_reply_ok(json_pack("{s:s}", "deleted", name));
 }
 
 static json_t *cmd_vm_show(struct daemon *d, json_t *args)
@@ -349,14 +332,14 @@ static json_t *cmd_vm_show(struct daemon *d, json_t *args)
 	json_t *o;
 
 	if (bad || !name)
-		return fail("vm show: NAME is required");
+		return ctl_reply_fail("vm show: NAME is required");
 	vm = td_state_find_vm(&d->st, name);
 	if (!vm)
-		return fail("no vm named '%s'", name);
+		return ctl_reply_fail("no vm named '%s'", name);
 	o = vm_json_live(vm);
 	if (vm->domain[0])
 		vm_json_domain(d, vm, o);
-	return ok(o);
+	return ctl_reply_ok(o);
 }
 
 static json_t *cmd_vm_ls(struct daemon *d)
@@ -365,7 +348,7 @@ static json_t *cmd_vm_ls(struct daemon *d)
 
 	for (unsigned int i = 0; i < d->st.nvms; i++)
 		json_array_append_new(a, vm_json_live(&d->st.vms[i]));
-	return ok(json_pack("{s:o}", "vms", a));
+	return ctl_reply_ok(json_pack("{s:o}", "vms", a));
 }
 
 /*
@@ -378,7 +361,7 @@ static json_t *forward_sched(struct daemon *d, const char *cmd, json_t *args)
 	json_t *reply = ctl_call(d->cfg->sched_socket, cmd, json_deep_copy(args), &why);
 
 	if (!reply)
-		return fail("the CPU scheduler (tochain-sched at %s) is not reachable: %s",
+		return ctl_reply_fail("the CPU scheduler (tochain-sched at %s) is not reachable: %s",
 			    d->cfg->sched_socket, why);
 	return reply;
 }
@@ -389,16 +372,16 @@ static json_t *dispatch(struct daemon *d, json_t *req)
 	const char *cmd;
 
 	if (!json_is_integer(v) || json_integer_value(v) != CTL_VERSION)
-		return fail("unsupported protocol version (tochaind speaks version %d)", CTL_VERSION);
+		return ctl_reply_fail("unsupported protocol version (tochaind speaks version %d)", CTL_VERSION);
 	if (!json_is_string(json_object_get(req, "cmd")))
-		return fail("request has no \"cmd\"");
+		return ctl_reply_fail("request has no \"cmd\"");
 	cmd = json_string_value(json_object_get(req, "cmd"));
 	if (args && !json_is_object(args))
-		return fail("\"args\" must be an object");
+		return ctl_reply_fail("\"args\" must be an object");
 	if (!args)
 		args = json_object_get(req, "args");
 	if (!strcmp(cmd, "version"))
-		return ok(json_pack("{s:i, s:s}", "protocol", CTL_VERSION, "daemon", "tochaind"));
+		return ctl_reply_ok(json_pack("{s:i, s:s}", "protocol", CTL_VERSION, "daemon", "tochaind"));
 	if (!strcmp(cmd, "vm.add"))
 		return cmd_vm_add(d, args);
 	if (!strcmp(cmd, "vm.del"))
@@ -409,7 +392,7 @@ static json_t *dispatch(struct daemon *d, json_t *req)
 		return cmd_vm_ls(d);
 	if (!strncmp(cmd, "sched.", 6) && strcmp(cmd, "sched.register"))
 		return forward_sched(d, cmd, args);
-	return fail("unknown command '%.64s'", cmd);
+	return ctl_reply_fail("unknown command '%.64s'", cmd);
 }
 
 static void serve_one(struct daemon *d, int lfd)
@@ -421,7 +404,7 @@ static void serve_one(struct daemon *d, int lfd)
 	if (fd < 0)
 		return;
 	req = ctl_recv(fd, 5000, &why);
-	reply = req ? dispatch(d, req) : fail("bad request: %s", why);
+	reply = req ? dispatch(d, req) : ctl_reply_fail("bad request: %s", why);
 	if (reply)
 		ctl_send(fd, reply);
 	json_decref(reply);
