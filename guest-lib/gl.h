@@ -105,6 +105,7 @@ struct gl_sock {
 	uint32_t tx_inflight;	/* buffers sent, not yet written by the TOE */
 	uint32_t rseq, wseq;	/* bumped on read/write readiness changes (edge triggering) */
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
+	bool dgram;		/* UDP: each rxq buffer is one datagram (struct srpc_dgram) */
 };
 
 #define GL_TX_BYTES	(128u << 10)	/* bytes in flight per socket towards the TOE, */
@@ -177,6 +178,15 @@ int gl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t
 int gl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, socklen_t l);
 ssize_t gl_sendv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n, int flags);
 ssize_t gl_recvv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n, int flags);
+/*
+ * Datagram sockets: one datagram per call.  @a NULL: the connected peer.
+ * Receiving fills @a/@l with the source (as recvfrom) and ORs MSG_TRUNC
+ * into *@mflags when the datagram was longer than @iov (the rest is lost).
+ */
+ssize_t gl_dgram_send(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		      int flags, const struct sockaddr *a, socklen_t l);
+ssize_t gl_dgram_recv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		      int flags, struct sockaddr *a, socklen_t *l, int *mflags);
 ssize_t gl_sendfile(struct gl_rt *rt, struct gl_sock *s, int in_fd, off_t *off, size_t count);
 int gl_shutdown(struct gl_rt *rt, struct gl_sock *s, int how);
 int gl_setsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, const void *v, socklen_t l);

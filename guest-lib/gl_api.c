@@ -76,11 +76,12 @@ __attribute__((constructor)) static void gl_init(void)
 int socket(int domain, int type, int protocol)
 {
 	long r;
+	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	gl_real_init();
 	if (!gl_rt.configured || (domain != AF_INET && domain != AF_INET6) ||
-	    (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) != SOCK_STREAM ||
-	    (protocol != 0 && protocol != IPPROTO_TCP))
+	    !((base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP)) ||
+	      (base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP))))
 		return gl_real.socket(domain, type, protocol);
 	gl_lock();
 	r = gl_socket(&gl_rt, domain, type, protocol);
@@ -143,27 +144,43 @@ int connect(int fd, const struct sockaddr *a, socklen_t l)
 	return (int)ret_errno(r);
 }
 
-static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags)
+/* @a/@l: the destination of a datagram (NULL: connected); streams ignore it. */
+static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags,
+		     const struct sockaddr *a, socklen_t l)
 {
 	struct gl_sock *s = lock_sock(fd);
 	long r;
 
 	if (!s)
 		return -ENOTSOCK;
-	r = gl_sendv(&gl_rt, s, iov, n, flags);
+	if (s->dgram)
+		r = gl_dgram_send(&gl_rt, s, iov, n, flags, a, l);
+	else
+		r = gl_sendv(&gl_rt, s, iov, n, flags);
 	gl_unlock();
 	maybe_sigpipe(r, flags);
 	return ret_errno(r);
 }
 
-static ssize_t recvv(int fd, const struct iovec *iov, int n, int flags)
+/*
+ * @a/@l: where a datagram's source goes (a stream sets *@l = 0, as the
+ * kernel for a connected stream); *@mflags gets MSG_TRUNC.
+ */
+static ssize_t recvv(int fd, const struct iovec *iov, int n, int flags,
+		     struct sockaddr *a, socklen_t *l, int *mflags)
 {
 	struct gl_sock *s = lock_sock(fd);
 	long r;
 
 	if (!s)
 		return -ENOTSOCK;
-	r = gl_recvv(&gl_rt, s, iov, n, flags);
+	if (s->dgram) {
+		r = gl_dgram_recv(&gl_rt, s, iov, n, flags, a, l, mflags);
+	} else {
+		r = gl_recvv(&gl_rt, s, iov, n, flags);
+		if (r >= 0 && a && l)
+			*l = 0;
+	}
 	gl_unlock();
 	return ret_errno(r);
 }
@@ -174,7 +191,7 @@ ssize_t send(int fd, const void *buf, size_t n, int flags)
 
 	if (!OFFLOADED(fd))
 		return gl_real.send(fd, buf, n, flags);
-	return sendv(fd, &iov, 1, flags);
+	return sendv(fd, &iov, 1, flags, NULL, 0);
 }
 
 ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *a,
@@ -184,7 +201,7 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockad
 
 	if (!OFFLOADED(fd))
 		return gl_real.sendto(fd, buf, n, flags, a, l);
-	return sendv(fd, &iov, 1, flags);	/* TCP ignores the address */
+	return sendv(fd, &iov, 1, flags, a, l);	/* TCP ignores the address */
 }
 
 ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
@@ -195,7 +212,8 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 		return ret_errno(-EFAULT);
 	if (m->msg_iovlen > IOV_MAX)
 		return ret_errno(-EMSGSIZE);
-	return sendv(fd, m->msg_iov, (int)m->msg_iovlen, flags);
+	return sendv(fd, m->msg_iov, (int)m->msg_iovlen, flags,
+		     m->msg_name, m->msg_name ? m->msg_namelen : 0);
 }
 
 ssize_t recv(int fd, void *buf, size_t n, int flags)
@@ -204,7 +222,7 @@ ssize_t recv(int fd, void *buf, size_t n, int flags)
 
 	if (!OFFLOADED(fd))
 		return gl_real.recv(fd, buf, n, flags);
-	return recvv(fd, &iov, 1, flags);
+	return recvv(fd, &iov, 1, flags, NULL, NULL, NULL);
 }
 
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
@@ -216,14 +234,10 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *l)
 {
 	struct iovec iov = { buf, n };
-	ssize_t r;
 
 	if (!OFFLOADED(fd))
 		return gl_real.recvfrom(fd, buf, n, flags, a, l);
-	r = recvv(fd, &iov, 1, flags);
-	if (r >= 0 && a && l)
-		*l = 0;	/* as the kernel: no address for a connected stream */
-	return r;
+	return recvv(fd, &iov, 1, flags, a, a ? l : NULL, NULL);
 }
 
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
@@ -243,11 +257,17 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 		return ret_errno(-EFAULT);
 	if (m->msg_iovlen > IOV_MAX)
 		return ret_errno(-EMSGSIZE);
-	r = recvv(fd, m->msg_iov, (int)m->msg_iovlen, flags);
-	if (r >= 0) {
-		m->msg_namelen = 0;
-		m->msg_controllen = 0;
-		m->msg_flags = 0;
+	{
+		socklen_t nl = m->msg_name ? m->msg_namelen : 0;
+		int mf = 0;
+
+		r = recvv(fd, m->msg_iov, (int)m->msg_iovlen, flags, m->msg_name,
+			  m->msg_name ? &nl : NULL, &mf);
+		if (r >= 0) {
+			m->msg_namelen = m->msg_name ? nl : 0;
+			m->msg_controllen = 0;
+			m->msg_flags = mf;
+		}
 	}
 	return r;
 }
@@ -258,7 +278,7 @@ ssize_t read(int fd, void *buf, size_t n)
 
 	if (!OFFLOADED(fd))
 		return gl_real.read(fd, buf, n);
-	return recvv(fd, &iov, 1, 0);
+	return recvv(fd, &iov, 1, 0, NULL, NULL, NULL);
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -273,7 +293,7 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 	if (!OFFLOADED(fd))
 		return gl_real.write(fd, buf, n);
-	return sendv(fd, &iov, 1, 0);
+	return sendv(fd, &iov, 1, 0, NULL, 0);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int n)
@@ -282,7 +302,7 @@ ssize_t readv(int fd, const struct iovec *iov, int n)
 		return gl_real.readv(fd, iov, n);
 	if (n < 0 || n > IOV_MAX)
 		return ret_errno(-EINVAL);
-	return recvv(fd, iov, n, 0);
+	return recvv(fd, iov, n, 0, NULL, NULL, NULL);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int n)
@@ -291,7 +311,7 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
 		return gl_real.writev(fd, iov, n);
 	if (n < 0 || n > IOV_MAX)
 		return ret_errno(-EINVAL);
-	return sendv(fd, iov, n, 0);
+	return sendv(fd, iov, n, 0, NULL, 0);
 }
 
 ssize_t sendfile(int out, int in, off_t *off, size_t count)

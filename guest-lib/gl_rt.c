@@ -383,13 +383,14 @@ static void take_rx(struct gl_rt *rt, uint32_t idx)
 	}
 	if (d.op == TCR_OP_DATA) {
 		s = by_id(rt, d.conn_id);
-		if (!s || s->shut_rd || d.len == 0 || !rxq_push(s, idx)) {
+		if (!s || s->shut_rd || d.len == 0 || (s->dgram && d.len < SRPC_DGRAM_HDR) ||
+		    !rxq_push(s, idx)) {
 			done_add(rt, idx);
 			return;
 		}
 		rt->buf_off[idx] = d.off;
 		rt->buf_len[idx] = d.len;
-		s->rx_bytes += d.len;
+		s->rx_bytes += s->dgram ? d.len - SRPC_DGRAM_HDR : d.len;
 		s->rseq++;
 		return;
 	}
@@ -722,6 +723,7 @@ int gl_socket(struct gl_rt *rt, int domain, int type, int protocol)
 	if (!w.made)
 		return -ENOMEM;
 	w.made->nonblock = (type & SOCK_NONBLOCK) != 0;
+	w.made->dgram = (type & ~(int)sock_flags_ok(type)) == SOCK_DGRAM;
 	fd = gl_new_fd(rt, w.made, (type & SOCK_CLOEXEC) != 0);
 	if (fd < 0) {
 		w.made->refs = 1;
@@ -847,6 +849,15 @@ int gl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, so
 
 	if (ret)
 		return ret;
+	if (s->dgram) {
+		ret = call(rt, &w, SRPC_REQ_CONNECT, s->id, 0, 0, 0, a,
+			   l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+		if (ret == 0 && !s->connected) {
+			s->connected = true;
+			s->wseq++;
+		}
+		return ret;
+	}
 	if (s->listening)
 		return -EISCONN;
 	gl_pump(rt);
@@ -1012,6 +1023,105 @@ ssize_t gl_sendv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, i
 		return -e;
 	}
 	return (ssize_t)sent;
+}
+
+ssize_t gl_dgram_send(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		      int flags, const struct sockaddr *a, socklen_t l)
+{
+	int64_t deadline = deadline_of(s->sndtimeo_ms);
+	size_t total = iov_total(iov, n);
+	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+	struct srpc_dgram h;
+
+	memset(&h, 0, sizeof(h));
+	if (a) {
+		int err = check_addr(s, a, l);
+
+		if (err)
+			return err;
+		h.addrlen = l < SRPC_DGRAM_ADDR_MAX ? l : SRPC_DGRAM_ADDR_MAX;
+		memcpy(h.addr, a, h.addrlen);
+	} else if (!s->connected) {
+		return -EDESTADDRREQ;
+	}
+	if (s->shut_wr)
+		return -EPIPE;
+	if (total > rt->r->geo.slot_size - SRPC_DGRAM_HDR)
+		return -EMSGSIZE;
+	for (;;) {
+		uint32_t idx;
+		int err;
+
+		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+			gl_pump(rt);
+		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
+		    take_buf(rt, &idx) == 0) {
+			uint8_t *slot = tcr_region_slot(rt->r, idx);
+
+			memcpy(slot, &h, sizeof(h));
+			iov_gather(iov, n, 0, slot + SRPC_DGRAM_HDR, total);
+			s->tx_inflight++;
+			submit(rt, idx, TCR_OP_DATA, s->id, SRPC_DGRAM_HDR + (uint32_t)total);
+			return rt->broken ? -ENETDOWN : (ssize_t)total;
+		}
+		if (nb)
+			return -EAGAIN;
+		err = wait_once(rt, deadline);
+		if (err)
+			return err;
+	}
+}
+
+ssize_t gl_dgram_recv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		      int flags, struct sockaddr *a, socklen_t *l, int *mflags)
+{
+	int64_t deadline = deadline_of(s->rcvtimeo_ms);
+	size_t total = iov_total(iov, n);
+	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+
+	if (a && !l)
+		return -EFAULT;
+	for (;;) {
+		int err;
+
+		gl_pump(rt);
+		if (s->rx_n) {
+			uint32_t idx = s->rxq[s->rx_head];
+			const uint8_t *p = tcr_region_slot(rt->r, idx) + rt->buf_off[idx];
+			uint32_t plen = rt->buf_len[idx] - SRPC_DGRAM_HDR;
+			size_t k = total < plen ? total : plen;
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			struct srpc_dgram h;
+
+			/* the TOE's header: one copy, then checked */
+			memcpy(&h, p, sizeof(h));
+			iov_scatter(iov, n, 0, p + SRPC_DGRAM_HDR, k);
+			if (srpc_dgram_addr(&h, &ss, &sl))
+				sl = 0;
+			if (a) {
+				memcpy(a, &ss, *l < sl ? *l : sl);
+				*l = sl;
+			}
+			if (mflags && (k < plen || (h.flags & SRPC_DGRAM_TRUNC)))
+				*mflags |= MSG_TRUNC;
+			if (!(flags & MSG_PEEK)) {
+				s->rx_head = (s->rx_head + 1) % s->rx_cap;
+				s->rx_n--;
+				s->rx_bytes -= plen;
+				done_add(rt, idx);
+				done_flush(rt);
+			}
+			return (flags & MSG_TRUNC) ? (ssize_t)plen : (ssize_t)k;
+		}
+		if (s->shut_rd)
+			return 0;
+		if (nb)
+			return -EAGAIN;
+		err = wait_once(rt, deadline);
+		if (err)
+			return err;
+	}
 }
 
 ssize_t gl_sendfile(struct gl_rt *rt, struct gl_sock *s, int in_fd, off_t *off, size_t count)
@@ -1214,13 +1324,13 @@ int gl_getsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, void
 			put_int(v, l, ret);
 			return 0;
 		case SO_TYPE:
-			put_int(v, l, SOCK_STREAM);
+			put_int(v, l, s->dgram ? SOCK_DGRAM : SOCK_STREAM);
 			return 0;
 		case SO_DOMAIN:
 			put_int(v, l, s->family);
 			return 0;
 		case SO_PROTOCOL:
-			put_int(v, l, IPPROTO_TCP);
+			put_int(v, l, s->dgram ? IPPROTO_UDP : IPPROTO_TCP);
 			return 0;
 		case SO_ACCEPTCONN:
 			put_int(v, l, s->listening);
@@ -1279,6 +1389,17 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 	if (rt->broken)	/* the TOE is gone: every call fails now, say so */
 		return POLLIN | POLLOUT | POLLERR | POLLHUP;
 
+	freebufs = tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]);
+	if (freebufs < 0)
+		freebufs = 0;
+	if (s->dgram) {
+		if (s->rx_n || s->shut_rd)
+			ev |= POLLIN | POLLRDNORM;
+		if (s->shut_wr ||
+		    (s->tx_inflight < rt->tx_bound && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
+			ev |= POLLOUT | POLLWRNORM;
+		return ev;
+	}
 	if (s->listening)
 		return s->acceptable ? POLLIN | POLLRDNORM : 0;
 	if (s->connecting)
@@ -1384,6 +1505,14 @@ static void adopt_inherited(struct gl_rt *rt, int fd, uint32_t id)
 		if (call(rt, &w, SRPC_REQ_GETSOCKOPT, id, SOL_SOCKET, SO_DOMAIN, sizeof(int),
 			 NULL, 0) == 0 && w.resp.dlen == sizeof(int))
 			memcpy(&s->family, w.resp.data, sizeof(int));
+		memset(&w, 0, sizeof(w));
+		if (call(rt, &w, SRPC_REQ_GETSOCKOPT, id, SOL_SOCKET, SO_TYPE, sizeof(int),
+			 NULL, 0) == 0 && w.resp.dlen == sizeof(int)) {
+			int v;
+
+			memcpy(&v, w.resp.data, sizeof(int));
+			s->dgram = v == SOCK_DGRAM;
+		}
 		memset(&w, 0, sizeof(w));
 		if (call(rt, &w, SRPC_REQ_GETSOCKOPT, id, SOL_SOCKET, SO_ACCEPTCONN, sizeof(int),
 			 NULL, 0) == 0 && w.resp.dlen == sizeof(int)) {

@@ -117,6 +117,29 @@ static int decode_addr(struct srpc_req *out)
 	return 0;
 }
 
+int srpc_dgram_addr(const struct srpc_dgram *h, struct sockaddr_storage *out, socklen_t *outlen)
+{
+	sa_family_t family;
+	socklen_t min, len;
+
+	*outlen = 0;
+	memset(out, 0, sizeof(*out));
+	if (h->addrlen == 0)
+		return 0;
+	if (h->addrlen < sizeof(sa_family_t) || h->addrlen > SRPC_DGRAM_ADDR_MAX)
+		return -EINVAL;
+	memcpy(&family, h->addr, sizeof(family));
+	min = srpc_sockaddr_min(family);
+	if (!min)
+		return -EAFNOSUPPORT;
+	if (h->addrlen < min)
+		return -EINVAL;
+	len = family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	memcpy(out, h->addr, h->addrlen < len ? h->addrlen : len);
+	*outlen = len;
+	return 0;
+}
+
 int srpc_decode_req(const void *buf, size_t len, struct srpc_req *out)
 {
 	struct srpc_msg *m = &out->m;
@@ -140,11 +163,11 @@ int srpc_decode_req(const void *buf, size_t len, struct srpc_req *out)
 			return -EINVAL;
 		if (m->a != AF_INET && m->a != AF_INET6)
 			return -EAFNOSUPPORT;
-		if (m->b != SOCK_STREAM)
-			return -EPROTONOSUPPORT;
-		if (m->c != 0 && m->c != IPPROTO_TCP)
-			return -EPROTONOSUPPORT;
-		return 0;
+		if (m->b == SOCK_STREAM)
+			return m->c == 0 || m->c == IPPROTO_TCP ? 0 : -EPROTONOSUPPORT;
+		if (m->b == SOCK_DGRAM)
+			return m->c == 0 || m->c == IPPROTO_UDP ? 0 : -EPROTONOSUPPORT;
+		return -EPROTONOSUPPORT;
 	case SRPC_REQ_BIND:
 	case SRPC_REQ_CONNECT:
 		return decode_addr(out);

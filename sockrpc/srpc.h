@@ -53,7 +53,7 @@
 
 enum srpc_type {
 	/* requests, guest -> TOE */
-	SRPC_REQ_SOCKET		= 1,	/* a=domain b=type c=protocol; ret = socket id */
+	SRPC_REQ_SOCKET		= 1,	/* a=domain b=SOCK_STREAM|SOCK_DGRAM c=protocol; ret = socket id */
 	SRPC_REQ_BIND		= 2,	/* sock, data = sockaddr */
 	SRPC_REQ_LISTEN		= 3,	/* sock, a=backlog */
 	SRPC_REQ_ACCEPT		= 4,	/* sock; ret = new id or -EAGAIN, data = peer */
@@ -125,6 +125,33 @@ struct srpc_req {
 	struct sockaddr_storage addr;	/* BIND/CONNECT: normalised address */
 	socklen_t addrlen;		/* its length for the kernel */
 };
+
+/*
+ * Datagram sockets (SOCK_DGRAM): each TCR_OP_DATA buffer is one datagram,
+ * a struct srpc_dgram header followed by the payload (desc.len = header +
+ * payload, so an empty datagram is a buffer of SRPC_DGRAM_HDR bytes).
+ * guest -> TOE: addrlen 0 sends to the connected peer, otherwise addr is
+ *   the destination (checked with srpc_dgram_addr: family, length).
+ * TOE -> guest: addr is the source; flags SRPC_DGRAM_TRUNC says the
+ *   datagram was longer than a buffer and was cut.
+ */
+#define SRPC_DGRAM_ADDR_MAX	32
+#define SRPC_DGRAM_TRUNC	1u
+
+struct srpc_dgram {
+	__u32 addrlen;		/* bytes of addr used, 0: none */
+	__u32 flags;		/* SRPC_DGRAM_* */
+	__u8 addr[SRPC_DGRAM_ADDR_MAX];	/* sockaddr_in / sockaddr_in6 */
+};
+#define SRPC_DGRAM_HDR		((uint32_t)sizeof(struct srpc_dgram))
+_Static_assert(sizeof(struct srpc_dgram) == 40, "srpc datagram header");
+
+/*
+ * Validate and normalise the address of a datagram header @h (already a
+ * private copy): 0 with *outlen = 0 for none, 0 with the sockaddr in @out
+ * and its kernel length in *outlen, or -EINVAL / -EAFNOSUPPORT.
+ */
+int srpc_dgram_addr(const struct srpc_dgram *h, struct sockaddr_storage *out, socklen_t *outlen);
 
 /* Bytes a message occupies on the wire. */
 static inline size_t srpc_msg_size(const struct srpc_msg *m)

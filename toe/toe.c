@@ -70,6 +70,13 @@ struct toe_sock {
 	bool accept_armed;
 	bool connected;		/* established: data may flow */
 	bool registered;	/* in the epoll set */
+	bool dgram;		/* UDP: one buffer per datagram (struct srpc_dgram) */
+};
+
+/* The validated destination of an outbound datagram (TOE-private copy). */
+struct toe_dgaddr {
+	struct sockaddr_storage a;
+	socklen_t len;		/* 0: the connected peer */
 };
 
 struct pending {		/* a message waiting for a pool buffer */
@@ -108,6 +115,7 @@ struct toe {
 	uint32_t *buf_len, *buf_off;	/* validated copy of a TX data buffer */
 	uint16_t *buf_chan;	/* channel a TX buffer came from */
 	uint32_t *buf_epoch;	/* that channel's epoch then */
+	struct toe_dgaddr *buf_dst;	/* destination of a TX datagram */
 	/* the per-direction stages */
 	struct bufq in_input, in_output;	/* inbound */
 	struct bufq out_input, out_output;	/* outbound */
@@ -208,7 +216,13 @@ static void sock_arm(struct toe *t, struct toe_sock *s)
 	uint32_t want = 0;
 	struct epoll_event ev;
 
-	if (s->listening) {
+	if (s->dgram) {
+		if (!s->closing && !s->failed && s->rx_inflight < t->p.rx_bound &&
+		    chan_room(t, s->owner))
+			want |= EPOLLIN;
+		if (s->txq.n)
+			want |= EPOLLOUT;
+	} else if (s->listening) {
 		if (s->accept_armed)
 			want |= EPOLLIN;
 	} else if (s->connecting) {
@@ -489,8 +503,41 @@ static void sock_fail(struct toe *t, struct toe_sock *s, int err)
 	sock_arm(t, s);
 }
 
+/*
+ * Datagrams: one sendto per buffer.  EAGAIN keeps it queued (EPOLLOUT);
+ * any other error drops that datagram only, as UDP loses it anyway.
+ */
+static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
+{
+	while (s->txq.n) {
+		uint32_t idx = s->txq.head;
+		const struct toe_dgaddr *dst = &t->buf_dst[idx];
+		ssize_t n;
+
+		n = sendto(s->fd, tcr_region_slot(t->r, idx) + t->buf_off[idx], t->buf_len[idx],
+			   MSG_NOSIGNAL | MSG_DONTWAIT,
+			   dst->len ? (const struct sockaddr *)&dst->a : NULL, dst->len);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n > 0)
+			t->st.bytes_out += (uint64_t)n;
+		bufq_pop(t, &s->txq);
+		s->tx_pending--;
+		regrant(t, idx, s->id);
+	}
+	if (!s->tx_pending && s->closing) {
+		sock_free(t, s);
+		return;
+	}
+	sock_arm(t, s);
+}
+
 static void sock_flush_tx(struct toe *t, struct toe_sock *s)
 {
+	if (s->dgram) {
+		dgram_flush_tx(t, s);
+		return;
+	}
 	while (s->txq.n) {
 		uint32_t idx = s->txq.head;
 		uint32_t len = t->buf_len[idx];
@@ -533,8 +580,65 @@ static void sock_flush_tx(struct toe *t, struct toe_sock *s)
 	sock_arm(t, s);
 }
 
+/*
+ * Datagrams: one per buffer, its source address in the header.  At the
+ * per-socket bound the socket is not read, and the kernel drops what its
+ * receive buffer cannot hold (UDP semantics).
+ */
+static void dgram_read(struct toe *t, struct toe_sock *s)
+{
+	uint32_t cap = t->p.slot_size - SRPC_DGRAM_HDR;
+
+	while (!s->failed && s->rx_inflight < t->p.rx_bound &&
+	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && chan_room(t, s->owner)) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct srpc_dgram h = { 0 };
+		struct tcr_desc d = { 0 };
+		uint8_t *slot;
+		uint32_t idx;
+		ssize_t n;
+
+		tcr_pool_alloc(t->pool, &idx, 1);
+		slot = tcr_region_slot(t->r, idx);
+		n = recvfrom(s->fd, slot + SRPC_DGRAM_HDR, cap, MSG_DONTWAIT | MSG_TRUNC,
+			     (struct sockaddr *)&ss, &sl);
+		if (n < 0) {
+			int err = errno;
+
+			tcr_pool_free(t->pool, &idx, 1);
+			if (err == EAGAIN || err == EINTR)
+				break;
+			continue;	/* an ICMP error for an earlier datagram: reported once */
+		}
+		if ((size_t)n > cap) {
+			h.flags = SRPC_DGRAM_TRUNC;
+			n = cap;
+		}
+		h.addrlen = sl <= SRPC_DGRAM_ADDR_MAX ? sl : 0;
+		memcpy(h.addr, &ss, h.addrlen);
+		memcpy(slot, &h, sizeof(h));
+		d.slot = idx;
+		d.len = SRPC_DGRAM_HDR + (uint32_t)n;
+		d.op = TCR_OP_DATA;
+		d.conn_id = s->id;
+		d.l4proto = IPPROTO_UDP;
+		d.tsc = tcr_tsc_now();
+		tcr_desc_store(t->r, idx, &d);
+		t->buf_sock[idx] = s->id;
+		s->rx_inflight++;
+		t->st.bytes_in += (uint64_t)n;
+		bufq_push(t, &t->in_input, idx);
+	}
+	sock_arm(t, s);
+}
+
 static void sock_read(struct toe *t, struct toe_sock *s)
 {
+	if (s->dgram) {
+		dgram_read(t, s);
+		return;
+	}
 	while (!s->rd_eof && !s->failed && s->rx_inflight < t->p.rx_bound &&
 	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && chan_room(t, s->owner)) {
 		struct tcr_desc d = { 0 };
@@ -579,6 +683,21 @@ static void sock_event(struct toe *t, uint32_t id, uint32_t events)
 
 	if (!s)
 		return;
+	if (s->dgram) {
+		if (events & EPOLLERR) {
+			int err;
+			socklen_t len = sizeof(err);
+
+			/* a pending ICMP error: consumed, not fatal for UDP */
+			getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		}
+		if (events & (EPOLLIN | EPOLLERR))
+			dgram_read(t, s);
+		s = sock_get(t, id);
+		if (s && (events & (EPOLLOUT | EPOLLERR)) && s->txq.n)
+			dgram_flush_tx(t, s);
+		return;
+	}
 	if (s->listening) {
 		if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
 			s->accept_armed = false;
@@ -636,7 +755,7 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 
 	switch (m->type) {
 	case SRPC_REQ_SOCKET:
-		fd = socket(m->a, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, m->c);
+		fd = socket(m->a, m->b | SOCK_NONBLOCK | SOCK_CLOEXEC, m->c);
 		if (fd < 0) {
 			ret = -errno;
 			break;
@@ -647,12 +766,21 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			close(fd);
 			break;
 		}
+		if (m->b == SOCK_DGRAM) {
+			s->dgram = true;
+			s->connected = true;	/* data may flow from the start */
+			sock_arm(t, s);
+		}
 		ret = (int)(s->id & 0x7fffffff);
 		break;
 	case SRPC_REQ_BIND:
 		ret = bind(s->fd, (const struct sockaddr *)&q->addr, q->addrlen) ? -errno : 0;
 		break;
 	case SRPC_REQ_LISTEN:
+		if (s->dgram) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
 		ret = listen(s->fd, m->a) ? -errno : 0;
 		if (!ret) {
 			s->listening = true;
@@ -666,7 +794,7 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		int more;
 
 		if (!s->listening) {
-			ret = -EINVAL;
+			ret = s->dgram ? -EOPNOTSUPP : -EINVAL;
 			break;
 		}
 		fd = accept4(s->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -828,6 +956,28 @@ static bool take_tx(struct toe *t, uint32_t ch, uint32_t idx)
 
 		t->buf_off[idx] = d.off;
 		t->buf_len[idx] = d.len;
+		if (s && s->dgram) {
+			struct srpc_dgram h;
+			struct toe_dgaddr *dst = &t->buf_dst[idx];
+
+			/* header read once into private memory, then validated */
+			if (d.len < SRPC_DGRAM_HDR)
+				goto drop;
+			memcpy(&h, tcr_region_slot(t->r, idx) + d.off, sizeof(h));
+			if (srpc_dgram_addr(&h, &dst->a, &dst->len)) {
+				t->st.bad_messages++;
+				goto drop;
+			}
+			t->buf_off[idx] = d.off + SRPC_DGRAM_HDR;
+			t->buf_len[idx] = d.len - SRPC_DGRAM_HDR;
+			t->buf_sock[idx] = s->id;
+			s->tx_pending++;
+			bufq_push(t, &t->out_input, idx);
+			return true;
+drop:
+			regrant(t, idx, s->id);
+			return true;
+		}
 		if (!s || s->failed || s->listening || d.len == 0) {
 			/* data for a socket it does not hold, or a dead one: drop it */
 			regrant(t, idx, s ? s->id : 0);
@@ -1148,9 +1298,11 @@ struct toe *toe_create(const struct toe_params *p)
 	t->buf_off = calloc(p->nbufs, sizeof(uint32_t));
 	t->buf_chan = calloc(p->nbufs, sizeof(uint16_t));
 	t->buf_epoch = calloc(p->nbufs, sizeof(uint32_t));
+	t->buf_dst = calloc(p->nbufs, sizeof(*t->buf_dst));
 	t->sock_path = malloc(strlen(p->region_path) + 6);
 	if (!t->ch || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
-	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->sock_path)
+	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst ||
+	    !t->sock_path)
 		goto out_free;
 	sprintf(t->sock_path, "%s.sock", p->region_path);
 	err = ENAMETOOLONG;
@@ -1218,6 +1370,7 @@ out_region:
 out_free:
 	free(t->sock_path);
 	free(t->buf_epoch);
+	free(t->buf_dst);
 	free(t->buf_chan);
 	free(t->buf_off);
 	free(t->buf_len);
@@ -1393,6 +1546,7 @@ void toe_destroy(struct toe *t)
 	tcr_region_destroy(t->r);
 	free(t->sock_path);
 	free(t->buf_epoch);
+	free(t->buf_dst);
 	free(t->buf_chan);
 	free(t->buf_off);
 	free(t->buf_len);

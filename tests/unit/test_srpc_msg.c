@@ -25,12 +25,53 @@ START_TEST(test_socket_ok_and_errors)
 	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_UNIX, SOCK_STREAM, 0, NULL, 0);
 	ck_assert_int_eq(roundtrip(&m, &r), -EAFNOSUPPORT);
 	ck_assert_uint_eq(r.m.tag, 7);
+	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_INET6, SOCK_RAW, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EPROTONOSUPPORT);
 	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_INET6, SOCK_DGRAM, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_INET, SOCK_DGRAM, IPPROTO_UDP, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_INET, SOCK_DGRAM, IPPROTO_TCP, NULL, 0);
 	ck_assert_int_eq(roundtrip(&m, &r), -EPROTONOSUPPORT);
 	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_INET6, SOCK_STREAM, IPPROTO_UDP, NULL, 0);
 	ck_assert_int_eq(roundtrip(&m, &r), -EPROTONOSUPPORT);
 	srpc_encode(&m, SRPC_REQ_SOCKET, 7, 0, AF_INET6, SOCK_STREAM, IPPROTO_TCP, NULL, 0);
 	ck_assert_int_eq(roundtrip(&m, &r), 0);
+}
+END_TEST
+
+START_TEST(test_dgram_addr)
+{
+	struct srpc_dgram h;
+	struct sockaddr_storage ss;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53) };
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+	socklen_t l = 99;
+
+	memset(&h, 0, sizeof(h));
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), 0);
+	ck_assert_uint_eq(l, 0);
+	memcpy(h.addr, &sin, sizeof(sin));
+	h.addrlen = sizeof(sin);
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), 0);
+	ck_assert_uint_eq(l, sizeof(sin));
+	ck_assert_int_eq(((struct sockaddr_in *)&ss)->sin_port, htons(53));
+	h.addrlen = sizeof(sin) - 1;
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), -EINVAL);
+	h.addrlen = 0xffffffffu;
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), -EINVAL);
+	h.addrlen = 1;
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), -EINVAL);
+	memcpy(h.addr, &sin6, sizeof(sin6));
+	h.addrlen = sizeof(sin6);
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), 0);
+	ck_assert_uint_eq(l, sizeof(sin6));
+	h.addrlen = 20;
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), -EINVAL);
+	h.addr[0] = AF_UNIX;
+	h.addr[1] = 0;
+	h.addrlen = sizeof(sin6);
+	ck_assert_int_eq(srpc_dgram_addr(&h, &ss, &l), -EAFNOSUPPORT);
 }
 END_TEST
 
@@ -205,6 +246,7 @@ int main(void)
 
 	tcase_add_test(tc, test_socket_ok_and_errors);
 	tcase_add_test(tc, test_framing);
+	tcase_add_test(tc, test_dgram_addr);
 	tcase_add_test(tc, test_addresses);
 	tcase_add_test(tc, test_sockopts);
 	tcase_add_test(tc, test_shutdown_how);
