@@ -15,6 +15,7 @@
 #ifndef TOCHAIN_GL_H
 #define TOCHAIN_GL_H
 
+#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -71,6 +72,14 @@ struct gl_real {
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
 		       const sigset_t *);
+	int (*getaddrinfo)(const char *, const char *, const struct addrinfo *,
+			   struct addrinfo **);
+	struct hostent *(*gethostbyname)(const char *);
+	struct hostent *(*gethostbyname2)(const char *, int);
+	int (*gethostbyname_r)(const char *, struct hostent *, char *, size_t, struct hostent **,
+			       int *);
+	int (*gethostbyname2_r)(const char *, int, struct hostent *, char *, size_t,
+				struct hostent **, int *);
 };
 extern struct gl_real gl_real;
 /* Resolve every symbol with dlsym(RTLD_NEXT); idempotent, thread-safe. */
@@ -200,6 +209,17 @@ void gl_sock_put(struct gl_rt *rt, struct gl_sock *s);
 void gl_after_fork_child(void);
 /* In a new image: adopt the sockets inherited across exec, drop the old channel. */
 void gl_after_exec(void);
+
+/*
+ * ---- the resolver (gl_resolv.c), used when the runtime is configured ----
+ * Same contracts as libc's getaddrinfo / gethostbyname2_r / gethostbyname2;
+ * called without mu (they use the interposed socket calls).
+ */
+int gl_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+		   struct addrinfo **res);
+int gl_gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf,
+			size_t buflen, struct hostent **result, int *h_errnop);
+struct hostent *gl_gethostbyname2(const char *name, int family);
 
 /* ---- poll / select / epoll emulation (gl_poll.c) ---- */
 int gl_poll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask);

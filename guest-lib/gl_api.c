@@ -764,3 +764,50 @@ int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const s
 		return gl_real.epoll_pwait(epfd, evs, max, timeout, mask);
 	return (int)ret_errno(gl_epoll_wait(epfd, evs, max, timeout, mask));
 }
+
+/*
+ * Name resolution: libc's resolver would use UDP sockets behind our back
+ * (gl_resolv.c), so with the runtime configured the runtime resolves.
+ */
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+		struct addrinfo **res)
+{
+	gl_real_init();
+	if (!gl_rt.configured)
+		return gl_real.getaddrinfo(node, service, hints, res);
+	return gl_getaddrinfo(node, service, hints, res);
+}
+
+struct hostent *gethostbyname2(const char *name, int family)
+{
+	gl_real_init();
+	if (!gl_rt.configured)
+		return gl_real.gethostbyname2(name, family);
+	return gl_gethostbyname2(name, family);
+}
+
+struct hostent *gethostbyname(const char *name)
+{
+	gl_real_init();
+	if (!gl_rt.configured)
+		return gl_real.gethostbyname(name);
+	return gl_gethostbyname2(name, AF_INET);
+}
+
+int gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf, size_t buflen,
+		     struct hostent **result, int *h_errnop)
+{
+	gl_real_init();
+	if (!gl_rt.configured)
+		return gl_real.gethostbyname2_r(name, family, he, buf, buflen, result, h_errnop);
+	return gl_gethostbyname2_r(name, family, he, buf, buflen, result, h_errnop);
+}
+
+int gethostbyname_r(const char *name, struct hostent *he, char *buf, size_t buflen,
+		    struct hostent **result, int *h_errnop)
+{
+	gl_real_init();
+	if (!gl_rt.configured)
+		return gl_real.gethostbyname_r(name, he, buf, buflen, result, h_errnop);
+	return gl_gethostbyname2_r(name, AF_INET, he, buf, buflen, result, h_errnop);
+}

@@ -20,6 +20,8 @@ static void resolve(void)
 	R(setsockopt); R(getsockopt); R(getsockname); R(getpeername);
 	R(poll); R(ppoll); R(epoll_ctl); R(epoll_wait); R(epoll_pwait);
 	R(close_range); R(closefrom); R(select); R(pselect);
+	R(getaddrinfo); R(gethostbyname); R(gethostbyname2); R(gethostbyname_r);
+	R(gethostbyname2_r);
 }
 
 void gl_real_init(void)

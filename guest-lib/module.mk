@@ -3,7 +3,7 @@
 # sanitizers: it is loaded into programs that are not) and exports only
 # the interposed libc symbols (guest-lib/gl.map).
 GL_SRCS := guest-lib/gl_real.c guest-lib/gl_wake.c guest-lib/gl_rt.c guest-lib/gl_poll.c \
-	guest-lib/gl_api.c
+	guest-lib/gl_api.c guest-lib/gl_dns.c guest-lib/gl_resolv.c
 GL_SO := $(BUILD)/lib/libtochain-preload.so
 GL_SO_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
@@ -17,6 +17,11 @@ $(GL_SO): $(GL_SRCS) $(REGION_SRCS) $(SRPC_SRCS) guest-lib/gl.map $(wildcard gue
 
 $(call objs,guest-lib/run.c): CPPFLAGS += -Iguest-lib
 $(eval $(call program,tochain-run,$(call objs,guest-lib/run.c) | $(GL_SO)))
+
+# The DNS message code is pure: its unit test links it on its own (with
+# the sanitizers in SAN builds), hostile answers included.
+$(eval $(call unit_test,test_gl_dns,$(call objs,guest-lib/gl_dns.c)))
+$(BUILD)/obj/tests/unit/test_gl_dns.o: CPPFLAGS += -Iguest-lib
 
 # Conformance program (tests/conformance/): the same checks on kernel
 # sockets and under the runtime, compared by tests/integration/101_*.

@@ -102,4 +102,94 @@ cat $work/udp.out
 if ip netns exec "$GU" timeout 10 python3 $work/udp.py 10.87.0.1 >/dev/null 2>&1; then
 	echo "FAIL: UDP reached the network without the runtime"; exit 1
 fi
+
+# ---- 2. name resolution ----
+ip netns exec "$CL" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces \
+	--listen-address=10.87.0.1 --port 53 --local=/test/ \
+	--host-record=server.test,10.87.0.1 --host-record=dual.test,10.87.0.1,fd87::1 \
+	--cname=alias.test,server.test --pid-file=$work/dnsmasq.pid \
+	--log-queries --log-facility=$work/dns.log >/dev/null 2>&1 &
+tc_on_exit "kill -9 $!"
+mkdir $work/www
+echo "page of server.test $RANDOM" >$work/www/index.html
+(cd $work/www && exec ip netns exec "$CL" python3 -m http.server --bind 10.87.0.1 8000) >/dev/null 2>&1 &
+tc_on_exit "kill -9 $!"
+tc_wait_port "$VM" 10.87.0.1 8000 10
+for i in $(seq 50); do grep -q "started" $work/dns.log 2>/dev/null && break; sleep 0.1; done
+printf 'nameserver 10.87.0.1\noptions timeout:1 attempts:2\n' >$work/resolv.conf
+printf '10.87.0.1 hosted.test\n' >$work/hosts
+export TOCHAIN_RESOLV_CONF=$work/resolv.conf TOCHAIN_HOSTS=$work/hosts
+
+run curl -sS --max-time 20 -o $work/got.html http://server.test:8000/ ||
+	{ echo "FAIL: curl http://server.test:8000/"; cat $work/dns.log; exit 1; }
+cmp $work/got.html $work/www/index.html || { echo "FAIL: page differs"; exit 1; }
+grep -q "query\[A\] server.test from 10.87.0.2" $work/dns.log ||
+	{ echo "FAIL: the query did not come from the TOE's address"; cat $work/dns.log; exit 1; }
+run curl -sS --max-time 20 -o $work/got2.html http://alias.test:8000/
+cmp $work/got2.html $work/www/index.html || { echo "FAIL: page via CNAME differs"; exit 1; }
+# the hosts file first: DNS does not know hosted.test
+run curl -sS --max-time 20 -o $work/got3.html http://hosted.test:8000/
+cmp $work/got3.html $work/www/index.html || { echo "FAIL: page via hosts file differs"; exit 1; }
+grep -q "hosted.test" $work/dns.log && { echo "FAIL: hosts-file name went to DNS"; exit 1; }
+# a name that does not exist: curl exit 6 (NXDOMAIN, no waiting for retries)
+start=$(date +%s%N)
+rc=0
+run curl -s -o /dev/null --max-time 20 http://nosuch.test:8000/ || rc=$?
+[ $rc = 6 ] || { echo "FAIL: unknown name gave curl exit $rc, want 6"; exit 1; }
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $ms -lt 1500 ] || { echo "FAIL: NXDOMAIN took ${ms} ms"; exit 1; }
+# a server that never answers: timeout 1 s x 2 attempts, then exit 6
+printf 'nameserver 10.87.0.99\noptions timeout:1 attempts:2\n' >$work/resolv-dead.conf
+start=$(date +%s%N)
+rc=0
+TOCHAIN_RESOLV_CONF=$work/resolv-dead.conf run curl -s -o /dev/null --max-time 20 \
+	http://server.test:8000/ || rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc = 6 ] || { echo "FAIL: dead server gave curl exit $rc, want 6"; exit 1; }
+[ $ms -ge 1900 ] && [ $ms -lt 6000 ] || { echo "FAIL: dead server took ${ms} ms"; exit 1; }
+# the library calls themselves
+cat >$work/gai.py <<'PY'
+import socket as S
+def addrs(name, fam=0, flags=0, port=80):
+    return sorted(set(ai[4][0] for ai in S.getaddrinfo(name, port, fam, S.SOCK_STREAM, 0, flags)))
+assert addrs("dual.test") == ["10.87.0.1", "fd87::1"], addrs("dual.test")
+assert addrs("dual.test", S.AF_INET6) == ["fd87::1"]
+assert addrs("dual.test", S.AF_INET) == ["10.87.0.1"]
+ai = S.getaddrinfo("alias.test", "8000", S.AF_INET, S.SOCK_STREAM, 0, S.AI_CANONNAME)
+assert ai[0][3] == "server.test" and ai[0][4] == ("10.87.0.1", 8000), ai
+ai = S.getaddrinfo("server.test", "http", S.AF_INET, S.SOCK_STREAM)
+assert ai[0][4][1] == 80, ai
+ai = S.getaddrinfo("server.test", None, S.AF_INET)
+assert set(a[1] for a in ai) >= {S.SOCK_STREAM, S.SOCK_DGRAM}, ai
+assert addrs("10.1.2.3", flags=S.AI_NUMERICHOST) == ["10.1.2.3"]
+assert addrs("fd00::7") == ["fd00::7"]
+for name, fam, flags, err in [("server.test", 0, S.AI_NUMERICHOST, S.EAI_NONAME),
+                              ("nosuch.test", 0, 0, S.EAI_NONAME),
+                              ("server.test", S.AF_INET6, 0, S.EAI_NONAME),
+                              ("server.test", 0, 0x7fff0000, S.EAI_BADFLAGS)]:
+    try:
+        S.getaddrinfo(name, 80, fam, 0, 0, flags); raise SystemExit("no error for %s" % name)
+    except S.gaierror as e:
+        assert e.errno == err, (name, e)
+try:
+    S.getaddrinfo("server.test", "nosuchservice", S.AF_INET, S.SOCK_STREAM)
+    raise SystemExit("no error for a bad service")
+except S.gaierror as e:
+    assert e.errno == S.EAI_SERVICE, e
+h = S.gethostbyname_ex("alias.test")
+assert h[0] == "server.test" and h[2] == ["10.87.0.1"], h
+assert S.gethostbyname("hosted.test") == "10.87.0.1"
+try:
+    S.gethostbyname_ex("nosuch.test"); raise SystemExit("gethostbyname: no error")
+except S.herror as e:
+    pass
+except S.gaierror as e:
+    pass
+print("resolver ok")
+PY
+run python3 $work/gai.py || { echo "FAIL: getaddrinfo checks"; exit 1; }
+# without the runtime the name does not resolve in the stand-in VM
+rc=0
+ip netns exec "$GU" timeout 20 curl -s -o /dev/null --max-time 10 http://server.test:8000/ || rc=$?
+[ $rc != 0 ] || { echo "FAIL: resolved and fetched without the runtime"; exit 1; }
 echo PASS
