@@ -764,6 +764,8 @@ int gl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
 	struct gl_waiter w = { 0 };
 	int ret;
 
+	if (s->dgram)
+		return -EOPNOTSUPP;
 	if (s->connected || s->connecting)
 		return -EINVAL;
 	ret = call(rt, &w, SRPC_REQ_LISTEN, s->id, backlog, 0, 0, NULL, 0);
@@ -793,6 +795,8 @@ int gl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t
 
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return -EINVAL;
+	if (s->dgram)
+		return -EOPNOTSUPP;
 	if (!s->listening)
 		return -EINVAL;
 	if (a && !l)

@@ -14,7 +14,7 @@
  * Peer ports: 7001 echo, 7002 reset after accept, 7003 "hello" then
  * shutdown(SHUT_WR), 7004 control ("CONNECT port": connect back, send
  * "ping", expect "pong"), 7005 sink (counts bytes to EOF, replies the
- * count); 7009 is closed (ECONNREFUSED).
+ * count); 7009 is closed (ECONNREFUSED).  UDP 7001 echoes each datagram.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -657,6 +657,60 @@ static void t_passthrough(void)
 	close(p[1]);
 }
 
+/* UDP datagrams against the peer's echo (udp/7001). */
+static void t_udp(void)
+{
+	struct sockaddr_in a = peer(7001), from;
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	socklen_t fl = sizeof(from), l = sizeof(int);
+	char buf[64] = { 0 }, big[100];
+	struct iovec iov = { buf, 4 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	static char huge[70000];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), v = 0;
+
+	CHECK("udp dgram socket", fd >= 0 ? 0 : -1);
+	CHECK("udp SO_TYPE", (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l), v));
+	CHECK("udp SO_PROTOCOL", (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l), v));
+	CHECK("udp send unconnected", send(fd, "x", 1, 0));
+	CHECK("udp recv DONTWAIT empty", recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+	CHECK("udp poll before", wait_ev(fd, POLLIN | POLLOUT, 0));
+	CHECK("udp sendto", sendto(fd, "abc", 3, 0, (struct sockaddr *)&a, sizeof(a)));
+	CHECK("udp sendto short addrlen", sendto(fd, "abc", 3, 0, (struct sockaddr *)&a, 8));
+	CHECK("udp sendto AF_INET6 addr", sendto(fd, "abc", 3, 0, (struct sockaddr *)&a6,
+						 sizeof(a6)));
+	CHECK("udp sendto too big", sendto(fd, huge, sizeof(huge), 0, (struct sockaddr *)&a,
+					   sizeof(a)));
+	CHECK("udp poll IN", wait_ev(fd, POLLIN, 3000));
+	CHECK("udp recvfrom", recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl));
+	SHOW("udp recvfrom source", fl == sizeof(from) && from.sin_port == a.sin_port &&
+		 from.sin_addr.s_addr == a.sin_addr.s_addr ? "peer" : "other");
+	CHECK("udp getsockname port set", (fl = sizeof(from),
+		getsockname(fd, (struct sockaddr *)&from, &fl), from.sin_port != 0));
+	memset(big, 'b', sizeof(big));
+	sendto(fd, big, sizeof(big), 0, (struct sockaddr *)&a, sizeof(a));
+	wait_ev(fd, POLLIN, 3000);
+	CHECK("udp recv MSG_TRUNC|PEEK", recv(fd, buf, 4, MSG_TRUNC | MSG_PEEK));
+	CHECK("udp recvmsg truncated", recvmsg(fd, &mh, 0));
+	CHECK("udp recvmsg MSG_TRUNC flag", (mh.msg_flags & MSG_TRUNC) != 0);
+	CHECK("udp rest discarded", recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+	sendto(fd, "", 0, 0, (struct sockaddr *)&a, sizeof(a));
+	wait_ev(fd, POLLIN, 3000);
+	CHECK("udp empty datagram", recv(fd, buf, sizeof(buf), 0));
+	CHECK("udp listen", listen(fd, 5));
+	CHECK("udp accept", accept(fd, NULL, NULL));
+	CHECK("udp getpeername unconnected", (fl = sizeof(from),
+		getpeername(fd, (struct sockaddr *)&from, &fl)));
+	CHECK("udp connect", connect(fd, (struct sockaddr *)&a, sizeof(a)));
+	CHECK("udp getpeername", (fl = sizeof(from),
+		getpeername(fd, (struct sockaddr *)&from, &fl), from.sin_port == a.sin_port));
+	CHECK("udp send connected", send(fd, "hello", 5, 0));
+	CHECK("udp read connected", (wait_ev(fd, POLLIN, 3000), read(fd, buf, sizeof(buf))));
+	CHECK("udp write connected", write(fd, "hi", 2));
+	CHECK("udp recv connected", (wait_ev(fd, POLLIN, 3000), recv(fd, buf, sizeof(buf), 0)));
+	CHECK("udp close", close(fd));
+}
+
 /* A signal during a blocking recv: EINTR, or restarted with SA_RESTART. */
 static void on_alarm(int sig)
 {
@@ -721,6 +775,7 @@ static int guest(const char *ip)
 	t_exec();
 	t_signals();
 	t_close_many();
+	t_udp();
 	t_passthrough();
 	printf("failures %d\n", failures);
 	return failures ? 1 : 0;
@@ -806,6 +861,22 @@ static int peer_main(void)
 	struct pollfd p[7];
 
 	signal(SIGCHLD, SIG_IGN);
+	if (fork() == 0) {	/* udp/7001: echo every datagram */
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(7001) };
+		int u = socket(AF_INET, SOCK_DGRAM, 0);
+		char buf[2048];
+
+		if (u < 0 || bind(u, (struct sockaddr *)&a, sizeof(a)))
+			_exit(1);
+		for (;;) {
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			ssize_t n = recvfrom(u, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+
+			if (n >= 0)
+				sendto(u, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+		}
+	}
 	for (int i = 0; i < 7; i++) {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(ports[i]) };
 		int one = 1;
