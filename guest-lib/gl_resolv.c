@@ -227,6 +227,8 @@ static int dns_exchange(const struct resolv_conf *rc, int i, const char *name,
 		if (wait <= 0 || poll(&pfd, 1, (int)wait) <= 0)
 			break;
 		n = recv(fd, ans, sizeof(ans), MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			break;	/* unreachable, refused: the next server */
 		if (n <= 0)
 			continue;
 		for (int k = 0; k < nq; k++) {

@@ -306,6 +306,12 @@ static void event(struct gl_rt *rt, const struct srpc_msg *m)
 		return;
 	s->rseq++;	/* events: both directions may change */
 	s->wseq++;
+	if (s->dgram) {
+		/* UDP: an error for the next call (ICMP, unreachable), nothing closes */
+		if (m->type == SRPC_EV_ERROR && m->a > 0)
+			s->err = m->a;
+		return;
+	}
 	switch (m->type) {
 	case SRPC_EV_CONNECTED:
 		s->connecting = false;
@@ -1050,6 +1056,13 @@ ssize_t gl_dgram_send(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 	}
 	if (s->shut_wr)
 		return -EPIPE;
+	gl_pump(rt);
+	if (s->err) {
+		int e = s->err;
+
+		s->err = 0;
+		return -e;
+	}
 	if (total > rt->r->geo.slot_size - SRPC_DGRAM_HDR)
 		return -EMSGSIZE;
 	for (;;) {
@@ -1117,6 +1130,11 @@ ssize_t gl_dgram_recv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 				done_flush(rt);
 			}
 			return (flags & MSG_TRUNC) ? (ssize_t)plen : (ssize_t)k;
+		}
+		if (s->err) {
+			err = s->err;
+			s->err = 0;
+			return -err;
 		}
 		if (s->shut_rd)
 			return 0;
@@ -1402,6 +1420,8 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 		if (s->shut_wr ||
 		    (s->tx_inflight < rt->tx_bound && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
 			ev |= POLLOUT | POLLWRNORM;
+		if (s->err)
+			ev |= POLLERR;
 		return ev;
 	}
 	if (s->listening)

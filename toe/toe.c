@@ -505,7 +505,9 @@ static void sock_fail(struct toe *t, struct toe_sock *s, int err)
 
 /*
  * Datagrams: one sendto per buffer.  EAGAIN keeps it queued (EPOLLOUT);
- * any other error drops that datagram only, as UDP loses it anyway.
+ * any other error drops that datagram and is reported to the guest as a
+ * pending socket error (EV_ERROR), as the kernel reports it to the next
+ * call; the socket stays usable.
  */
 static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 {
@@ -519,6 +521,8 @@ static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 			   dst->len ? (const struct sockaddr *)&dst->a : NULL, dst->len);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
+		if (n < 0)
+			event_to(t, s->owner, SRPC_EV_ERROR, s->id, errno);
 		if (n > 0)
 			t->st.bytes_out += (uint64_t)n;
 		bufq_pop(t, &s->txq);
@@ -609,7 +613,9 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 			tcr_pool_free(t->pool, &idx, 1);
 			if (err == EAGAIN || err == EINTR)
 				break;
-			continue;	/* an ICMP error for an earlier datagram: reported once */
+			/* an ICMP error for an earlier datagram: the kernel reports it once */
+			event_to(t, s->owner, SRPC_EV_ERROR, s->id, err);
+			continue;
 		}
 		if ((size_t)n > cap) {
 			h.flags = SRPC_DGRAM_TRUNC;
@@ -685,11 +691,13 @@ static void sock_event(struct toe *t, uint32_t id, uint32_t events)
 		return;
 	if (s->dgram) {
 		if (events & EPOLLERR) {
-			int err;
+			int err = 0;
 			socklen_t len = sizeof(err);
 
-			/* a pending ICMP error: consumed, not fatal for UDP */
+			/* a pending ICMP error: the guest's next call reports it, not fatal */
 			getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+			if (err)
+				event_to(t, s->owner, SRPC_EV_ERROR, s->id, err);
 		}
 		if (events & (EPOLLIN | EPOLLERR))
 			dgram_read(t, s);

@@ -709,6 +709,20 @@ static void t_udp(void)
 	CHECK("udp write connected", write(fd, "hi", 2));
 	CHECK("udp recv connected", (wait_ev(fd, POLLIN, 3000), recv(fd, buf, sizeof(buf), 0)));
 	CHECK("udp close", close(fd));
+
+	/* ICMP port unreachable: reported once to the next call of a connected socket */
+	a = peer(7009);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK("udp connect closed port", connect(fd, (struct sockaddr *)&a, sizeof(a)));
+	CHECK("udp send closed port", send(fd, "x", 1, 0));
+	CHECK("udp poll ERR", (wait_ev(fd, POLLIN, 3000) & POLLERR) != 0);
+	CHECK("udp recv refused", recv(fd, buf, sizeof(buf), 0));
+	CHECK("udp recv after error", recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+	CHECK("udp send again", send(fd, "x", 1, 0));
+	CHECK("udp SO_ERROR after ICMP", (wait_ev(fd, POLLIN, 3000),
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &l), v));
+	CHECK("udp SO_ERROR cleared", (getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &l), v));
+	close(fd);
 }
 
 /* A signal during a blocking recv: EINTR, or restarted with SA_RESTART. */
