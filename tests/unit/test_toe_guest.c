@@ -370,6 +370,129 @@ END_TEST
  * reaches the peer, and each sent buffer comes back on FREE marked
  * TXDONE for its socket.
  */
+/* Send one datagram buffer: header @h, @n payload bytes, @len as the descriptor says. */
+static void put_dgram(struct guest *g, uint32_t id, const struct srpc_dgram *h, const void *p,
+		      size_t n, uint32_t len)
+{
+	uint8_t buf[256];
+
+	ck_assert_uint_le(sizeof(*h) + n, sizeof(buf));
+	memcpy(buf, h, sizeof(*h));
+	memcpy(buf + sizeof(*h), p, n);
+	put(g, take(g), TCR_OP_DATA, id, buf, len);
+}
+
+/* Next data buffer on RX (bounded wait): its index, descriptor copied out. */
+static uint32_t next_data(struct guest *g, struct tcr_desc *d)
+{
+	for (int i = 0; i < 2000; i++) {
+		uint32_t idx;
+
+		if (tcr_ring_dequeue_burst(&g->ch.ring[TCR_CH_RX], &idx, 1) == 1) {
+			ck_assert_int_eq(tcr_desc_load(g->r, idx, d), 0);
+			if (d->op == TCR_OP_DATA)
+				return idx;
+			tcr_ring_enqueue_burst(&g->ch.ring[TCR_CH_DONE], &idx, 1);
+			kick(g);
+			continue;
+		}
+		usleep(1000);
+	}
+	ck_abort_msg("no datagram");
+	return 0;
+}
+
+/*
+ * UDP: datagrams with their addresses both ways; hostile headers (bad
+ * length, family, address length, a buffer shorter than the header) drop
+ * that datagram and nothing else; a datagram larger than a buffer
+ * arrives cut with SRPC_DGRAM_TRUNC.
+ */
+START_TEST(test_udp_datagrams)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in me = sin, from;
+	socklen_t sl = sizeof(sin);
+	int u = socket(AF_INET, SOCK_DGRAM, 0);
+	static uint8_t big[6000];
+	struct srpc_dgram h;
+	struct tcr_desc d;
+	struct srpc_msg r;
+	struct guest g;
+	uint8_t buf[8192];
+	uint32_t id, idx;
+
+	ck_assert_int_eq(bind(u, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(getsockname(u, (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_eq(attach(&g), 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_DGRAM, IPPROTO_TCP, NULL, 0,
+				 &r), 0);
+	ck_assert_int_eq(r.a, -EPROTONOSUPPORT);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_DGRAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	id = (uint32_t)r.a;
+	ck_assert_int_eq(request(&g, SRPC_REQ_BIND, id, 0, 0, 0, &me, sizeof(me), &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_GETSOCKNAME, id, 0, 0, 0, NULL, 0, &r), 0);
+	memcpy(&me, r.data, sizeof(me));
+	ck_assert_int_ne(me.sin_port, 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_LISTEN, id, 5, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EOPNOTSUPP);
+
+	/* hostile headers first: none of them may reach the peer */
+	memset(&h, 0, sizeof(h));
+	h.addrlen = 0xffffffffu;
+	put_dgram(&g, id, &h, "bad1", 4, sizeof(h) + 4);
+	h.addrlen = 3;
+	memcpy(h.addr, &sin, sizeof(sin));
+	put_dgram(&g, id, &h, "bad2", 4, sizeof(h) + 4);
+	h.addrlen = sizeof(sin);
+	h.addr[0] = AF_UNIX;
+	h.addr[1] = 0;
+	put_dgram(&g, id, &h, "bad3", 4, sizeof(h) + 4);
+	h.addrlen = 0;	/* not connected: the kernel refuses, the TOE drops */
+	put_dgram(&g, id, &h, "bad4", 4, sizeof(h) + 4);
+	memcpy(h.addr, &sin, sizeof(sin));
+	h.addrlen = sizeof(sin);
+	put_dgram(&g, id, &h, "bad5", 4, 12);	/* shorter than the header */
+	/* then a good one */
+	put_dgram(&g, id, &h, "good", 4, sizeof(h) + 4);
+	sl = sizeof(from);
+	ck_assert_int_eq(recvfrom(u, buf, sizeof(buf), 0, (struct sockaddr *)&from, &sl), 4);
+	ck_assert_int_eq(memcmp(buf, "good", 4), 0);
+	ck_assert_int_eq(from.sin_port, me.sin_port);
+	ck_assert_int_eq(recv(u, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	/* an empty datagram is one */
+	put_dgram(&g, id, &h, "", 0, sizeof(h));
+	ck_assert_int_eq(recv(u, buf, sizeof(buf), 0), 0);
+
+	/* inbound: the source address in the header */
+	ck_assert_int_eq(sendto(u, "pong", 4, 0, (struct sockaddr *)&me, sizeof(me)), 4);
+	idx = next_data(&g, &d);
+	ck_assert_uint_eq(d.conn_id, id);
+	ck_assert_uint_eq(d.len, sizeof(h) + 4);
+	memcpy(&h, tcr_region_slot(g.r, idx) + d.off, sizeof(h));
+	ck_assert_uint_eq(h.addrlen, sizeof(sin));
+	ck_assert_uint_eq(h.flags, 0);
+	memcpy(&from, h.addr, sizeof(from));
+	ck_assert_int_eq(from.sin_port, sin.sin_port);
+	ck_assert_int_eq(memcmp(tcr_region_slot(g.r, idx) + d.off + sizeof(h), "pong", 4), 0);
+	tcr_ring_enqueue_burst(&g.ch.ring[TCR_CH_DONE], &idx, 1);
+	/* larger than a buffer (4096 here): cut, flagged */
+	ck_assert_int_eq(sendto(u, big, sizeof(big), 0, (struct sockaddr *)&me, sizeof(me)),
+			 (ssize_t)sizeof(big));
+	idx = next_data(&g, &d);
+	ck_assert_uint_eq(d.len, 4096);
+	memcpy(&h, tcr_region_slot(g.r, idx) + d.off, sizeof(h));
+	ck_assert_uint_eq(h.flags, SRPC_DGRAM_TRUNC);
+	tcr_ring_enqueue_burst(&g.ch.ring[TCR_CH_DONE], &idx, 1);
+	kick(&g);
+	ck_assert(!tcr_chan_stale(&g.ch));
+	close(u);
+	detach(&g);
+}
+END_TEST
+
 START_TEST(test_data_and_flow_control)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -547,6 +670,7 @@ int main(void)
 	tcase_add_test(tc, test_channels_run_out_and_come_back);
 	tcase_add_test(tc, test_garbage_handshake);
 	tcase_add_test(tc, test_data_and_flow_control);
+	tcase_add_test(tc, test_udp_datagrams);
 	tcase_add_test(tc, test_hoarding_guest);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
