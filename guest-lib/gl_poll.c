@@ -401,8 +401,14 @@ int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const
 			tcr_ring_cons_wait_prepare(&gl_rt.ch.ring[TCR_CH_RX]);
 			tcr_ring_cons_wait_prepare(&gl_rt.ch.ring[TCR_CH_FREE]);
 			if (tcr_ring_count(&gl_rt.ch.ring[TCR_CH_RX]) ||
-			    tcr_ring_count(&gl_rt.ch.ring[TCR_CH_FREE]))
+			    tcr_ring_count(&gl_rt.ch.ring[TCR_CH_FREE])) {
+				/* Not sleeping after all: undo the count, as below. */
 				sleep_ok = false;
+				if (--gl_rt.nsleep == 0) {
+					tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_RX]);
+					tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_FREE]);
+				}
+			}
 		} else {
 			sleep_ok = false;
 		}
