@@ -37,27 +37,14 @@ static struct ch_flow_key key(uint16_t sport, uint16_t dport)
  */
 static char base[64];
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int make_base(void)
 {
-	snprintf(base, sizeof(base), "/dev/shm/tochain-test-XXXXXX");
-	if (!mkdtemp(base)) {
-		perror("mkdtemp");
-		return -1;
-	}
-	return 0;
+	return tc_tmpdir_make(base, sizeof(base));
 }
 
 static void remove_base(void)
 {
-	nftw(base, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	tc_tmpdir_remove(base);
 }
 
 static void setup(void)
