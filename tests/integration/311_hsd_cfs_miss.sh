@@ -24,39 +24,9 @@
 # it is told a packet costs.
 set -euo pipefail
 
-top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${TOCHAIN_BUILD:-$top/build}
-sched=$build/bin/tochain-sched
-worker=$build/tests/bin/hsd-worker
-cg=hsd-it311-$$
-tmp=$(mktemp -d)
-sock=$tmp/sched.sock
-region=/dev/shm/hsd-it311-$$
-dpid= wpid=
-
-cleanup() {
-	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
-	[ -n "$dpid" ] && wait "$dpid" 2>/dev/null
-	"$sched" --backend v1 --cgroup "$cg" --cleanup 2>/dev/null || true
-	rm -rf "$tmp" "$region"
-}
-trap cleanup EXIT
-
-[ -x "$sched" ] && [ -x "$worker" ] || { echo "FAIL: tochain-sched/hsd-worker not built"; exit 1; }
-command -v jq >/dev/null || { echo "FAIL: jq missing (make deps installs it)"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for cgroups"; exit 77; }
-[ "$(nproc)" -ge 2 ] || { echo "SKIP: needs 2 cpus"; exit 77; }
-if ! "$sched" --backend v1 --cgroup "$cg" --cleanup 2>"$tmp/err"; then
-	echo "SKIP: no cgroup v1 cpu hierarchy: $(cat "$tmp/err")"; exit 77
-fi
-grep -qw freezer /proc/self/mountinfo || { echo "SKIP: no v1 freezer"; exit 77; }
-
-"$sched" --socket "$sock" --backend v1 --cgroup "$cg" --sync-cpus 0-1 --mode cfs \
-	--duration 90 --print-every 0 >"$tmp/daemon.log" 2>&1 &
-dpid=$!
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || { echo "FAIL: no socket"; cat "$tmp/daemon.log"; exit 1; }
+. "${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/hsd.sh"
+hsd_setup it311
+hsd_start 90 --mode cfs
 
 fail=0
 run() { # mode
