@@ -94,12 +94,6 @@ struct gl_wake {
 int gl_wake_fd(const struct gl_wake *w);
 void gl_wake_host(struct gl_wake *w);
 void gl_wake_drain(struct gl_wake *w);
-/*
- * Ring our own doorbell: a thread that drained a wake-up while other
- * threads of the process still sleep passes it on, or they would sleep
- * through the work it announced (one eventfd serves the whole process).
- */
-void gl_wake_pass(struct gl_wake *w);
 void gl_wake_close(struct gl_wake *w);
 
 /* ---- sockets ---- */

@@ -433,11 +433,8 @@ int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const
 			return -err;
 		}
 		r = drop_wake(evs + k, r, &woke);
-		if (woke) {
+		if (woke)
 			gl_wake_drain(&gl_rt.wake);
-			if (gl_rt.nsleep > 0)
-				gl_wake_pass(&gl_rt.wake);
-		}
 		k += r;
 		if (k)
 			break;

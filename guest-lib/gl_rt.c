@@ -519,11 +519,8 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
 		tcr_ring_cons_wait_done(&rt->ch.ring[TCR_CH_RX]);
 		tcr_ring_cons_wait_done(&rt->ch.ring[TCR_CH_FREE]);
 	}
-	if (r > 0 && all[0].revents) {
+	if (r > 0 && all[0].revents)
 		gl_wake_drain(&rt->wake);
-		if (rt->nsleep > 0)
-			gl_wake_pass(&rt->wake);
-	}
 	if (r > 0 && all[1].revents)
 		rt->broken = true;	/* the TOE went away: calls fail, never hang */
 	if (r >= 0) {

@@ -33,15 +33,6 @@ void gl_wake_drain(struct gl_wake *w)
 	}
 }
 
-void gl_wake_pass(struct gl_wake *w)
-{
-	uint64_t one = 1;
-
-	if (gl_real.write(w->efd_mine, &one, sizeof(one)) < 0) {
-		/* EAGAIN: saturated, the sleepers wake anyway */
-	}
-}
-
 void gl_wake_close(struct gl_wake *w)
 {
 	if (w->efd_mine >= 0)
