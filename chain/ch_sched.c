@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,7 +84,7 @@ struct vchan {
 
 struct vnf {
 	uint32_t present;		/* store-release by the control plane */
-	uint32_t id, nthreads, policy;
+	uint32_t id, nthreads, policy, dispatch;
 	char name[TCR_NAME_MAX];
 	int pid;			/* atomic: process serving it */
 	int restart_pid;		/* atomic: -1 none, else restart request */
@@ -140,6 +141,9 @@ struct ch_sched {
 	int stop;
 	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
 	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
+	/* result notification (ch_sched_notify_*) */
+	int notify_fd;
+	uint32_t notify_armed;		/* set by the consumer, cleared by a release */
 };
 
 static uint64_t now_ns(void)
@@ -207,6 +211,7 @@ struct ch_sched *ch_sched_create(const struct ch_sched_cfg *cfg)
 		return NULL;
 	}
 	pthread_mutex_init(&s->ctl_lock, NULL);
+	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->tables = ch_tables_create(s->cfg.nchains, CH_MAX_VNFS);
 	if (!s->tables)
 		goto out_free;
@@ -265,6 +270,8 @@ out_tables:
 	errno = err;
 out_free:
 	err = errno;
+	if (s->notify_fd >= 0)
+		close(s->notify_fd);
 	pthread_mutex_destroy(&s->ctl_lock);
 	free(s);
 	errno = err;
@@ -303,6 +310,8 @@ void ch_sched_destroy(struct ch_sched *s)
 	free(s->stall);
 	tcr_region_destroy(s->ctr_region);
 	free(s->ctr_mem);
+	if (s->notify_fd >= 0)
+		close(s->notify_fd);
 	pthread_mutex_destroy(&s->ctl_lock);
 	free(s);
 }
@@ -370,7 +379,8 @@ int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg)
 
 	if (!cfg || !cfg->region_path || cfg->nthreads == 0 ||
 	    cfg->nthreads > VNF_MAX_THREADS ||
-	    (cfg->policy != CH_FAIL_CLOSED && cfg->policy != CH_FAIL_OPEN))
+	    (cfg->policy != CH_FAIL_CLOSED && cfg->policy != CH_FAIL_OPEN) ||
+	    (cfg->dispatch != CH_DISPATCH_RR && cfg->dispatch != CH_DISPATCH_FLOW))
 		return -EINVAL;
 	pthread_mutex_lock(&s->ctl_lock);
 	id = s->nvnfs;
@@ -389,6 +399,7 @@ int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg)
 	vn->id = id;
 	vn->nthreads = cfg->nthreads;
 	vn->policy = cfg->policy;
+	vn->dispatch = cfg->dispatch;
 	vn->restart_pid = -1;
 	vn->r = tcr_region_create(cfg->region_path, &p);
 	if (!vn->r) {
@@ -529,6 +540,44 @@ struct tcr_chain_counters *ch_sched_counters(struct ch_sched *s, uint32_t chain)
 	return s->chain[chain].ctr;
 }
 
+int ch_sched_notify_fd(struct ch_sched *s)
+{
+	return s->notify_fd;
+}
+
+uint32_t ch_sched_out_len(struct ch_sched *s, uint32_t chain)
+{
+	if (chain >= s->cfg.nchains)
+		return 0;
+	return ch_queue_len(s->chain[chain].out);
+}
+
+bool ch_sched_notify_arm(struct ch_sched *s)
+{
+	tc_store_relaxed(&s->notify_armed, 1);
+	/* N1: the flag is visible before we look at the queues; pairs with N2. */
+	tc_fence_seq_cst();
+	for (uint32_t c = 0; c < s->cfg.nchains; c++)
+		if (ch_queue_len(s->chain[c].out))
+			return false;
+	return true;
+}
+
+/* Scheduler thread, after releasing results: wake an armed consumer. */
+static void notify_results(struct ch_sched *s)
+{
+	uint64_t one = 1;
+
+	/* N2: the results are visible before we look at the flag; pairs with N1. */
+	tc_fence_seq_cst();
+	if (!tc_load_relaxed(&s->notify_armed))
+		return;
+	tc_store_relaxed(&s->notify_armed, 0);
+	if (s->notify_fd >= 0 && write(s->notify_fd, &one, sizeof(one)) < 0) {
+		/* a full counter is readable anyway */
+	}
+}
+
 uint32_t ch_sched_in_flight(struct ch_sched *s)
 {
 	return tc_load_relaxed(&s->in_flight);
@@ -661,6 +710,21 @@ static void stall_push(struct ch_sched *s, uint32_t id)
 	s->stall[s->stail++ & s->flight_mask] = id;
 }
 
+/*
+ * The service thread of a connection (CH_DISPATCH_FLOW): a mix of the
+ * connection id (the TOE's ids differ in a few low bits) reduced to
+ * @nthreads.  The same id always gets the same thread.
+ */
+static uint32_t flow_thread(uint64_t conn_id, uint32_t nthreads)
+{
+	uint64_t x = conn_id + 0x9e3779b97f4a7c15ull;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x % nthreads);
+}
+
 /* Dispatch what is pending of flight @id's hop; stall what cannot go yet. */
 static void flight_dispatch(struct ch_sched *s, uint32_t id)
 {
@@ -705,7 +769,8 @@ static void flight_dispatch(struct ch_sched *s, uint32_t id)
 		d.chain = f->chain;
 		d.aux = VNF_AUX(p->region, p->buf);
 		d.arg = VNF_VERDICT_NONE;	/* the VNF must write its own */
-		c = vn->rr++ % vn->nthreads;
+		c = vn->dispatch == CH_DISPATCH_FLOW ? flow_thread(p->conn_id, vn->nthreads)
+						     : vn->rr++ % vn->nthreads;
 		if (vnf_send(vn, c, &d, &vd, NULL, 0)) {
 			stall_push(s, id);
 			continue;
@@ -1022,7 +1087,7 @@ static void early_flags(struct ch_sched *s, uint32_t nvnfs)
 unsigned int ch_sched_poll(struct ch_sched *s)
 {
 	uint32_t nvnfs = tc_load_acquire(&s->nvnfs);
-	unsigned int work = 0;
+	unsigned int work = 0, released = 0;
 	struct ch_table *tb, *next;
 	uint32_t nstall;
 	uint64_t now;
@@ -1066,9 +1131,15 @@ unsigned int ch_sched_poll(struct ch_sched *s)
 		flight_advance(s, id);
 	}
 	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
+		unsigned int out;
+
 		work += admit(s, c);
-		work += release(s, c);
+		out = release(s, c);
+		work += out;
+		released += out;
 	}
+	if (released)
+		notify_results(s);
 	for (uint32_t v = 0; v < nvnfs; v++)
 		kick_channels(&s->vnf[v]);
 	return work;

@@ -94,6 +94,14 @@ struct ch_result {
 
 enum ch_fail_policy { CH_FAIL_CLOSED = 0, CH_FAIL_OPEN = 1 };
 
+/*
+ * How a VNF's work descriptors are spread over its service threads:
+ * round-robin (default), or by flow: every descriptor of one connection
+ * (ch_pkt.conn_id) goes to the same thread, in submission order, for
+ * VNFs that keep per-stream state (an IDS reassembling a stream).
+ */
+enum ch_dispatch { CH_DISPATCH_RR = 0, CH_DISPATCH_FLOW = 1 };
+
 struct ch_sched_cfg {
 	uint32_t nchains;		/* chain ids 0..nchains-1; default 16, max 64 */
 	uint32_t qcap;			/* input/output queue records; default 1024 */
@@ -108,6 +116,7 @@ struct ch_vnf_cfg {
 	const char *region_path;	/* VNF region file to create (e.g. /dev/shm/...) */
 	uint32_t nthreads;		/* service threads = channels, 1..VNF_MAX_THREADS */
 	uint32_t policy;		/* enum ch_fail_policy */
+	uint32_t dispatch;		/* enum ch_dispatch; 0: round-robin */
 };
 
 struct ch_vnf_info {
@@ -176,6 +185,21 @@ void ch_sched_stop(struct ch_sched *s);
  * liburcu (urcu_memb_register_thread()).
  */
 unsigned int ch_sched_poll(struct ch_sched *s);
+
+/*
+ * Result notification for a consumer that sleeps (the TOE's epoll loop):
+ * an eventfd (non-blocking, close-on-exec, owned by the scheduler) that
+ * becomes readable when results were released into an output queue after
+ * the consumer armed it.  The consumer, before it sleeps, calls
+ * ch_sched_notify_arm(): false means results are already waiting (do not
+ * sleep); true means the next release writes the eventfd.  The consumer
+ * reads the eventfd to clear it.  Under load (never armed) no system call
+ * is made.  ch_sched_notify_fd() is -1 if the eventfd could not be made.
+ */
+int ch_sched_notify_fd(struct ch_sched *s);
+bool ch_sched_notify_arm(struct ch_sched *s);
+/* Results waiting in @chain's output queue (a snapshot; 0 for a bad id). */
+uint32_t ch_sched_out_len(struct ch_sched *s, uint32_t chain);
 
 /* Descriptors in processing (all chains); for tests and draining. */
 uint32_t ch_sched_in_flight(struct ch_sched *s);

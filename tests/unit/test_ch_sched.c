@@ -566,6 +566,170 @@ START_TEST(flow_table_is_granted_with_the_region)
 }
 END_TEST
 
+/* A VNF added with dispatch policy @dispatch (ch_vnf_cfg.dispatch). */
+static int add_vnf_dispatch(uint32_t threads, uint32_t dispatch)
+{
+	struct ch_vnf_cfg c = { .name = "d", .nthreads = threads, .dispatch = dispatch };
+	int id;
+
+	snprintf(vpath[3], sizeof(vpath[3]), "%s/vnfd%u", dir, dispatch);
+	c.region_path = vpath[3];
+	id = ch_sched_vnf_add(s, &c);
+	ck_assert_int_ge(id, 0);
+	return id;
+}
+
+static void submit_conn(uint32_t chain_id, uint32_t buf, uint64_t cookie, uint64_t conn)
+{
+	struct ch_pkt p;
+	uint32_t len = chh_fill(data, buf, cookie, NULL);
+
+	chh_pkt(&p, 3, buf, len, cookie);
+	p.conn_id = conn;
+	p.seq = cookie;
+	ck_assert_uint_eq(ch_sched_submit(s, chain_id, &p, 1), 1);
+}
+
+/*
+ * 3 service threads, 8 connections x 6 descriptors, interleaved: under
+ * CH_DISPATCH_FLOW every connection is seen by exactly one thread, in
+ * submission order; under round-robin (the default) each thread gets a
+ * third and connections are spread.
+ */
+static void run_dispatch(uint32_t dispatch, uint32_t *per_thread, uint32_t *threads_per_conn)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct vnf_thread *t[3];
+	struct vnf_pkt pk[64];
+	struct ch_result r[64];
+	int conn_thread[8], last_seq[8];
+	uint32_t got = 0, taken = 0;
+
+	ck_assert_int_eq(add_vnf_dispatch(3, dispatch), 0);
+	chain(0, 1, hops);
+	for (int i = 0; i < 3; i++) {
+		t[i] = vnf_attach(vpath[3], (uint32_t)i, 100);
+		ck_assert_ptr_nonnull(t[i]);
+		per_thread[i] = 0;
+	}
+	for (int c = 0; c < 8; c++) {
+		conn_thread[c] = -1;
+		last_seq[c] = -1;
+		threads_per_conn[c] = 0;
+	}
+	/* In rounds of 24 (the VNF region and queues are 64 deep). */
+	for (int round = 0; round < 2; round++) {
+		for (int k = 0; k < 24; k++) {
+			int seq = round * 24 + k;
+
+			submit_conn(0, (uint32_t)(seq % NBUFS), (uint64_t)seq,
+				    0x10000u * (uint64_t)(seq % 8 + 1) + 7);
+		}
+		polls(4);
+		for (int i = 0; i < 3; i++) {
+			int n = recv_now(t[i], pk, 64);
+
+			for (int j = 0; j < n; j++) {
+				int c = (int)(pk[j].d.conn_id / 0x10000u) - 1;
+
+				ck_assert(c >= 0 && c < 8);
+				if (conn_thread[c] != i) {
+					threads_per_conn[c]++;
+					conn_thread[c] = i;
+				}
+				if (dispatch == CH_DISPATCH_FLOW) {
+					/* one thread sees a connection in stream order */
+					ck_assert_int_gt((int)pk[j].d.seq, last_seq[c]);
+					last_seq[c] = (int)pk[j].d.seq;
+				}
+				vnf_post(t[i], &pk[j], VNF_VERDICT_ALLOW, 0);
+				per_thread[i]++;
+				got++;
+			}
+			vnf_flush(t[i]);
+		}
+		polls(4);
+		taken += ch_sched_take(s, 0, r, 64);
+	}
+	ck_assert_uint_eq(got, 48);
+	ck_assert_uint_eq(taken, 48);
+	for (int i = 0; i < 3; i++)
+		vnf_detach(t[i]);
+}
+
+START_TEST(flow_dispatch_keeps_a_connection_on_one_thread)
+{
+	uint32_t per[3], tpc[8], used = 0;
+
+	run_dispatch(CH_DISPATCH_FLOW, per, tpc);
+	for (int c = 0; c < 8; c++)
+		ck_assert_uint_eq(tpc[c], 1);
+	for (int i = 0; i < 3; i++)
+		used += per[i] > 0;
+	/* 8 connections over 3 threads: the hash uses more than one */
+	ck_assert_uint_ge(used, 2);
+}
+END_TEST
+
+START_TEST(round_robin_dispatch_spreads_evenly)
+{
+	uint32_t per[3], tpc[8], spread = 0;
+
+	run_dispatch(CH_DISPATCH_RR, per, tpc);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(per[i], 16);
+	for (int c = 0; c < 8; c++)
+		spread += tpc[c] > 1;
+	ck_assert_uint_gt(spread, 0);
+}
+END_TEST
+
+START_TEST(bad_dispatch_policy_is_refused)
+{
+	struct ch_vnf_cfg c = { .name = "x", .nthreads = 1, .dispatch = 2 };
+
+	snprintf(vpath[3], sizeof(vpath[3]), "%s/vnfbad", dir);
+	c.region_path = vpath[3];
+	ck_assert_int_eq(ch_sched_vnf_add(s, &c), -EINVAL);
+	ck_assert_int_ne(access(vpath[3], F_OK), 0);
+}
+END_TEST
+
+/* The eventfd fires for results released after an arm, and only then. */
+START_TEST(notify_fd_signals_released_results_when_armed)
+{
+	int fd = ch_sched_notify_fd(s);
+	struct ch_result r[4];
+	uint64_t v;
+
+	ck_assert_int_ge(fd, 0);
+	chain(2, 0, NULL);	/* pass-through */
+	/* Not armed: results arrive silently. */
+	submit(2, 1, 1);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_out_len(s, 2), 1);
+	ck_assert_int_lt(read(fd, &v, sizeof(v)), 0);
+	ck_assert_int_eq(errno, EAGAIN);
+	/* Armed with results waiting: do not sleep. */
+	ck_assert(!ch_sched_notify_arm(s));
+	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 1);
+	ck_assert_uint_eq(ch_sched_out_len(s, 2), 0);
+	/* Armed on empty queues: the next release writes the eventfd once. */
+	ck_assert(ch_sched_notify_arm(s));
+	submit(2, 2, 2);
+	polls(2);
+	ck_assert_int_eq(read(fd, &v, sizeof(v)), (int)sizeof(v));
+	ck_assert_uint_ge(v, 1);
+	submit(2, 3, 3);
+	polls(2);
+	ck_assert_int_lt(read(fd, &v, sizeof(v)), 0);	/* disarmed by the release */
+	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 2);
+	ck_assert_uint_eq(r[0].pkt.cookie, 2);
+	ck_assert_uint_eq(r[1].pkt.cookie, 3);
+	ck_assert_uint_eq(ch_sched_out_len(s, 99), 0);
+}
+END_TEST
+
 int main(void)
 {
 	int rc;
@@ -583,6 +747,10 @@ int main(void)
 	tcase_add_test(tc, early_end_flags_reach_the_chain_counters);
 	tcase_add_test(tc, deleted_chain_revokes_grants_after_last_descriptor);
 	tcase_add_test(tc, flow_table_is_granted_with_the_region);
+	tcase_add_test(tc, flow_dispatch_keeps_a_connection_on_one_thread);
+	tcase_add_test(tc, round_robin_dispatch_spreads_evenly);
+	tcase_add_test(tc, bad_dispatch_policy_is_refused);
+	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
 	if (make_base())
