@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <jansson.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libvirt/libvirt.h>
@@ -355,4 +357,430 @@ int td_libvirt_vcpu_tids(struct td_libvirt *lv, const char *domain, pid_t *tids,
 	free(reply);
 	virDomainFree(dom);
 	return n;
+}
+
+/* ---- grants ---------------------------------------------------------- */
+
+#define PERIPHERAL "/machine/peripheral/"
+
+bool td_libvirt_grant_name_valid(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return false;
+	for (n = 0; name[n]; n++) {
+		char c = name[n];
+
+		if (n >= TD_LIBVIRT_GRANT_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return n > 0;
+}
+
+/* snprintf into @out; -ENAMETOOLONG when it does not fit */
+__attribute__((format(printf, 3, 4)))
+static int fmt(char *out, size_t len, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(out, len, f, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int td_libvirt_grant_alias(const char *name, char *out, size_t len)
+{
+	if (!td_libvirt_grant_name_valid(name))
+		return -EINVAL;
+	return fmt(out, len, TD_LIBVIRT_GRANT_ALIAS_PREFIX "%s", name);
+}
+
+int td_libvirt_grant_xml(const char *name, uint64_t size, char *out, size_t len)
+{
+	if (!td_libvirt_grant_name_valid(name) || !td_libvirt_size_valid(size))
+		return -EINVAL;
+	return fmt(out, len,
+		   "<shmem name='" TD_LIBVIRT_GRANT_SHM_PREFIX "%s'><model type='ivshmem-plain'/>"
+		   "<size unit='M'>%llu</size><alias name='" TD_LIBVIRT_GRANT_ALIAS_PREFIX
+		   "%s'/></shmem>", name, (unsigned long long)(size >> 20), name);
+}
+
+/* The name is checked: nothing in it needs JSON escaping. */
+int td_libvirt_revoke_qmp(const char *name, bool revoked, char *out, size_t len)
+{
+	if (!td_libvirt_grant_name_valid(name))
+		return -EINVAL;
+	return fmt(out, len,
+		   "{\"execute\":\"qom-set\",\"arguments\":{\"path\":\"" PERIPHERAL
+		   TD_LIBVIRT_GRANT_ALIAS_PREFIX "%s\",\"property\":\"revoked\",\"value\":%s}}",
+		   name, revoked ? "true" : "false");
+}
+
+int td_libvirt_revoked_query_qmp(const char *name, char *out, size_t len)
+{
+	if (!td_libvirt_grant_name_valid(name))
+		return -EINVAL;
+	return fmt(out, len,
+		   "{\"execute\":\"qom-get\",\"arguments\":{\"path\":\"" PERIPHERAL
+		   TD_LIBVIRT_GRANT_ALIAS_PREFIX "%s\",\"property\":\"revoked\"}}", name);
+}
+
+/*
+ * The "return" member of QMP @reply in *@ret (owned by *@root, which the
+ * caller frees in every case), or the error mapped as
+ * td_libvirt_parse_qmp_reply documents.  QEMU without the series says
+ * "Property 'ivshmem-plain.revoked' not found" (object_property_find_err).
+ */
+static int qmp_result(const char *reply, json_t **root, json_t **ret, char *err, size_t errlen)
+{
+	json_t *e;
+	const char *cls, *desc;
+	size_t dl;
+
+	*root = reply ? json_loads(reply, 0, NULL) : NULL;
+	*ret = NULL;
+	if (!json_is_object(*root))
+		return -EBADMSG;
+	*ret = json_object_get(*root, "return");
+	if (*ret)
+		return 0;
+	e = json_object_get(*root, "error");
+	cls = json_string_value(json_object_get(e, "class"));
+	desc = json_string_value(json_object_get(e, "desc"));
+	if (!cls || !desc)
+		return -EBADMSG;
+	snprintf(err, errlen, "QEMU: %s", desc);
+	if (!strcmp(cls, "DeviceNotFound"))
+		return -ENODEV;
+	dl = strlen(desc);
+	if (!strncmp(desc, "Property '", 10) && dl > 19 &&
+	    !strcmp(desc + dl - 19, ".revoked' not found"))
+		return -ENOTSUP;
+	return -EIO;
+}
+
+int td_libvirt_parse_qmp_reply(const char *reply, char *err, size_t errlen)
+{
+	json_t *root, *ret;
+	int rc = qmp_result(reply, &root, &ret, err, errlen);
+
+	json_decref(root);
+	return rc;
+}
+
+int td_libvirt_parse_revoked(const char *reply, char *err, size_t errlen)
+{
+	json_t *root, *ret;
+	int rc = qmp_result(reply, &root, &ret, err, errlen);
+
+	if (!rc)
+		rc = json_is_boolean(ret) ? json_is_true(ret) : -EBADMSG;
+	json_decref(root);
+	return rc;
+}
+
+int td_libvirt_parse_revoke_support(const char *reply)
+{
+	json_t *root, *ret, *p;
+	char err[8];
+	size_t i;
+	int rc = qmp_result(reply, &root, &ret, err, sizeof(err));
+
+	if (rc == -ENODEV)
+		rc = -ENOTSUP;		/* QEMU has no ivshmem-plain */
+	else if (!rc && !json_is_array(ret))
+		rc = -EBADMSG;
+	if (rc)
+		goto out;
+	json_array_foreach(ret, i, p) {
+		const char *n = json_string_value(json_object_get(p, "name"));
+
+		if (!n) {
+			rc = -EBADMSG;
+			goto out;
+		}
+		if (!strcmp(n, "revoked"))
+			rc = 1;
+	}
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* @domain, which must be running: the handle, or NULL with *@rc set. */
+static virDomainPtr lv_running(struct td_libvirt *lv, const char *domain, int *rc,
+			       char *err, size_t errlen)
+{
+	virDomainPtr dom = lv_domain(lv, domain, err, errlen);
+
+	if (!dom) {
+		*rc = -ENOENT;
+		return NULL;
+	}
+	if (virDomainIsActive(dom) != 1) {
+		snprintf(err, errlen, "libvirt domain '%s' is not running", domain);
+		virDomainFree(dom);
+		*rc = -ESRCH;
+		return NULL;
+	}
+	return dom;
+}
+
+/* Run QMP @cmd in @dom's QEMU: 0 with *@reply (free it), or -EIO. */
+static int lv_qmp(virDomainPtr dom, const char *domain, const char *cmd, char **reply,
+		  char *err, size_t errlen)
+{
+	*reply = NULL;
+	if (virDomainQemuMonitorCommand(dom, cmd, reply, 0)) {
+		snprintf(err, errlen, "libvirt domain '%s': QMP: %s", domain, lv_error());
+		return -EIO;
+	}
+	return 0;
+}
+
+int td_libvirt_revoke_supported(struct td_libvirt *lv, const char *domain, char *err,
+				size_t errlen)
+{
+	virDomainPtr dom;
+	char *reply;
+	int rc;
+
+	dom = lv_running(lv, domain, &rc, err, errlen);
+	if (!dom)
+		return rc;
+	rc = lv_qmp(dom, domain, "{\"execute\":\"device-list-properties\","
+		    "\"arguments\":{\"typename\":\"ivshmem-plain\"}}", &reply, err, errlen);
+	if (!rc) {
+		rc = td_libvirt_parse_revoke_support(reply);
+		if (rc == -ENOTSUP)
+			rc = 0;
+		else if (rc < 0)
+			snprintf(err, errlen, "libvirt domain '%s': unexpected "
+				 "device-list-properties reply", domain);
+	}
+	free(reply);
+	virDomainFree(dom);
+	return rc;
+}
+
+/* Set (or, @query, read) grant @name's "revoked" in running @dom. */
+static int grant_qmp(virDomainPtr dom, const char *domain, const char *name, bool query,
+		     bool revoked, char *err, size_t errlen)
+{
+	char cmd[320], *reply;
+	int rc;
+
+	if (query)
+		rc = td_libvirt_revoked_query_qmp(name, cmd, sizeof(cmd));
+	else
+		rc = td_libvirt_revoke_qmp(name, revoked, cmd, sizeof(cmd));
+	if (rc) {
+		snprintf(err, errlen, "bad grant name '%s'", name);
+		return -EINVAL;
+	}
+	rc = lv_qmp(dom, domain, cmd, &reply, err, errlen);
+	if (rc)
+		return rc;
+	rc = query ? td_libvirt_parse_revoked(reply, err, errlen) :
+		     td_libvirt_parse_qmp_reply(reply, err, errlen);
+	free(reply);
+	if (rc == -ENOTSUP)
+		snprintf(err, errlen, "the QEMU of libvirt domain '%s' cannot revoke (its "
+			 "ivshmem has no 'revoked' property: not a qemu-patches/ build)", domain);
+	else if (rc == -ENODEV)
+		snprintf(err, errlen, "libvirt domain '%s' has no grant '%s'", domain, name);
+	else if (rc == -EBADMSG)
+		snprintf(err, errlen, "libvirt domain '%s': unexpected QMP reply", domain);
+	return rc;
+}
+
+static int grant_call(struct td_libvirt *lv, const char *domain, const char *name, bool query,
+		      bool revoked, char *err, size_t errlen)
+{
+	virDomainPtr dom;
+	int rc;
+
+	if (!td_libvirt_grant_name_valid(name)) {
+		snprintf(err, errlen, "bad grant name '%s'", name ? name : "");
+		return -EINVAL;
+	}
+	dom = lv_running(lv, domain, &rc, err, errlen);
+	if (!dom)
+		return rc;
+	rc = grant_qmp(dom, domain, name, query, revoked, err, errlen);
+	virDomainFree(dom);
+	return rc;
+}
+
+int td_libvirt_revoke(struct td_libvirt *lv, const char *domain, const char *name,
+		      char *err, size_t errlen)
+{
+	return grant_call(lv, domain, name, false, true, err, errlen);
+}
+
+int td_libvirt_regrant(struct td_libvirt *lv, const char *domain, const char *name,
+		       char *err, size_t errlen)
+{
+	return grant_call(lv, domain, name, false, false, err, errlen);
+}
+
+int td_libvirt_grant_revoked(struct td_libvirt *lv, const char *domain, const char *name,
+			     char *err, size_t errlen)
+{
+	return grant_call(lv, domain, name, true, false, err, errlen);
+}
+
+/* Does @dom's live XML hold a device with alias @alias? 1, 0, or -EIO. */
+static int has_alias(virDomainPtr dom, const char *alias, uid_t *uid, gid_t *gid)
+{
+	char *xml = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_SECURE), tag[128];
+	int found;
+
+	if (!xml)
+		return -EIO;
+	snprintf(tag, sizeof(tag), "<alias name='%s'/>", alias);
+	found = strstr(xml, tag) != NULL;
+	if (uid && td_libvirt_dac_owner(xml, uid, gid)) {
+		struct passwd *pw = getpwnam("libvirt-qemu");
+
+		*uid = pw ? pw->pw_uid : 0;
+		*gid = pw ? pw->pw_gid : 0;
+	}
+	free(xml);
+	return found;
+}
+
+int td_libvirt_grant(struct td_libvirt *lv, const char *domain, const char *name,
+		     const char *region, uint64_t size, char *err, size_t errlen)
+{
+	char xml[512], alias[96], link_path[PATH_MAX];
+	virDomainPtr dom;
+	struct stat st;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int rc;
+
+	if (td_libvirt_grant_xml(name, size, xml, sizeof(xml)) ||
+	    td_libvirt_grant_alias(name, alias, sizeof(alias))) {
+		snprintf(err, errlen, "bad grant name '%s' or size %llu (a power of two of "
+			 "at least 1M)", name ? name : "", (unsigned long long)size);
+		return -EINVAL;
+	}
+	dom = lv_running(lv, domain, &rc, err, errlen);
+	if (!dom)
+		return rc;
+	rc = has_alias(dom, alias, &uid, &gid);
+	if (rc) {
+		if (rc > 0)
+			snprintf(err, errlen, "libvirt domain '%s' already has grant '%s'",
+				 domain, name);
+		else
+			snprintf(err, errlen, "libvirt domain '%s': %s", domain, lv_error());
+		rc = rc > 0 ? -EEXIST : -EIO;
+		goto out_free;
+	}
+	if (stat(region, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "region %s: %s", region, strerror(errno));
+		goto out_free;
+	}
+	if (uid != 0 && st.st_uid != uid) {
+		if (st.st_uid != 0) {
+			snprintf(err, errlen, "region %s belongs to uid %u, libvirt domain '%s' "
+				 "runs as uid %u", region, (unsigned int)st.st_uid, domain,
+				 (unsigned int)uid);
+			rc = -EACCES;
+			goto out_free;
+		}
+		if (chown(region, uid, gid)) {
+			rc = -errno;
+			snprintf(err, errlen, "cannot give %s to uid %u: %s", region,
+				 (unsigned int)uid, strerror(errno));
+			goto out_free;
+		}
+	}
+	snprintf(link_path, sizeof(link_path), "%s/" TD_LIBVIRT_GRANT_SHM_PREFIX "%s", SHM_DIR,
+		 name);
+	unlink(link_path);	/* a stale link of an earlier run */
+	if (link(region, link_path)) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot link %s as %s: %s%s", region, link_path,
+			 strerror(errno), errno == EXDEV ? " (the region must be on /dev/shm)" : "");
+		goto out_free;
+	}
+	if (virDomainAttachDeviceFlags(dom, xml, VIR_DOMAIN_AFFECT_LIVE)) {
+		snprintf(err, errlen, "libvirt domain '%s': attaching grant '%s': %s", domain,
+			 name, lv_error());
+		rc = -EIO;
+		goto out_unlink;
+	}
+	virDomainFree(dom);
+	return 0;
+
+out_unlink:
+	unlink(link_path);
+out_free:
+	virDomainFree(dom);
+	return rc;
+}
+
+int td_libvirt_ungrant(struct td_libvirt *lv, const char *domain, const char *name,
+		       char *err, size_t errlen)
+{
+	char alias[96], link_path[PATH_MAX], rerr[256] = "";
+	virDomainPtr dom;
+	int rc = 0, rrc;
+
+	if (td_libvirt_grant_alias(name, alias, sizeof(alias))) {
+		snprintf(err, errlen, "bad grant name '%s'", name ? name : "");
+		return -EINVAL;
+	}
+	snprintf(link_path, sizeof(link_path), "%s/" TD_LIBVIRT_GRANT_SHM_PREFIX "%s", SHM_DIR,
+		 name);
+	dom = lv_domain(lv, domain, err, errlen);
+	if (!dom) {
+		virErrorPtr e = virGetLastError();
+
+		/* a domain that is gone holds no device */
+		if (!e || e->code != VIR_ERR_NO_DOMAIN)
+			rc = -EIO;
+		goto out_unlink;
+	}
+	/* grants are live only: a stopped domain holds none */
+	if (virDomainIsActive(dom) != 1)
+		goto out_free;
+	/* first revoke, so the guest loses access whatever it does with the unplug */
+	rrc = grant_qmp(dom, domain, name, false, true, rerr, sizeof(rerr));
+	if (rrc == -ENODEV)
+		goto out_free;	/* QEMU has no such device (left, or never there) */
+	if (virDomainDetachDeviceAlias(dom, alias, VIR_DOMAIN_AFFECT_LIVE)) {
+		snprintf(err, errlen, "libvirt domain '%s': unplugging grant '%s': %s",
+			 domain, name, lv_error());
+		/* libvirt 9.0 calls an unknown alias an internal error: look again */
+		if (has_alias(dom, alias, NULL, NULL) != 0)
+			rc = -EIO;
+	}
+	if (rrc == -ENOTSUP && !rc) {
+		/* stock QEMU: access ends only when the guest ejects the device */
+		if (has_alias(dom, alias, NULL, NULL) != 0) {
+			snprintf(err, errlen, "%s; the unplug of grant '%s' waits for the guest",
+				 rerr, name);
+			rc = TD_LIBVIRT_UNGRANT_PENDING;
+		}
+	} else if (rrc < 0 && rrc != -ENOTSUP && !rc) {
+		snprintf(err, errlen, "%s", rerr);
+		rc = rrc;
+	}
+out_free:
+	virDomainFree(dom);
+out_unlink:
+	/* QEMU keeps its own mapping until the device is gone */
+	unlink(link_path);
+	return rc;
 }

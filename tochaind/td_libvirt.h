@@ -29,7 +29,9 @@
 #ifndef TOCHAIN_TD_LIBVIRT_H
 #define TOCHAIN_TD_LIBVIRT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "td_state.h"
@@ -82,5 +84,114 @@ int td_libvirt_detach(struct td_libvirt *lv, const struct td_vm *vm, const char 
  */
 int td_libvirt_vcpu_tids(struct td_libvirt *lv, const char *domain, pid_t *tids, int max,
 			 char *err, size_t errlen);
+
+/*
+ * Grants: another VM's region given to a running (VNF) domain, which the
+ * host can take away at once and give back without the guest's help.
+ *
+ * A grant NAME ([A-Za-z0-9_-], at most TD_LIBVIRT_GRANT_MAX chars, unique
+ * on the host; e.g. "<fabric>-<vnf>-<vm>") is the hot-plugged device
+ *   <shmem name='tochain-grant-NAME'><model type='ivshmem-plain'/>
+ *     <size unit='M'>N</size><alias name='ua-tochain-grant-NAME'/></shmem>
+ * of the running domain only (live, never its configuration: a grant does
+ * not outlive the domain's QEMU).  The region file is hard-linked as
+ * /dev/shm/tochain-grant-NAME, as for td_libvirt_attach.
+ *
+ * Revoking and re-granting set the device's "revoked" property (QMP
+ * qom-set on /machine/peripheral/ua-tochain-grant-NAME through
+ * virDomainQemuMonitorCommand, which marks the domain "tainted:
+ * custom-monitor").  The property exists only in a QEMU carrying
+ * qemu-patches/ (the domain's <emulator> must be that build; see
+ * qemu-patches/README.md); with any other QEMU these calls return
+ * -ENOTSUP and the guest keeps its access until it lets the device go.
+ * Revoked, the guest's BAR reads all ones and its writes are dropped; the
+ * region itself, the host and the other guests are untouched.
+ *
+ * Errors common to the calls below: -EINVAL bad name or size, -ENOENT no
+ * such domain (or libvirt unreachable), -ESRCH the domain is not running,
+ * -ENODEV no such grant in the domain, -ENOTSUP the domain's QEMU cannot
+ * revoke, -EIO libvirt or QEMU refused (with @err set to why).
+ */
+#define TD_LIBVIRT_GRANT_MAX 48
+#define TD_LIBVIRT_GRANT_SHM_PREFIX "tochain-grant-"
+#define TD_LIBVIRT_GRANT_ALIAS_PREFIX "ua-tochain-grant-"
+
+/* Is @name usable as a grant name? */
+bool td_libvirt_grant_name_valid(const char *name);
+
+/* The device alias ("ua-tochain-grant-NAME"); 0, -EINVAL or -ENAMETOOLONG. */
+int td_libvirt_grant_alias(const char *name, char *out, size_t len);
+
+/* The <shmem> device XML of grant @name of @size bytes; 0, -EINVAL, -ENAMETOOLONG. */
+int td_libvirt_grant_xml(const char *name, uint64_t size, char *out, size_t len);
+
+/* The QMP command setting grant @name's "revoked" to @revoked. */
+int td_libvirt_revoke_qmp(const char *name, bool revoked, char *out, size_t len);
+
+/* The QMP command reading it back (qom-get). */
+int td_libvirt_revoked_query_qmp(const char *name, char *out, size_t len);
+
+/*
+ * A QMP reply to one of the commands above: 0 for success ({"return":
+ * ...}), -ENOTSUP when the device has no "revoked" property, -ENODEV when
+ * QEMU has no such device, -EIO another error (@err: QEMU's words),
+ * -EBADMSG not a QMP reply.
+ */
+int td_libvirt_parse_qmp_reply(const char *reply, char *err, size_t errlen);
+
+/* A qom-get reply of "revoked": 1 revoked, 0 granted, else as above. */
+int td_libvirt_parse_revoked(const char *reply, char *err, size_t errlen);
+
+/*
+ * A device-list-properties reply for ivshmem-plain: 1 if it lists
+ * "revoked", 0 if not, -ENOTSUP if QEMU has no ivshmem-plain at all,
+ * -EBADMSG not a reply.
+ */
+int td_libvirt_parse_revoke_support(const char *reply);
+
+/* Can running domain @domain's QEMU revoke (1) or not (0)?  Or -errno. */
+int td_libvirt_revoke_supported(struct td_libvirt *lv, const char *domain, char *err,
+				size_t errlen);
+
+/*
+ * Give region file @region (@size bytes, a power of two of at least 1M;
+ * on /dev/shm's filesystem) to running domain @domain as grant @name.
+ * The file is chowned to the domain's DAC user if root owns it; one owned
+ * by another user than the domain's is refused (-EACCES): domains sharing
+ * regions must run as the same user (libvirt's default, libvirt-qemu).
+ * -EEXIST if the domain already has that grant (ungrant it first).  On
+ * failure nothing is left behind but the chown.  Does not say whether
+ * the grant can be revoked: ask td_libvirt_revoke_supported.
+ */
+int td_libvirt_grant(struct td_libvirt *lv, const char *domain, const char *name,
+		     const char *region, uint64_t size, char *err, size_t errlen);
+
+/* Take grant @name away from the guest now (idempotent); 0 or -errno. */
+int td_libvirt_revoke(struct td_libvirt *lv, const char *domain, const char *name,
+		      char *err, size_t errlen);
+
+/* Give it back (idempotent); 0 or -errno. */
+int td_libvirt_regrant(struct td_libvirt *lv, const char *domain, const char *name,
+		       char *err, size_t errlen);
+
+/* Is grant @name revoked (1) or not (0)?  Or -errno (-ENODEV: not plugged). */
+int td_libvirt_grant_revoked(struct td_libvirt *lv, const char *domain, const char *name,
+			     char *err, size_t errlen);
+
+/*
+ * Remove grant @name: revoke it (so that the removal does not depend on
+ * the guest), ask libvirt to unplug the device (device_del; it is gone
+ * once the guest ejects it) and remove the /dev/shm link.  Best effort
+ * and idempotent: a domain, or a device, that is gone is not an error.
+ *   0                         the guest has no access any more (revoked,
+ *                             or no device, or domain gone/stopped)
+ *   TD_LIBVIRT_UNGRANT_PENDING  the unplug was asked but this QEMU cannot
+ *                             revoke: the guest keeps access until it
+ *                             ejects the device (@err says so)
+ *   -errno                    libvirt refused (link removed anyway)
+ */
+#define TD_LIBVIRT_UNGRANT_PENDING 1
+int td_libvirt_ungrant(struct td_libvirt *lv, const char *domain, const char *name,
+		       char *err, size_t errlen);
 
 #endif
