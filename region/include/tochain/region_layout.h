@@ -70,6 +70,57 @@ enum tcr_region_kind {
 	TCR_KIND_HOST		= 2,	/* host-only: chain queues, counters */
 };
 
+/*
+ * The VM link (ivshmem/ivs_link.h, guest-drivers/README.md): a host
+ * process that attaches channels to the TOE on behalf of the processes
+ * inside a real VM, which cannot reach the TOE's UNIX socket, and relays
+ * the doorbells.  It offers each channel in a slot of this table; a
+ * guest process claims a slot through the guest driver (ioctl CLAIM),
+ * and the driver releases it when that process's claim file is closed
+ * (exit or crash).  Everything the guest writes here is untrusted: the
+ * link keeps its own copy of what it offered and only ever reads a
+ * slot's state (is it RELEASED?), its kick counter and the claimer's peer
+ * id, each once and checked.
+ */
+#define TCR_LINK_BYTES		1024
+#define TCR_LINK_SLOTS		30
+#define TCR_LINK_MAGIC		0x4b4e494cu	/* "LINK" */
+
+enum tcr_link_mode {
+	TCR_LINK_POLL		= 1,	/* ivshmem-plain: no interrupts, both sides poll */
+	TCR_LINK_DOORBELL	= 2,	/* ivshmem-doorbell: MSI-X vector = slot's vector */
+};
+
+enum tcr_link_state {
+	TCR_LINK_FREE		= 0,	/* nothing offered */
+	TCR_LINK_OFFERED	= 1,	/* (h) channel/epoch/vector valid, claimable */
+	TCR_LINK_CLAIMED	= 2,	/* (g) a guest process holds it */
+	TCR_LINK_RELEASED	= 3,	/* (g) its process closed its claim: recycle */
+};
+
+struct tcr_link_slot {
+	__u32 state;		/* enum tcr_link_state; (h) FREE/OFFERED, (g) CLAIMED/RELEASED */
+	__u32 channel;		/* (h) region channel the link attached */
+	__u32 epoch;		/* (h) its epoch */
+	__u32 vector;		/* (h) MSI-X vector of this slot, both directions */
+	__u32 guest_peer;	/* (g) IVPosition of the claiming guest */
+	__u32 pid;		/* (g) informational */
+	__u32 kick;		/* (g) bumped by the guest to wake the TOE (poll mode) */
+	__u32 cookie;		/* (g) the driver's claim number */
+};
+
+struct tcr_link {
+	__u32 magic;		/* (h) TCR_LINK_MAGIC, store-release, last */
+	__u32 nslots;		/* (h) slots in use, <= TCR_LINK_SLOTS */
+	__u32 mode;		/* (h) enum tcr_link_mode */
+	__u32 host_peer;	/* (h) ivshmem peer id of the link (doorbell mode) */
+	__u32 poll_us;		/* (h) poll interval the guest should use (poll mode) */
+	__u32 link_pid;		/* (h) informational */
+	__u32 seq;		/* (h) bumped each time the link (re)publishes */
+	__u8 pad[TCR_CACHELINE - 28];
+	struct tcr_link_slot slot[TCR_LINK_SLOTS];
+};
+
 /* Region header: the first 4096 bytes. */
 struct tcr_header {
 	__u64 magic;		/* (h) TCR_MAGIC, stored last when formatting */
@@ -101,7 +152,15 @@ struct tcr_header {
 	__u32 tsc_mult;
 	__u32 tsc_shift;
 
-	__u8 reserved[TCR_PAGE - 160];
+	__u8 reserved[TCR_PAGE - 160 - TCR_LINK_BYTES];
+
+	/*
+	 * The VM link's claim table (struct tcr_link, above), the last
+	 * TCR_LINK_BYTES of the header page: written by tochain-vmlink (h)
+	 * and the guest's tochain_ivshmem driver and runtime (g); zero (no
+	 * link) in a freshly created region.  ivshmem/README.md.
+	 */
+	struct tcr_link link;
 };
 
 /*
@@ -220,6 +279,9 @@ struct tcr_chain_counters {
 TCR_STATIC_ASSERT(sizeof(struct tcr_header) == TCR_PAGE, "header is one page");
 TCR_STATIC_ASSERT(offsetof(struct tcr_header, name) == 40, "name offset is ABI");
 TCR_STATIC_ASSERT(offsetof(struct tcr_header, tsc_shift) + 4 == 160, "header fields");
+TCR_STATIC_ASSERT(sizeof(struct tcr_link) == TCR_LINK_BYTES, "link table");
+TCR_STATIC_ASSERT(offsetof(struct tcr_header, link) == TCR_PAGE - TCR_LINK_BYTES,
+		  "link table ends the header page");
 TCR_STATIC_ASSERT(sizeof(struct tcr_ring_ctl) == 2 * TCR_CACHELINE, "ring control");
 TCR_STATIC_ASSERT(offsetof(struct tcr_ring_ctl, cons_head) == TCR_CACHELINE,
 		  "consumer state on its own cache line");
