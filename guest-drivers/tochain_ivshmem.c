@@ -29,6 +29,21 @@
  * the address_space of each open file); the fault handler never maps
  * anything again, so later accesses get SIGBUS, and ioctls get ENODEV.
  * Bound eventfds are signalled once so that sleepers wake up and notice.
+ * poll() on an open file reports EPOLLHUP | EPOLLERR from then on (and
+ * nothing before), so a process can wait for the device to go.
+ *
+ * CLAIMS (the VM link's claim table, struct tcr_link at the end of the
+ * region header)
+ * IOC_CLAIM turns an OFFERED slot into CLAIMED for the calling file and
+ * stamps it with a claim number (cookie); releasing the file (its last
+ * reference: close, exit, crash) turns it into RELEASED, if the slot
+ * still carries our cookie, and rings the host on the slot's vector so
+ * that the link recycles the channel at once (in poll mode the link
+ * finds it on its next scan).  Claims are serialised by ->claim_lock, so
+ * two processes never take one slot; the host never writes a CLAIMED
+ * slot.  At probe, slots left CLAIMED by an earlier boot of the guest
+ * are released the same way.  Values read from the table are copied
+ * once and bounds-checked; a bad table makes CLAIM fail, nothing else.
  *
  * LOCKS, in the order they nest:
  *   mmap_lock    (held around ->mmap and ->fault)
@@ -38,6 +53,7 @@
  *   tivs_names_lock  mutex: the list of registered devices and their names
  *   misc_mtx     (misc core: held around ->open and by (de)registration)
  *   ->files_lock mutex: ->files, the list of open files
+ *   ->claim_lock mutex: claim table writes (taken under map_lock, read)
  *   ->irq_lock   spinlock (irq-safe): eventfd bindings, read by handlers
  * ->open runs under misc_mtx and so takes only ->files_lock.
  */
@@ -58,6 +74,9 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/version.h>
+#include <linux/poll.h>
+#include <linux/random.h>
+#include <linux/sched.h>
 
 #include <tochain/region_layout.h>
 #include "tochain_ivshmem_uapi.h"
@@ -97,6 +116,8 @@ struct tivs_file {
 	struct tivs_dev *tdev;
 	struct address_space *mapping;	/* of the inode it was opened on */
 	struct list_head node;		/* in tdev->files */
+	bool claimed;			/* under tdev->claim_lock */
+	struct tochain_ivshmem_claim claim;
 };
 
 struct tivs_dev {
@@ -125,6 +146,10 @@ struct tivs_dev {
 
 	struct mutex files_lock;
 	struct list_head files;
+
+	struct mutex claim_lock;
+	u32 claim_seq;			/* cookies, under claim_lock */
+	wait_queue_head_t gone_wq;	/* poll(): woken by remove() */
 
 	spinlock_t irq_lock;
 	unsigned int nvectors;
@@ -396,6 +421,87 @@ static int tivs_setup_irqs(struct tivs_dev *tdev)
 	return 0;
 }
 
+static struct tcr_link *tivs_link(struct tivs_dev *tdev)
+{
+	return &((struct tcr_header *)tdev->shm)->link;
+}
+
+/* Ring the link on @vector, if this device has interrupts.  map_lock held. */
+static void tivs_ring_host(struct tivs_dev *tdev, u32 peer, u32 vector)
+{
+	if (tdev->nvectors && peer <= 0xffff && vector <= 0xffff)
+		writel((peer << 16) | vector, tdev->regs + TIVS_REG_DOORBELL);
+}
+
+/* Release slot @i if it still carries @cookie.  map_lock and claim_lock held. */
+static void tivs_release_slot(struct tivs_dev *tdev, u32 i, u32 cookie, bool check_cookie)
+{
+	struct tcr_link *l = tivs_link(tdev);
+	struct tcr_link_slot *sl;
+
+	lockdep_assert_held(&tdev->claim_lock);
+	if (i >= TCR_LINK_SLOTS)
+		return;
+	sl = &l->slot[i];
+	if (READ_ONCE(sl->state) != TCR_LINK_CLAIMED ||
+	    (check_cookie && READ_ONCE(sl->cookie) != cookie))
+		return;
+	smp_store_release(&sl->state, TCR_LINK_RELEASED);
+	if (smp_load_acquire(&l->magic) == TCR_LINK_MAGIC &&
+	    READ_ONCE(l->mode) == TCR_LINK_DOORBELL)
+		tivs_ring_host(tdev, READ_ONCE(l->host_peer), READ_ONCE(sl->vector));
+}
+
+/* Called under map_lock (read), device present. */
+static int tivs_claim(struct tivs_file *tf, struct tochain_ivshmem_claim *out)
+{
+	struct tivs_dev *tdev = tf->tdev;
+	struct tcr_link *l = tivs_link(tdev);
+	u32 n, i, mode, poll_us, host_peer;
+	int ret = -EAGAIN;
+
+	mutex_lock(&tdev->claim_lock);
+	if (tf->claimed) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (smp_load_acquire(&l->magic) != TCR_LINK_MAGIC) {
+		ret = -ENOENT;
+		goto out;
+	}
+	n = min_t(u32, READ_ONCE(l->nslots), TCR_LINK_SLOTS);
+	mode = READ_ONCE(l->mode);
+	poll_us = READ_ONCE(l->poll_us);
+	host_peer = READ_ONCE(l->host_peer);
+	for (i = 0; i < n; i++) {
+		struct tcr_link_slot *sl = &l->slot[i];
+		struct tochain_ivshmem_claim c = { .slot = i };
+
+		if (smp_load_acquire(&sl->state) != TCR_LINK_OFFERED)
+			continue;
+		c.channel = READ_ONCE(sl->channel);
+		c.epoch = READ_ONCE(sl->epoch);
+		c.vector = READ_ONCE(sl->vector);
+		c.host_peer = host_peer;
+		c.poll_us = poll_us;
+		c.mode = mode == TCR_LINK_DOORBELL && c.vector < tdev->nvectors &&
+			host_peer <= 0xffff ? TCR_LINK_DOORBELL : TCR_LINK_POLL;
+		c.cookie = ++tdev->claim_seq;
+		WRITE_ONCE(sl->cookie, c.cookie);
+		WRITE_ONCE(sl->guest_peer, readl(tdev->regs + TIVS_REG_IVPOSITION));
+		WRITE_ONCE(sl->pid, (u32)task_tgid_nr(current));
+		smp_store_release(&sl->state, TCR_LINK_CLAIMED);
+		tf->claim = c;
+		tf->claimed = true;
+		*out = c;
+		ret = 0;
+		break;
+	}
+out:
+	mutex_unlock(&tdev->claim_lock);
+	return ret;
+}
+
 /*
  * Runs under misc_mtx, so it must not take map_lock (rescan holds
  * map_lock and waits for misc_mtx).  Reading ->gone without the lock is
@@ -443,6 +549,16 @@ static int tivs_release(struct inode *inode, struct file *file)
 	spin_unlock_irq(&tdev->irq_lock);
 	for (i = 0; i < nput; i++)
 		eventfd_ctx_put(put[i]);
+
+	if (tf->claimed) {
+		down_read(&tdev->map_lock);
+		mutex_lock(&tdev->claim_lock);
+		if (!tdev->gone)
+			tivs_release_slot(tdev, tf->claim.slot, tf->claim.cookie, true);
+		tf->claimed = false;
+		mutex_unlock(&tdev->claim_lock);
+		up_read(&tdev->map_lock);
+	}
 
 	mutex_lock(&tdev->files_lock);
 	list_del(&tf->node);
@@ -575,6 +691,7 @@ static long tivs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		struct tochain_ivshmem_info info;
 		struct tochain_ivshmem_irqfd irqfd;
 		struct tochain_ivshmem_doorbell bell;
+		struct tochain_ivshmem_claim claim;
 	} u;
 	long ret;
 
@@ -589,6 +706,8 @@ static long tivs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case TOCHAIN_IVSHMEM_IOC_INFO:
 	case TOCHAIN_IVSHMEM_IOC_RESCAN:
+	case TOCHAIN_IVSHMEM_IOC_CLAIM:
+	case TOCHAIN_IVSHMEM_IOC_CLAIM_INFO:
 		break;
 	default:
 		return -ENOTTY;
@@ -617,6 +736,15 @@ static long tivs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		       tdev->regs + TIVS_REG_DOORBELL);
 		ret = 0;
 		break;
+	case TOCHAIN_IVSHMEM_IOC_CLAIM:
+		ret = tivs_claim(tf, &u.claim);
+		break;
+	case TOCHAIN_IVSHMEM_IOC_CLAIM_INFO:
+		mutex_lock(&tdev->claim_lock);
+		ret = tf->claimed ? 0 : -ENOENT;
+		u.claim = tf->claim;
+		mutex_unlock(&tdev->claim_lock);
+		break;
 	default:	/* TOCHAIN_IVSHMEM_IOC_RESCAN */
 		ret = tivs_rescan(tdev);
 		break;
@@ -626,18 +754,49 @@ static long tivs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (!ret && cmd == TOCHAIN_IVSHMEM_IOC_INFO &&
 	    copy_to_user(uarg, &u.info, sizeof(u.info)))
 		ret = -EFAULT;
+	if (!ret && (cmd == TOCHAIN_IVSHMEM_IOC_CLAIM || cmd == TOCHAIN_IVSHMEM_IOC_CLAIM_INFO) &&
+	    copy_to_user(uarg, &u.claim, sizeof(u.claim)))
+		ret = -EFAULT;	/* a CLAIM stays held by the file: CLAIM_INFO finds it */
 	return ret;
+}
+
+/* Nothing to read; EPOLLHUP | EPOLLERR once the device is gone. */
+static __poll_t tivs_poll(struct file *file, poll_table *wait)
+{
+	struct tivs_file *tf = file->private_data;
+	struct tivs_dev *tdev = tf->tdev;
+
+	poll_wait(file, &tdev->gone_wq, wait);
+	return READ_ONCE(tdev->gone) ? EPOLLIN | EPOLLHUP | EPOLLERR : 0;
 }
 
 static const struct file_operations tivs_fops = {
 	.owner = THIS_MODULE,
 	.open = tivs_open,
 	.release = tivs_release,
+	.poll = tivs_poll,
 	.mmap = tivs_mmap,
 	.unlocked_ioctl = tivs_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
+
+/*
+ * A slot CLAIMED when the device is probed belongs to no open file: it
+ * is left from an earlier boot of this guest (or an earlier binding).
+ * Release it.  No file exists yet, so map_lock is not needed.
+ */
+static void tivs_release_stale(struct tivs_dev *tdev)
+{
+	u32 i;
+
+	if (smp_load_acquire(&tivs_link(tdev)->magic) != TCR_LINK_MAGIC)
+		return;
+	mutex_lock(&tdev->claim_lock);
+	for (i = 0; i < TCR_LINK_SLOTS; i++)
+		tivs_release_slot(tdev, i, 0, false);
+	mutex_unlock(&tdev->claim_lock);
+}
 
 static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
@@ -654,6 +813,9 @@ static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&tdev->reg_lock);
 	mutex_init(&tdev->files_lock);
 	INIT_LIST_HEAD(&tdev->files);
+	mutex_init(&tdev->claim_lock);
+	init_waitqueue_head(&tdev->gone_wq);
+	tdev->claim_seq = get_random_u32();
 	spin_lock_init(&tdev->irq_lock);
 	INIT_DELAYED_WORK(&tdev->rescan_work, tivs_rescan_work);
 	tdev->index = ida_alloc(&tivs_ida, GFP_KERNEL);
@@ -704,6 +866,7 @@ static int tivs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	pci_set_drvdata(pdev, tdev);
+	tivs_release_stale(tdev);
 
 	mutex_lock(&tdev->reg_lock);
 	if (tivs_read_name(tdev, name)) {
@@ -754,6 +917,7 @@ static void tivs_remove(struct pci_dev *pdev)
 		if (tdev->vectors[i].trigger)
 			tivs_eventfd_signal(tdev->vectors[i].trigger);
 	spin_unlock_irq(&tdev->irq_lock);
+	wake_up_all(&tdev->gone_wq);
 
 	if (tdev->intx)
 		writel(0, tdev->regs + TIVS_REG_INTR_MASK);

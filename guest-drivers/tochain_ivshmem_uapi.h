@@ -72,4 +72,36 @@ struct tochain_ivshmem_doorbell {
  */
 #define TOCHAIN_IVSHMEM_IOC_RESCAN	_IO(TOCHAIN_IVSHMEM_IOC_MAGIC, 3)
 
+/*
+ * A claimed slot of the VM link's claim table (struct tcr_link in
+ * region_layout.h): the channel the host link attached to the TOE for
+ * this process.  mode is TCR_LINK_DOORBELL only when the link relays
+ * doorbells and this device has the slot's vector; otherwise
+ * TCR_LINK_POLL (poll the rings every poll_us, bump the slot's kick
+ * counter to wake the TOE).
+ */
+struct tochain_ivshmem_claim {
+	__u32 slot;		/* index in struct tcr_link.slot */
+	__u32 channel;		/* region channel */
+	__u32 epoch;		/* its epoch */
+	__u32 vector;		/* bind an eventfd to it; ring host_peer on it */
+	__u32 host_peer;	/* the link's ivshmem peer id */
+	__u32 mode;		/* enum tcr_link_mode */
+	__u32 poll_us;		/* poll interval in poll mode */
+	__u32 cookie;		/* claim number the driver wrote into the slot */
+};
+
+/*
+ * Claim an offered slot for this open file.  The claim lasts until the
+ * file is closed (its last reference: exit, crash, close), when the
+ * driver marks the slot RELEASED and rings the host.  Errors: EBUSY this
+ * file already holds a claim, ENOENT no link has published a table,
+ * EAGAIN no slot is offered now, ENODEV.
+ */
+#define TOCHAIN_IVSHMEM_IOC_CLAIM \
+	_IOR(TOCHAIN_IVSHMEM_IOC_MAGIC, 4, struct tochain_ivshmem_claim)
+/* The claim this file holds; ENOENT if none, ENODEV. */
+#define TOCHAIN_IVSHMEM_IOC_CLAIM_INFO \
+	_IOR(TOCHAIN_IVSHMEM_IOC_MAGIC, 5, struct tochain_ivshmem_claim)
+
 #endif /* TOCHAIN_IVSHMEM_UAPI_H */
