@@ -12,6 +12,9 @@
 
 #define NONE UINT32_MAX
 
+static void dom_apply(struct hsd *d, bool planned, const char *cpus_all, uint64_t period);
+static uint64_t period_us(const struct hsd *d);
+
 const char *hsd_mode_name(enum hsd_mode m)
 {
 	return m == HSD_CFS ? "cfs" : "sync";
@@ -104,6 +107,13 @@ int hsd_init(struct hsd *d, const struct hsd_cfg *cfg, struct hse *enf)
 
 void hsd_fini(struct hsd *d)
 {
+	if (d->lv) {
+		/* domain vCPUs back to every online CPU, uncapped */
+		char all[32];
+
+		snprintf(all, sizeof(all), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+		dom_apply(d, false, all, period_us(d));
+	}
 	for (uint32_t i = 0; i < d->nthread; i++)
 		if (d->thread[i].enforced) {
 			hse_thread_del(d->enf, &d->thread[i].enf);
@@ -508,9 +518,279 @@ out_rollback:
 	return err;
 }
 
+/* ---- libvirt domains ---- */
+
+/* A failed libvirt call: remembered for sched.show, printed the first
+ * time and then every 100th, so a libvirtd that is down does not flood
+ * the log (the daemon goes on with the rest). */
+static void dom_error(struct hsd_domain *dm, int err, const char *why)
+{
+	dm->errors++;
+	snprintf(dm->last_error, sizeof(dm->last_error), "%s", why[0] ? why : strerror(-err));
+	if (dm->errors % 100 == 1)
+		fprintf(stderr, "tochain-sched: domain %s: %s (%" PRIu64 " errors)\n",
+			dm->name, dm->last_error, dm->errors);
+}
+
+static void dom_drop_threads(struct hsd *d, struct hsd_domain *dm)
+{
+	for (uint32_t i = 0; i < d->nthread; i++) {
+		struct hsd_thread *th = &d->thread[i];
+
+		if (th->lv && &d->dom[th->dom] == dm)
+			th->dead = true;
+	}
+	dm->running = false;
+}
+
+/*
+ * Registers the vCPUs in dm->st as threads of the domain (reusing the
+ * domain's dead registry slots first, so restarts do not fill the
+ * registry) and rebuilds the scheduler.  All or nothing.
+ */
+static int dom_attach(struct hsd *d, uint32_t di, char *why, size_t len)
+{
+	struct hsd_domain *dm = &d->dom[di];
+	uint32_t nthread0 = d->nthread, used[HSL_MAX_VCPUS];
+	uint32_t nused = 0;
+	int err;
+
+	for (uint32_t i = 0; i < dm->st.nvcpu; i++) {
+		pid_t tid = dm->st.vcpu[i].tid;
+		uint32_t slot = NONE;
+
+		for (uint32_t t = 0; t < d->nthread; t++)
+			if (!d->thread[t].dead && d->thread[t].tid == tid) {
+				snprintf(why, len, "domain %s vcpu %d: thread %d is already registered",
+					 dm->name, dm->st.vcpu[i].index, (int)tid);
+				err = -EEXIST;
+				goto out_rollback;
+			}
+		if (!thread_exists(tid)) {
+			snprintf(why, len, "domain %s vcpu %d: no thread %d", dm->name,
+				 dm->st.vcpu[i].index, (int)tid);
+			err = -ESRCH;
+			goto out_rollback;
+		}
+		/* the same tid twice (QEMU without one thread per vCPU) */
+		for (uint32_t k = 0; k < i; k++)
+			if (dm->st.vcpu[k].tid == tid) {
+				snprintf(why, len, "domain %s: vcpus %d and %d share thread %d; "
+					 "one thread per vCPU needed", dm->name,
+					 dm->st.vcpu[k].index, dm->st.vcpu[i].index, (int)tid);
+				err = -EINVAL;
+				goto out_rollback;
+			}
+		for (uint32_t t = 0; t < nthread0 && slot == NONE; t++) {
+			const struct hsd_thread *th = &d->thread[t];
+			bool taken = false;
+
+			for (uint32_t k = 0; k < nused; k++)
+				taken |= used[k] == t;
+			if (th->dead && th->lv && th->dom == di && !taken)
+				slot = t;
+		}
+		if (slot == NONE) {
+			if (d->nthread == HSD_MAX_THREADS) {
+				snprintf(why, len, "registry full (%d threads)", HSD_MAX_THREADS);
+				err = -ENOSPC;
+				goto out_rollback;
+			}
+			slot = d->nthread++;
+		}
+		used[nused++] = slot;
+	}
+	for (uint32_t i = 0; i < nused; i++) {
+		struct hsd_thread *th = &d->thread[used[i]];
+
+		memset(th, 0, sizeof(*th));
+		th->tid = dm->st.vcpu[i].tid;
+		th->role = HSD_ROLE_VM;
+		th->chain = NONE;
+		th->vm = dm->vm;
+		th->lv = true;
+		th->dom = di;
+		th->vcpu_index = dm->st.vcpu[i].index;
+		dm->slot[i] = used[i];
+		d->pcpu_of[used[i]] = NONE;
+	}
+	err = rebuild(d, why, len);
+	if (err)
+		goto out_rollback;
+	dm->running = true;
+	return 0;
+
+out_rollback:
+	for (uint32_t i = 0; i < nused; i++)
+		if (used[i] < nthread0) {
+			d->thread[used[i]].dead = true;
+			d->thread[used[i]].lv = true;
+			d->thread[used[i]].dom = di;
+		}
+	d->nthread = nthread0;
+	return err;
+}
+
+int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
+			char *why, size_t len)
+{
+	uint32_t nvm0 = d->nvm, di = NONE, vmi;
+	struct hsd_domain *dm;
+	int err;
+
+	why[0] = '\0';
+	if (!d->lv) {
+		snprintf(why, len, "this tochain-sched has no libvirt backend "
+			 "(--backend auto or libvirt)");
+		return -ENOTSUP;
+	}
+	if (!vm)
+		vm = domain;
+	if (!name_ok(domain) || !name_ok(vm)) {
+		snprintf(why, len, "domain and vm names must be 1-%d of [A-Za-z0-9_.-]",
+			 HSD_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	hsd_reap(d);
+	for (uint32_t i = 0; i < d->ndom; i++) {
+		if (!d->dom[i].gone && !strcmp(d->dom[i].name, domain)) {
+			snprintf(why, len, "domain %s is already registered", domain);
+			return -EEXIST;
+		}
+		if (d->dom[i].gone && di == NONE)
+			di = i;
+	}
+	if (di == NONE) {
+		if (d->ndom == HSD_MAX_DOMAINS) {
+			snprintf(why, len, "too many domains (%d)", HSD_MAX_DOMAINS);
+			return -ENOSPC;
+		}
+		di = d->ndom;
+	}
+	dm = &d->dom[di];
+	/* A reused slot keeps the registry indices of its dead threads
+	 * (dom_attach reuses them); everything else starts afresh. */
+	dm->gone = true;
+	dm->running = false;
+	dm->errors = 0;
+	dm->restarts = 0;
+	dm->last_error[0] = '\0';
+	snprintf(dm->name, sizeof(dm->name), "%s", domain);
+	err = hsl_discover(d->lv, domain, &dm->st, why, len);
+	if (err)
+		return err;
+	vmi = find_vm(d, vm);
+	if (vmi == NONE) {
+		if (d->nvm == HSD_MAX_VMS) {
+			snprintf(why, len, "too many VMs");
+			return -ENOSPC;
+		}
+		vmi = d->nvm++;
+		memset(&d->vm[vmi], 0, sizeof(d->vm[vmi]));
+		snprintf(d->vm[vmi].name, HSD_NAME_MAX, "%s", vm);
+	}
+	dm->vm = vmi;
+	if (di == d->ndom)
+		d->ndom++;
+	err = dom_attach(d, di, why, len);
+	if (err) {
+		d->nvm = nvm0;
+		return err;
+	}
+	dm->gone = false;
+	return 0;
+}
+
+/* Follows every registered domain (one libvirt call each); returns how
+ * many threads it dropped or replaced. */
+static int dom_check(struct hsd *d)
+{
+	char why[256];
+	int n = 0;
+
+	for (uint32_t di = 0; d->lv && di < d->ndom; di++) {
+		struct hsd_domain *dm = &d->dom[di];
+		bool stale = false;
+		int id, err;
+
+		if (dm->gone)
+			continue;
+		id = hsl_domain_id(d->lv, dm->name);
+		if (id == -ECONNREFUSED || id == -EIO) {
+			/* libvirt cannot say: keep the threads (/proc still
+			 * tells whether they live) */
+			dom_error(dm, id, "libvirt not reachable");
+			continue;
+		}
+		if (id < 0) {
+			/* not running (-ESRCH): wait for it; gone (-ENOENT): drop */
+			n += (int)dm->st.nvcpu * dm->running;
+			dom_drop_threads(d, dm);
+			if (id == -ENOENT) {
+				dm->gone = true;
+				fprintf(stderr, "tochain-sched: domain %s is gone: dropped\n", dm->name);
+			}
+			continue;
+		}
+		for (uint32_t i = 0; dm->running && i < dm->st.nvcpu; i++)
+			stale |= !thread_exists(dm->st.vcpu[i].tid);
+		if (dm->running && id == dm->st.id && !stale)
+			continue;
+		/* started again (new id, new QEMU) or a thread went: read them anew */
+		n += (int)dm->st.nvcpu * dm->running;
+		dom_drop_threads(d, dm);
+		err = hsl_discover(d->lv, dm->name, &dm->st, why, sizeof(why));
+		if (!err)
+			err = dom_attach(d, di, why, sizeof(why));
+		if (err) {
+			dom_error(dm, err, why);
+			continue;
+		}
+		dm->restarts++;
+	}
+	return n;
+}
+
+/* The plan's pCPU and ticks of every domain vCPU, through libvirt.
+ * @planned: sync mode with a plan (else: the partition, uncapped). */
+static void dom_apply(struct hsd *d, bool planned, const char *cpus_all, uint64_t period)
+{
+	char why[256];
+
+	for (uint32_t di = 0; d->lv && di < d->ndom; di++) {
+		struct hsd_domain *dm = &d->dom[di];
+		char cpu[HSL_MAX_VCPUS][16];
+		const char *cpus[HSL_MAX_VCPUS];
+		int64_t q[HSL_MAX_VCPUS];
+		int err;
+
+		if (dm->gone || !dm->running)
+			continue;
+		for (uint32_t i = 0; i < dm->st.nvcpu; i++) {
+			uint32_t t = dm->slot[i];
+
+			cpus[i] = cpus_all;
+			q[i] = -1;
+			if (!planned)
+				continue;
+			if (d->pcpu_of[t] == NONE) {
+				q[i] = 1000;	/* not in this period's plan */
+				continue;
+			}
+			snprintf(cpu[i], sizeof(cpu[i]), "%d", d->cfg.pcpu[d->pcpu_of[t]]);
+			cpus[i] = cpu[i];
+			q[i] = (int64_t)d->ticks_of[t] * d->cfg.tick_us;
+		}
+		why[0] = '\0';
+		err = hsl_apply(d->lv, &dm->st, cpus, q, period, why, sizeof(why));
+		if (err)
+			dom_error(dm, err, why);
+	}
+}
+
 int hsd_reap(struct hsd *d)
 {
-	int n = 0;
+	int n = dom_check(d);
 	char why[256];
 
 	for (uint32_t i = 0; i < d->nthread; i++) {
@@ -711,6 +991,7 @@ static void place_all_free(struct hsd *d)
 	}
 	for (uint32_t j = 0; j < d->cfg.npcpu; j++)
 		d->cur_owner[j] = -1;
+	dom_apply(d, false, d->cfg.sync_cpus, period_us(d));
 }
 
 static void place_plan(struct hsd *d)
@@ -755,6 +1036,9 @@ static void place_plan(struct hsd *d)
 				  (int64_t)d->ticks_of[t] * d->cfg.tick_us, period_us(d));
 		}
 	}
+	/* Domain vCPUs have no per-thread freezer through libvirt: they
+	 * get their ticks as a quota per period in both gatings. */
+	dom_apply(d, true, d->cfg.sync_cpus, period_us(d));
 }
 
 /* Closes the period that just ended in every chain's counters. */
@@ -911,12 +1195,12 @@ void hsd_render(struct hsd *d)
 	double pus = (double)d->cfg.tick_us * d->cfg.g;
 
 	n += (size_t)snprintf(d->plan_text + n, cap - n,
-			      "tochain-sched: period %" PRIu64 " mode %s gating %s backend %s"
+			      "tochain-sched: period %" PRIu64 " mode %s gating %s backend %s%s"
 			      " threads %u chains %u early-ends %" PRIu64 "\n"
 			      "daemon cpu: last %" PRIu64 " us/period, mean %.0f us/period (%.3f%% of one cpu)\n",
 			      d->period, hsd_mode_name(d->mode_applied),
 			      d->cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
-			      d->enf ? hse_kind_name(d->enf->kind) : "none",
+			      d->enf ? hse_kind_name(d->enf->kind) : "none", d->lv ? "+libvirt" : "",
 			      d->nthread, d->nchain, d->early_total,
 			      d->cpu_us_last, avg, pus > 0 ? 100.0 * avg / pus : 0.0);
 	if (n >= cap)

@@ -48,6 +48,7 @@
 
 #include "hs_chain.h"
 #include "hs_enforce.h"
+#include "hs_libvirt.h"
 #include "hs_plan.h"
 #include "hs_sched.h"
 #include "hs_vmshare.h"
@@ -60,6 +61,7 @@
 #define HSD_MAX_TICKS	1000
 #define HSD_MAX_VMQ	32
 #define HSD_NAME_MAX	48
+#define HSD_MAX_DOMAINS	16
 #define HSD_DEFAULT_SOCKET	"/run/tochain/sched.sock"
 
 enum hsd_mode { HSD_SYNC = 0, HSD_CFS = 1 };
@@ -100,6 +102,31 @@ struct hsd_thread {
 	bool dead;
 	bool enforced;			/* enf holds a group */
 	struct hse_thread enf;
+	bool lv;			/* a vCPU of libvirt domain dom[dom] */
+	uint32_t dom;
+	int vcpu_index;			/* its libvirt/QEMU vCPU index */
+};
+
+/*
+ * A VM registered by libvirt domain (sched.register {"role": "vm",
+ * "domain": NAME}).  Its vCPU threads are discovered by the daemon and
+ * enforced through hs_libvirt, never put in hs_enforce's groups.  Each
+ * period the daemon asks libvirt for the domain's id: a new id (QEMU
+ * restarted) or a dead vCPU thread makes it read the threads again; a
+ * domain that is defined but not running keeps its entry (its threads
+ * are dropped) until it runs again; a domain libvirt no longer knows is
+ * dropped (gone), its name can be registered again.
+ */
+struct hsd_domain {
+	char name[HSD_NAME_MAX];
+	uint32_t vm;			/* registry VM */
+	bool gone;
+	bool running;			/* threads registered for st.id */
+	struct hsl_dom st;		/* vCPUs and what was written */
+	uint32_t slot[HSL_MAX_VCPUS];	/* registry thread of st.vcpu[i] */
+	uint64_t restarts;		/* threads read again */
+	uint64_t errors;		/* libvirt calls that failed */
+	char last_error[256];
 };
 
 struct hsd_vnf {
@@ -149,12 +176,16 @@ struct hsd {
 	struct hsd_cfg cfg;
 	enum hsd_mode mode_next;	/* sched.mode: applied at the next period */
 	struct hse *enf;		/* NULL: plan only, nothing enforced */
+	struct hsl *lv;			/* NULL: no libvirt, domains refused;
+					 * set after hsd_init, owned by the caller */
 
 	uint32_t nthread, nchain, nvm, nregion;
 	struct hsd_thread thread[HSD_MAX_THREADS];
 	struct hsd_chain chain[HSD_MAX_CHAINS];
 	struct hsd_vm vm[HSD_MAX_VMS];
 	struct hsd_region region[HSD_MAX_REGIONS];
+	uint32_t ndom;
+	struct hsd_domain dom[HSD_MAX_DOMAINS];
 
 	/* The library's view, rebuilt on each registry change into the
 	 * spare set (hs_sched keeps its configuration by reference). */
@@ -208,7 +239,21 @@ void hsd_fini(struct hsd *d);
  */
 int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len);
 
-/* Marks threads that no longer exist dead and rebuilds; returns how many. */
+/*
+ * Registers the vCPU threads of running libvirt domain @domain as the
+ * VM @vm (NULL: named like the domain), all or none.  Caller holds
+ * d->lock (the discovery is a libvirt round trip made under it).
+ * Returns 0 or -errno with @why: ENOTSUP (no libvirt), EINVAL (bad
+ * name), EEXIST (domain or one of its threads registered), ENOSPC,
+ * ECONNREFUSED (libvirtd not reachable), ENOENT (no such domain), ESRCH
+ * (not running), EIO/EBADMSG (libvirt or QEMU refused), admission.
+ */
+int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
+			char *why, size_t len);
+
+/* Marks threads that no longer exist dead, follows the domains (restart:
+ * threads read again; gone: dropped), rebuilds; returns how many
+ * threads were dropped. */
 int hsd_reap(struct hsd *d);
 
 /*

@@ -42,6 +42,44 @@ static uint64_t opt_uint(json_t *args, const char *key, bool *bad)
 	return (uint64_t)json_integer_value(v);
 }
 
+/* sched.register {"role": "vm", "domain": NAME, "vm": NAME}: the daemon
+ * finds the domain's vCPU threads itself. */
+static json_t *register_domain(struct hsd *d, json_t *args, const char *role)
+{
+	const char *dom, *vm;
+	json_t *tids;
+	char why[512];
+	bool bad = false;
+	int err;
+
+	if (strcmp(role, "vm"))
+		return ctl_reply_fail("\"domain\" registers the vCPUs of a VM: role must be \"vm\"");
+	if (json_object_get(args, "tid"))
+		return ctl_reply_fail("give \"tid\" or \"domain\", not both");
+	dom = opt_str(args, "domain", &bad);
+	vm = opt_str(args, "vm", &bad);
+	if (bad || !dom)
+		return ctl_reply_fail("\"domain\" and \"vm\" must be strings");
+	pthread_mutex_lock(&d->lock);
+	err = hsd_register_domain(d, dom, vm, why, sizeof(why));
+	if (err) {
+		pthread_mutex_unlock(&d->lock);
+		return ctl_reply_fail("%s", why[0] ? why : strerror(-err));
+	}
+	tids = json_array();
+	for (uint32_t i = 0; i < d->ndom; i++) {
+		const struct hsd_domain *dm = &d->dom[i];
+
+		if (dm->gone || strcmp(dm->name, dom))
+			continue;
+		for (uint32_t k = 0; k < dm->st.nvcpu; k++)
+			json_array_append_new(tids, json_integer(dm->st.vcpu[k].tid));
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ctl_reply_ok(json_pack("{s:s, s:s, s:s, s:o}", "domain", dom, "role", "vm",
+				      "vm", vm ? vm : dom, "tids", tids));
+}
+
 static json_t *cmd_register(struct hsd *d, json_t *args)
 {
 	struct hsd_reg r = { 0 };
@@ -57,6 +95,8 @@ static json_t *cmd_register(struct hsd *d, json_t *args)
 	if (bad || !role || (strcmp(role, "vnf") && strcmp(role, "vm")))
 		return ctl_reply_fail("\"role\" must be \"vnf\" or \"vm\"");
 	r.role = !strcmp(role, "vnf") ? HSD_ROLE_VNF : HSD_ROLE_VM;
+	if (json_object_get(args, "domain"))
+		return register_domain(d, args, role);
 	tid = opt_uint(args, "tid", &bad);
 	if (bad || !tid || tid > INT32_MAX)
 		return ctl_reply_fail("\"tid\" must be a positive thread id");
@@ -86,7 +126,7 @@ static json_t *cmd_register(struct hsd *d, json_t *args)
 
 static json_t *cmd_show(struct hsd *d)
 {
-	json_t *res, *threads, *chains, *plan;
+	json_t *res, *threads, *chains, *plan, *domains;
 
 	pthread_mutex_lock(&d->lock);
 	hsd_render(d);
@@ -97,13 +137,42 @@ static json_t *cmd_show(struct hsd *d)
 
 		if (t->dead)
 			continue;
-		json_array_append_new(threads, json_pack("{s:i, s:i, s:s, s:s?, s:s?, s:i, s:b}",
+		json_t *o = json_pack("{s:i, s:i, s:s, s:s?, s:s?, s:i, s:b}",
 			"vcpu", (int)i, "tid", (int)t->tid,
 			"role", t->role == HSD_ROLE_VNF ? "vnf" : "vm",
 			"chain", t->role == HSD_ROLE_VNF ? d->chain[t->chain].name : NULL,
 			"vm", t->vm == UINT32_MAX ? NULL : d->vm[t->vm].name,
 			"pcpu", d->pcpu_of[i] == UINT32_MAX ? -1 : d->cfg.pcpu[d->pcpu_of[i]],
-			"frozen", t->enforced && t->enf.frozen));
+			"frozen", t->enforced && t->enf.frozen);
+
+		if (t->lv) {
+			const struct hsd_domain *dm = &d->dom[t->dom];
+
+			json_object_set_new(o, "domain", json_string(dm->name));
+			json_object_set_new(o, "vcpu_index", json_integer(t->vcpu_index));
+			/* what its vCPU group holds as far as we wrote it */
+			for (uint32_t k = 0; k < dm->st.nvcpu; k++)
+				if (dm->slot[k] == i && dm->st.eff_known[k])
+					json_object_set_new(o, "quota_us",
+							    json_integer(dm->st.eff_quota[k]));
+		}
+		json_array_append_new(threads, o);
+	}
+	domains = json_array();
+	for (uint32_t i = 0; i < d->ndom; i++) {
+		const struct hsd_domain *dm = &d->dom[i];
+		json_t *tids = json_array();
+
+		if (dm->gone)
+			continue;
+		for (uint32_t k = 0; dm->running && k < dm->st.nvcpu; k++)
+			json_array_append_new(tids, json_integer(dm->st.vcpu[k].tid));
+		json_array_append_new(domains, json_pack("{s:s, s:s, s:s, s:i, s:o, s:I, s:I, s:s?}",
+			"domain", dm->name, "vm", d->vm[dm->vm].name,
+			"state", dm->running ? "running" : "waiting",
+			"id", dm->running ? dm->st.id : -1, "tids", tids,
+			"restarts", (json_int_t)dm->restarts, "errors", (json_int_t)dm->errors,
+			"last_error", dm->last_error[0] ? dm->last_error : NULL));
 	}
 	chains = json_array();
 	for (uint32_t c = 0; c < d->nchain; c++) {
@@ -116,18 +185,19 @@ static json_t *cmd_show(struct hsd *d)
 			"early_ends", (json_int_t)ch->early_ends,
 			"bad_counters", (json_int_t)ch->bad));
 	}
-	res = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:o, s:o, s:o, s:s}",
+	res = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:o, s:o, s:o, s:o, s:s}",
 		"mode", hsd_mode_name(d->mode_applied),
 		"mode_next", hsd_mode_name(d->mode_next),
 		"gating", d->cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
 		"backend", d->enf ? hse_kind_name(d->enf->kind) : "none",
+		"libvirt", d->lv ? hsl_uri(d->lv) : NULL,
 		"sync_cpus", d->cfg.sync_cpus,
 		"tick_us", (int)d->cfg.tick_us, "period", (int)d->cfg.g,
 		"periods", (json_int_t)d->period,
 		"cpu_us_last", (json_int_t)d->cpu_us_last,
 		"cpu_us_mean", d->cpu_periods ? (double)d->cpu_us_total / (double)d->cpu_periods : 0.0,
 		"early_ends", (json_int_t)d->early_total,
-		"threads", threads, "chains", chains,
+		"threads", threads, "chains", chains, "domains", domains,
 		"plan", plan ? plan : json_null(),
 		"text", d->plan_text);
 	pthread_mutex_unlock(&d->lock);

@@ -9,6 +9,8 @@
  *   sched.register {"role": "vnf"|"vm", "tid": N, "vm": NAME,
  *                   "chain": NAME, "vnf": NAME, "sla": PPS, "f": PPS,
  *                   "region": PATH, "index": I, "threads": N}
+ *   sched.register {"role": "vm", "domain": NAME, "vm": NAME}
+ *                                       a libvirt domain's vCPUs
  *   version
  * It is served by its own thread; each request runs under hsd.lock.
  *

@@ -31,6 +31,7 @@ static void usage(FILE *f)
 		"  --sync-cpus LIST     synchronous partition, e.g. 0-1 (all online cpus)\n"
 		"  --service-cpus LIST  where the daemon itself runs (anywhere)\n"
 		"  --backend auto|v1|v2|dryrun|libvirt   enforcement (auto)\n"
+		"  --libvirt-uri URI    libvirt for domain VMs (" HSL_DEFAULT_URI ")\n"
 		"  --gating freezer|quota   time slots by freezing, or CFS quotas (freezer)\n"
 		"  --cgroup NAME        parent group of the thread groups (tochain-sched)\n"
 		"  --weight W           cpu weight of every thread group, 1..10000 (10000)\n"
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
 		{ "no-rt", no_argument, NULL, 'R' },
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "ctl", required_argument, NULL, 'X' },
+		{ "libvirt-uri", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -99,8 +101,10 @@ int main(int argc, char **argv)
 	unsigned long weight = 10000, print_every = 1;
 	double duration = 0, tick_ms = 10;
 	bool rt = true, cleanup = false;
-	const char *ctl_cmd = NULL;
+	const char *ctl_cmd = NULL, *lv_uri = HSL_DEFAULT_URI;
 	static struct hse enf;
+	static char lv_log[1 << 16];
+	struct hsl *lv = NULL;
 	struct hsd *d;
 	struct hsd_ctl ctl;
 	char cpus[32];
@@ -138,6 +142,7 @@ int main(int argc, char **argv)
 		case 'R': rt = false; break;
 		case 'C': cleanup = true; break;
 		case 'X': ctl_cmd = optarg; break;
+		case 'U': lv_uri = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
 		}
@@ -190,13 +195,38 @@ int main(int argc, char **argv)
 		hse_close(&enf);
 		return 1;
 	}
+	/* Domains go through libvirt: required with --backend libvirt,
+	 * connected on first use with auto (and dry-run: logged only). */
+	if (kind == HSE_LIBVIRT || kind == HSE_AUTO || kind == HSE_DRYRUN) {
+		char why[512];
+
+		lv = hsl_create(lv_uri, kind == HSE_DRYRUN ? lv_log : NULL, sizeof(lv_log),
+				&enf.root);
+		if (!lv) {
+			fprintf(stderr, "tochain-sched: libvirt: %s\n", strerror(errno));
+			hse_close(&enf);
+			return 1;
+		}
+		err = hsl_connect(lv, why, sizeof(why));
+		if (err && kind == HSE_LIBVIRT) {
+			fprintf(stderr, "tochain-sched: backend libvirt: %s\n", why);
+			hsl_destroy(lv);
+			hse_close(&enf);
+			return 1;
+		}
+		if (err)
+			fprintf(stderr, "tochain-sched: %s; domains are refused until it answers\n",
+				why);
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d || (err = hsd_init(d, &cfg, &enf))) {
 		fprintf(stderr, "tochain-sched: bad configuration (tick, period, cpus)\n");
+		hsl_destroy(lv);
 		hse_close(&enf);
 		free(d);
 		return 2;
 	}
+	d->lv = lv;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -204,6 +234,7 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "tochain-sched: socket %s: %s\n", sock, strerror(-err));
 		hsd_fini(d);
+		hsl_destroy(lv);
 		hse_close(&enf);
 		free(d);
 		return 1;
@@ -217,8 +248,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "tochain-sched: no SCHED_FIFO (%s), ticks may be late\n",
 				strerror(errno));
 	}
-	printf("tochain-sched: socket %s, backend %s, gating %s, mode %s, sync cpus %s, tick %u us x %u\n",
-	       sock, hse_kind_name(enf.kind), cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
+	printf("tochain-sched: socket %s, backend %s%s%s, gating %s, mode %s, sync cpus %s, tick %u us x %u\n",
+	       sock, hse_kind_name(enf.kind), lv ? " + libvirt " : "", lv ? hsl_uri(lv) : "", cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
 	       hsd_mode_name(cfg.mode), cfg.sync_cpus, cfg.tick_us, cfg.g);
 	fflush(stdout);
 	hsd_run(d, &stop_flag, duration, (uint32_t)print_every, stdout);
@@ -229,6 +260,7 @@ int main(int argc, char **argv)
 	fputs(d->plan_text, stdout);
 	pthread_mutex_unlock(&d->lock);
 	hsd_fini(d);
+	hsl_destroy(lv);
 	hse_purge(&enf);
 	hse_close(&enf);
 	free(d);

@@ -108,10 +108,6 @@ int hse_open(struct hse *e, enum hse_kind want, const char *base,
 		return -EINVAL;
 	e->weight = weight;
 	switch (want) {
-	case HSE_LIBVIRT:
-		/* LIBVIRT BACKEND GOES HERE: pin with virDomainPinVcpu, cap
-		 * with vcpu_quota/vcpu_period scheduler parameters. */
-		return -ENOTSUP;
 	case HSE_DRYRUN:
 		if (!log || !logsize)
 			return -EINVAL;
@@ -119,6 +115,7 @@ int hse_open(struct hse *e, enum hse_kind want, const char *base,
 		e->kind = HSE_DRYRUN;
 		break;
 	case HSE_AUTO:
+	case HSE_LIBVIRT:	/* domains go to hs_libvirt; host threads stay here */
 	case HSE_CGROUP_V1:
 	case HSE_CGROUP_V2:
 		err = cg_detect(&e->root, mountinfo);
@@ -130,7 +127,7 @@ int hse_open(struct hse *e, enum hse_kind want, const char *base,
 			e->kind = HSE_CGROUP_V2;
 		else
 			return -ENOTSUP;
-		if (want != HSE_AUTO && want != e->kind)
+		if (want != HSE_AUTO && want != HSE_LIBVIRT && want != e->kind)
 			return -ENOTSUP;
 		if (e->kind == HSE_CGROUP_V1)
 			find_freezer(mountinfo, e->freezer, sizeof(e->freezer));

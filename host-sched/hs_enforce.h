@@ -20,10 +20,12 @@
  *                   gating only; hse_gate() returns -ENOTSUP)
  *   HSE_DRYRUN      records every write as "path value\n" in a caller's
  *                   buffer (tests; hosts where nothing may be written)
- *   HSE_LIBVIRT     NOT IMPLEMENTED: the place for virDomainPinVcpu /
- *                   virDomainSetSchedulerParameters(vcpu_quota,
- *                   vcpu_period) once VMs run under libvirt; hse_open()
- *                   returns -ENOTSUP for it today.
+ *   HSE_LIBVIRT     vCPUs of libvirt domains are enforced by hs_libvirt
+ *                   (virDomainPinVcpuFlags, vcpu_quota/vcpu_period); it
+ *                   composes with the cgroup backend, which keeps the
+ *                   plain host threads: hse_open() with HSE_LIBVIRT opens
+ *                   the host's cgroup version as HSE_AUTO does (e->kind
+ *                   is then v1 or v2), the daemon adds hs_libvirt.
  * HSE_AUTO asks cg_detect() which cgroup version the host offers.
  *
  * Threading: an hse is used by one thread at a time (the daemon's
@@ -74,7 +76,7 @@ const char *hse_kind_name(enum hse_kind kind);
  * Opens backend @want below group @base (e.g. "tochain-sched"), creating
  * it.  @mountinfo: NULL for /proc/self/mountinfo.  Dry-run logs into
  * @log/@logsize.  @weight: 1..10000, given to BASE and every thread group.
- * Returns 0, -ENOTSUP (libvirt; no cgroup hierarchy with cpu found),
+ * Returns 0, -ENOTSUP (no cgroup hierarchy with cpu found),
  * -EINVAL, or what cg_create() returned.
  */
 int hse_open(struct hse *e, enum hse_kind want, const char *base,

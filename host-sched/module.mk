@@ -27,12 +27,16 @@ $(BUILD)/obj/tests/unit/test_hs_scn.o $(BUILD)/obj/tests/unit/test_hs_sim.o: CPP
 # tochain-sched: the daemon that enforces the plan on registered threads
 # through cgroups (hs_daemon*, hs_enforce*), and the stand-in VNF/VM
 # workload that tests and bench/31 drive it with (hs_worker*).
-HSD_SRCS := $(addprefix host-sched/,hs_daemon.c hs_daemon_ctl.c hs_enforce.c)
+# hs_libvirt: the libvirt backend for domain VMs (libvirt-dev).
+HSD_SRCS := $(addprefix host-sched/,hs_daemon.c hs_daemon_ctl.c hs_enforce.c hs_libvirt.c)
 HSD_OBJS := $(call objs,$(HSD_SRCS))
+HSD_LDLIBS := -ljansson $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
+HSD_DEPS := $(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a
 $(HSD_OBJS) $(call objs,host-sched/hs_dmain.c): CPPFLAGS += -Icgroup -Ictl
-$(eval $(call program,tochain-sched,$(call objs,host-sched/hs_dmain.c) $(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson))
+$(eval $(call program,tochain-sched,$(call objs,host-sched/hs_dmain.c) $(HSD_DEPS),$(HSD_LDLIBS)))
 HSW_OBJS := $(call objs,host-sched/hs_worker.c)
 $(HSW_OBJS) $(call objs,host-sched/hs_worker_main.c): CPPFLAGS += -Ictl
 $(eval $(call test_prog,hsd-worker,$(call objs,host-sched/hs_worker_main.c) $(HSW_OBJS) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson -lm))
-$(eval $(call unit_test,test_hsd_daemon,$(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(BUILD)/lib/libtochain-region.a,-ljansson))
-$(BUILD)/obj/tests/unit/test_hsd_daemon.o: CPPFLAGS += -Ihost-sched -Icgroup -Ictl
+HSD_UNIT := test_hsd_daemon test_hs_libvirt test_hsd_libvirt
+$(foreach t,$(HSD_UNIT),$(eval $(call unit_test,$(t),$(HSD_DEPS),$(HSD_LDLIBS))))
+$(patsubst %,$(BUILD)/obj/tests/unit/%.o,$(HSD_UNIT)): CPPFLAGS += -Ihost-sched -Icgroup -Ictl
