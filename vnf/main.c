@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* tochain-vnf: a VNF process (kind null); see vnf/README.md. */
-#include "vnf_null.h"
+/* tochain-vnf: a VNF process (every kind); see vnf/README.md. */
+#include "vnf_cli.h"
 
 int main(int argc, char **argv)
 {

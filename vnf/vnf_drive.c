@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: MIT
+int main(void);
+int main(void)
+{
+	return 0;
+}
