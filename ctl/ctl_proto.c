@@ -129,6 +129,12 @@ int ctl_send(int fd, const json_t *msg)
 
 json_t *ctl_call(const char *path, const char *cmd, json_t *args, const char **err)
 {
+	return ctl_call_timeout(path, cmd, args, CTL_TIMEOUT_MS, err);
+}
+
+json_t *ctl_call_timeout(const char *path, const char *cmd, json_t *args, int timeout_ms,
+			 const char **err)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	json_t *req, *reply;
 	int fd, e;
@@ -160,7 +166,7 @@ json_t *ctl_call(const char *path, const char *cmd, json_t *args, const char **e
 		errno = -e;
 		return NULL;
 	}
-	reply = ctl_recv(fd, CTL_TIMEOUT_MS, err);
+	reply = ctl_recv(fd, timeout_ms, err);
 	close(fd);
 	if (!reply)
 		errno = EPROTO;

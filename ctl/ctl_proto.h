@@ -45,4 +45,8 @@ json_t *ctl_reply_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  * stolen), return the reply object or NULL with errno set. */
 json_t *ctl_call(const char *path, const char *cmd, json_t *args, const char **err);
 
+/* The same, waiting at most @timeout_ms for the reply. */
+json_t *ctl_call_timeout(const char *path, const char *cmd, json_t *args, int timeout_ms,
+			 const char **err);
+
 #endif /* TOCHAIN_CTL_PROTO_H */

@@ -1,16 +1,20 @@
-# tochaind: the host daemon (td_*): VMs, control socket, state.
-# td_libvirt.c is its libvirt backend (libvirt-dev, see deps.txt).
+# tochaind: the host daemon (td_*): VMs, VNFs, chains, control socket, state.
+# td_libvirt.c is its libvirt backend (libvirt-dev, see deps.txt); SLA
+# admission uses host-sched's algorithm library (hs_admit).
 TOCHAIND_SRCS := $(filter-out tochaind/td_main.c,$(wildcard tochaind/*.c))
 TOCHAIND_LIB := $(BUILD)/lib/libtochain-daemon.a
+TOCHAIND_HS := $(BUILD)/lib/libtochain-sched.a
 TOCHAIND_LDLIBS := -ljansson $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
 LIBS += $(TOCHAIND_LIB)
 $(TOCHAIND_LIB): $(call objs,$(TOCHAIND_SRCS))
-$(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ictl -Icgroup
-$(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),$(TOCHAIND_LDLIBS)))
+$(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ictl -Icgroup -Ihost-sched
+$(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_state.o: CPPFLAGS += -Itochaind -Icgroup
-$(eval $(call unit_test,test_td_state,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call unit_test,test_td_state,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_libvirt.o: CPPFLAGS += -Itochaind -Icgroup
-$(eval $(call unit_test,test_td_libvirt,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call unit_test,test_td_libvirt,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS),$(TOCHAIND_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_td_apply.o: CPPFLAGS += -Itochaind -Icgroup -Ihost-sched
+$(eval $(call unit_test,test_td_apply,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS),$(TOCHAIND_LDLIBS)))
 
 # libFuzzer target: the state parser on arbitrary text.
 FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_td_state

@@ -22,22 +22,17 @@
 #include "td_daemon.h"
 #include "td_exec.h"
 #include "td_libvirt.h"
+#include "td_priv.h"
 
-#define DEFAULT_REGION_SIZE (16ull << 20)
-#define MIN_REGION_SIZE (1ull << 20)
-#define MAX_REGION_SIZE (4ull << 30)
+#define DEFAULT_REGION_SIZE TD_REGION_SIZE_DEFAULT
+#define MIN_REGION_SIZE TD_REGION_SIZE_MIN
+#define MAX_REGION_SIZE TD_REGION_SIZE_MAX
 
-struct daemon {
-	struct td_config *cfg;
-	struct td_state st;
-	char state_path[PATH_MAX + 16];
-	struct td_libvirt *lv;	/* libvirt backend: VMs with a domain */
-};
 
 /* --libvirt-uri (td_libvirt.h); NULL: qemu:///system */
 static const char *libvirt_uri;
 
-static void logmsg(const char *fmt, ...)
+void td_log(const char *fmt, ...)
 {
 	char ts[32];
 	time_t now = time(NULL);
@@ -56,7 +51,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: tochaind [--foreground] [--state-dir DIR] [--socket PATH] "
 		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n"
-		"                [--sched-socket PATH] [--libvirt-uri URI]\n");
+		"                [--vnf PATH] [--sched-socket PATH] [--libvirt-uri URI]\n");
 }
 
 int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foreground)
@@ -69,6 +64,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		{ "bridge", required_argument, NULL, 'b' },
 		{ "region-dir", required_argument, NULL, 'r' },
 		{ "toe", required_argument, NULL, 't' },
+		{ "vnf", required_argument, NULL, 'V' },
 		{ "sched-socket", required_argument, NULL, 'c' },
 		{ "libvirt-uri", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -91,6 +87,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 	if (n > 0) {
 		self[n] = '\0';
 		snprintf(cfg->toe_path, sizeof(cfg->toe_path), "%s/tochain-toe", dirname(self));
+		snprintf(cfg->vnf_path, sizeof(cfg->vnf_path), "%.4000s/tochain-vnf", self);
 	}
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		const char *why = NULL;
@@ -134,6 +131,12 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 			else
 				strcpy(cfg->toe_path, optarg);
 			break;
+		case 'V':
+			if (len == 0 || len >= sizeof(cfg->vnf_path))
+				why = "--vnf: path empty or too long";
+			else
+				strcpy(cfg->vnf_path, optarg);
+			break;
 		case 'c':
 			if (len == 0 || len >= sizeof(cfg->sched_socket))
 				why = "--sched-socket: path empty or too long";
@@ -162,7 +165,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 }
 
 /* A string argument, or NULL; @bad is set when present but not a string. */
-static const char *arg_str(json_t *args, const char *key, int *bad)
+const char *td_arg_str(json_t *args, const char *key, int *bad)
 {
 	json_t *v = json_object_get(args, key);
 
@@ -175,12 +178,12 @@ static const char *arg_str(json_t *args, const char *key, int *bad)
 	return json_string_value(v);
 }
 
-static int save(struct daemon *d)
+int td_save(struct daemon *d)
 {
 	int err = td_state_save(d->state_path, &d->st);
 
 	if (err)
-		logmsg("cannot save state to %s: %s", d->state_path, strerror(-err));
+		td_log("cannot save state to %s: %s", d->state_path, strerror(-err));
 	return err;
 }
 
@@ -225,7 +228,7 @@ static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)
 		return;
 	vm_shm_name(d, vm, shm, sizeof(shm));
 	if (td_libvirt_detach(d->lv, vm, shm, err, sizeof(err)))
-		logmsg("vm %s: %s", vm->name, err);
+		td_log("vm %s: %s", vm->name, err);
 }
 /* --- end of libvirt domains --- */
 
@@ -237,8 +240,8 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 	json_t *size;
 	int bad = 0;
 
-	name = arg_str(args, "name", &bad);
-	ip = arg_str(args, "ip", &bad);
+	name = td_arg_str(args, "name", &bad);
+	ip = td_arg_str(args, "ip", &bad);
 	if (bad || !name || !ip)
 		return ctl_reply_fail("vm add: NAME and --ip ADDR/PREFIX are required");
 	memset(&vm, 0, sizeof(vm));
@@ -265,7 +268,7 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 	if (d->st.nvms >= TD_MAX_VMS)
 		return ctl_reply_fail("too many VMs (at most %d)", TD_MAX_VMS);
 	/* libvirt: the region becomes a <shmem> device of this domain */
-	domain = arg_str(args, "domain", &bad);
+	domain = td_arg_str(args, "domain", &bad);
 	if (bad || (domain && !td_domain_valid(domain, &why)))
 		return ctl_reply_fail("--domain '%s' %s", domain ? domain : "", bad ? "is not a string" : why);
 	if (domain) {
@@ -291,20 +294,20 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 		}
 	}
 	d->st.vms[d->st.nvms++] = vm;
-	if (save(d)) {
+	if (td_save(d)) {
 		d->st.nvms--;
 		vm_detach_domain(d, &vm);
 		td_vm_destroy(d->cfg, &vm);
 		return ctl_reply_fail("vm '%s': cannot save the state", name);
 	}
-	logmsg("vm %s added: %s in %s, TOE pid %d", vm.name, vm.ip.text, vm.netns, (int)vm.toe_pid);
+	td_log("vm %s added: %s in %s, TOE pid %d", vm.name, vm.ip.text, vm.netns, (int)vm.toe_pid);
 	return ctl_reply_ok(vm_json_live(&vm));
 }
 
 static json_t *cmd_vm_del(struct daemon *d, json_t *args)
 {
 	int bad = 0;
-	const char *name = arg_str(args, "name", &bad);
+	const char *name = td_arg_str(args, "name", &bad);
 	struct td_vm *vm, gone;
 
 	if (bad || !name)
@@ -312,22 +315,25 @@ static json_t *cmd_vm_del(struct daemon *d, json_t *args)
 	vm = td_state_find_vm(&d->st, name);
 	if (!vm)
 		return ctl_reply_fail("no vm named '%s'", name);
+	if (td_chains_of_vm(d, name))
+		return ctl_reply_fail("vm %s has chain %s: delete its chains first", name,
+				      td_chains_of_vm(d, name)->name);
 	gone = *vm;
 	*vm = d->st.vms[--d->st.nvms];
-	if (save(d)) {
+	if (td_save(d)) {
 		d->st.vms[d->st.nvms++] = gone;
 		return ctl_reply_fail("vm '%s': cannot save the state", name);
 	}
 	vm_detach_domain(d, &gone);
 	td_vm_destroy(d->cfg, &gone);
-	logmsg("vm %s deleted", name);
+	td_log("vm %s deleted", name);
 	return ctl_reply_ok(json_pack("{s:s}", "deleted", name));
 }
 
 static json_t *cmd_vm_show(struct daemon *d, json_t *args)
 {
 	int bad = 0;
-	const char *name = arg_str(args, "name", &bad);
+	const char *name = td_arg_str(args, "name", &bad);
 	struct td_vm *vm;
 	json_t *o;
 
@@ -392,6 +398,12 @@ static json_t *dispatch(struct daemon *d, json_t *req)
 		return cmd_vm_ls(d);
 	if (!strncmp(cmd, "sched.", 6) && strcmp(cmd, "sched.register"))
 		return forward_sched(d, cmd, args);
+	{
+		json_t *r = td_chains_dispatch(d, cmd, args);
+
+		if (r)
+			return r;
+	}
 	return ctl_reply_fail("unknown command '%.64s'", cmd);
 }
 
@@ -426,18 +438,19 @@ static void reconcile(struct daemon *d)
 		if (access(nsp, F_OK)) {
 			struct td_vm fresh = *vm;
 
-			logmsg("vm %s: container missing, rebuilding it", vm->name);
+			td_log("vm %s: container missing, rebuilding it", vm->name);
 			if (td_vm_create(d->cfg, &fresh, err, sizeof(err)) == 0)
 				*vm = fresh;
 			else
-				logmsg("vm %s: %s", vm->name, err);
+				td_log("vm %s: %s", vm->name, err);
 		} else {
-			logmsg("vm %s: TOE not running, restarting it", vm->name);
+			td_log("vm %s: TOE not running, restarting it", vm->name);
 			if (td_vm_start_toe(d->cfg, vm, err, sizeof(err)))
-				logmsg("vm %s: %s", vm->name, err);
+				td_log("vm %s: %s", vm->name, err);
 		}
 	}
-	save(d);
+	td_save(d);
+	td_chains_reconcile(d);
 }
 
 static int listen_on(const char *path)
@@ -488,12 +501,16 @@ static int mkdirs(const char *path, mode_t mode)
 
 int td_daemon_run(struct td_config *cfg, int foreground)
 {
-	struct daemon d = { .cfg = cfg };
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct timespec now, last_tick;
 	char err[512] = "";
 	sigset_t mask;
 	int lfd, sfd, rc;
 	int ready[2] = { -1, -1 };
 
+	if (!d)
+		return 1;
+	d->cfg = cfg;
 	if ((rc = mkdirs(cfg->state_dir, 0700)) || (rc = mkdirs(cfg->region_dir, 0700))) {
 		fprintf(stderr, "tochaind: cannot create %s or %s: %s\n", cfg->state_dir,
 			cfg->region_dir, strerror(-rc));
@@ -517,7 +534,7 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 		}
 		close(ready[0]);
 		setsid();
-		snprintf(logp, sizeof(logp), "%s/tochaind.log", cfg->state_dir);
+		snprintf(logp, sizeof(logp), "%s/tochaind->log", cfg->state_dir);
 		logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (logfd >= 0) {
 			dup2(logfd, 1);
@@ -529,25 +546,25 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 		if (nullfd >= 0)
 			dup2(nullfd, 0);
 	}
-	snprintf(d.state_path, sizeof(d.state_path), "%s/state.json", cfg->state_dir);
+	snprintf(d->state_path, sizeof(d->state_path), "%s/state.json", cfg->state_dir);
 	cfg->have_cg = cg_detect(&cfg->cg, NULL) == 0;
 	if (!cfg->have_cg)
-		logmsg("no cgroup hierarchy: TOEs run without a cgroup");
-	if (td_state_load(d.state_path, &d.st, err, sizeof(err))) {
-		logmsg("refusing to start: %s", err);
+		td_log("no cgroup hierarchy: TOEs run without a cgroup");
+	if (td_state_load(d->state_path, &d->st, err, sizeof(err))) {
+		td_log("refusing to start: %s", err);
 		return 1;
 	}
 	/* libvirt is connected only when some VM has a domain */
-	for (unsigned int i = 0; i < d.st.nvms && !d.lv; i++)
-		if (d.st.vms[i].domain[0])
-			d.lv = td_libvirt_create(libvirt_uri);
+	for (unsigned int i = 0; i < d->st.nvms && !d->lv; i++)
+		if (d->st.vms[i].domain[0])
+			d->lv = td_libvirt_create(libvirt_uri);
 	if (td_fabric_ensure(cfg, err, sizeof(err))) {
-		logmsg("fabric namespace %s: %s", cfg->fabric_ns, err);
+		td_log("fabric namespace %s: %s", cfg->fabric_ns, err);
 		return 1;
 	}
 	lfd = listen_on(cfg->socket);
 	if (lfd < 0) {
-		logmsg("control socket %s: %s", cfg->socket, strerror(-lfd));
+		td_log("control socket %s: %s", cfg->socket, strerror(-lfd));
 		return 1;
 	}
 	sigemptyset(&mask);
@@ -558,19 +575,20 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	reconcile(&d);
-	logmsg("serving %s (state %s, fabric %s/%s, %u VMs, %s)", cfg->socket, d.state_path,
-	       cfg->fabric_ns, cfg->bridge, d.st.nvms, cfg->have_cg ? cg_kind_name(cfg->cg.kind) : "no cgroups");
+	reconcile(d);
+	td_log("serving %s (state %s, fabric %s/%s, %u VMs, %s)", cfg->socket, d->state_path,
+	       cfg->fabric_ns, cfg->bridge, d->st.nvms, cfg->have_cg ? cg_kind_name(cfg->cg.kind) : "no cgroups");
 	if (ready[1] >= 0) {
 		if (write(ready[1], "R", 1) != 1)
 			return 1;
 		close(ready[1]);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &last_tick);
 	for (rc = -1; rc < 0;) {
 		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
 
-		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+		if (poll(p, 2, 500) < 0 && errno != EINTR)
 			break;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
@@ -579,23 +597,33 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		if (p[0].revents & POLLIN)
-			serve_one(&d, lfd);
+			serve_one(d, lfd);
 		/* A TOE that died is restarted (its region is reset). */
-		for (unsigned int i = 0; i < d.st.nvms && rc < 0; i++) {
-			struct td_vm *vm = &d.st.vms[i];
+		for (unsigned int i = 0; i < d->st.nvms && rc < 0; i++) {
+			struct td_vm *vm = &d->st.vms[i];
 
 			if (vm->toe_pid && !td_vm_toe_alive(vm)) {
-				logmsg("vm %s: TOE (pid %d) died, restarting it", vm->name, (int)vm->toe_pid);
+				td_log("vm %s: TOE (pid %d) died, restarting it", vm->name, (int)vm->toe_pid);
 				if (td_vm_start_toe(cfg, vm, err, sizeof(err)))
-					logmsg("vm %s: %s", vm->name, err);
-				save(&d);
+					td_log("vm %s: %s", vm->name, err);
+				td_save(d);
+				if (td_vm_toe_alive(vm))
+					td_chains_toe_restarted(d, vm);
 			}
 		}
+		/* VNF instances that died are restarted, at most every 500 ms. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (rc < 0 && (now.tv_sec - last_tick.tv_sec) * 1000 +
+				      (now.tv_nsec - last_tick.tv_nsec) / 1000000 >= 500) {
+			last_tick = now;
+			td_chains_tick(d);
+		}
 	}
-	/* TOEs keep running: a restarted daemon finds them and their connections. */
+	/* TOEs and VNF instances keep running: a restarted daemon finds them. */
 	close(lfd);
 	unlink(cfg->socket);
-	td_libvirt_destroy(d.lv);
-	logmsg("exiting; %u TOEs left running", d.st.nvms);
+	td_libvirt_destroy(d->lv);
+	td_log("exiting; %u TOEs left running", d->st.nvms);
+	free(d);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tochaind's state (td_state_*): the VMs it owns, and (later) VNFs,
- * chains and SLAs.  Persisted as one JSON file written atomically (write
+ * tochaind's state (td_state_*): the VMs it owns, the VNF definitions,
+ * the chains with their SLAs, and the running VNF instances (one process
+ * per (VNF, VM) pair whose chains use it).  Persisted as one JSON file written atomically (write
  * to a temporary file, fsync, rename, fsync the directory) so that a
  * crash at any point leaves either the old or the new state; reloaded at
  * start with every field validated as if it came from outside.
@@ -17,7 +18,10 @@
 
 #define TD_NAME_MAX 13		/* VM names: [a-z0-9-], 1..12 chars (interface names) */
 #define TD_MAX_VMS 256
-#define TD_DOMAIN_MAX 64	/* libvirt domain names: 1..63 of [A-Za-z0-9._+-] */
+#define TD_DOMAIN_MAX 64
+#define TD_REGION_SIZE_DEFAULT (16ull << 20)
+#define TD_REGION_SIZE_MIN (1ull << 20)
+#define TD_REGION_SIZE_MAX (4ull << 30)	/* libvirt domain names: 1..63 of [A-Za-z0-9._+-] */
 
 struct td_addr {
 	int family;		/* AF_INET or AF_INET6 */
@@ -38,9 +42,61 @@ struct td_vm {
 	char domain[TD_DOMAIN_MAX];	/* its libvirt domain, or "" (td_libvirt.h) */
 };
 
+/* VNF and chain names: 1..32 of [a-z0-9_-] (the TOE's names). */
+#define TD_OBJ_NAME_MAX 33
+#define TD_MAX_VNFS 64
+#define TD_MAX_CHAINS 128
+#define TD_MAX_INSTS 256
+#define TD_MAX_HOPS 8		/* hops of a chain (the TOE's limit) */
+#define TD_MAX_PER_HOP 8	/* VNFs of one hop */
+#define TD_MAX_THREADS 16	/* service threads of a VNF (VNF_MAX_THREADS) */
+#define TD_MAX_VNF_ARGS 8	/* extra tochain-vnf options (--arg) */
+#define TD_VNF_ARG_MAX 128
+#define TD_MAX_RATE 1000000000ull	/* packets/s, for SLAs and f */
+
+enum td_kind { TD_KIND_FW, TD_KIND_IDS, TD_KIND_WAF, TD_KIND_NULL };
+enum td_dir { TD_DIR_IN = 0, TD_DIR_OUT = 1 };	/* = the TOE's chain id */
+
+/* A VNF definition: no process until a chain uses it. */
+struct td_vnf {
+	char name[TD_OBJ_NAME_MAX];
+	enum td_kind kind;
+	unsigned int threads;		/* 1..TD_MAX_THREADS */
+	bool fail_open;			/* --on-failure open (default closed) */
+	uint64_t rate;			/* f given with --rate, 0: none */
+	uint64_t calibrated;		/* f measured by vnf calibrate, 0: not yet */
+	char rules[PATH_MAX];		/* the user's rules file (absolute), "" none */
+	unsigned int nargs;
+	char args[TD_MAX_VNF_ARGS][TD_VNF_ARG_MAX];	/* passed to tochain-vnf */
+};
+
+/* A chain: one per (VM, direction). */
+struct td_chain {
+	char name[TD_OBJ_NAME_MAX];
+	char vm[TD_NAME_MAX];
+	enum td_dir dir;
+	uint64_t sla;			/* packets/s, 0: none */
+	unsigned int nhops;
+	unsigned int hop_len[TD_MAX_HOPS];
+	char hop[TD_MAX_HOPS][TD_MAX_PER_HOP][TD_OBJ_NAME_MAX];
+};
+
+/* A running VNF process serving the chains of one VM. */
+struct td_inst {
+	char vnf[TD_OBJ_NAME_MAX];
+	char vm[TD_NAME_MAX];
+	pid_t pid;
+};
+
 struct td_state {
 	struct td_vm vms[TD_MAX_VMS];
 	unsigned int nvms;
+	struct td_vnf vnfs[TD_MAX_VNFS];
+	unsigned int nvnfs;
+	struct td_chain chains[TD_MAX_CHAINS];
+	unsigned int nchains;
+	struct td_inst insts[TD_MAX_INSTS];
+	unsigned int ninsts;
 };
 
 /* Is @name a valid VM name?  On false, @why says why. */
@@ -56,8 +112,54 @@ int td_addr_parse(const char *s, struct td_addr *a, const char **why);
 int td_size_parse(const char *s, uint64_t *out);
 
 struct td_vm *td_state_find_vm(struct td_state *st, const char *name);
+struct td_vnf *td_state_find_vnf(struct td_state *st, const char *name);
+struct td_chain *td_state_find_chain(struct td_state *st, const char *name);
+/* The chain of (@vm, @dir), or NULL. */
+struct td_chain *td_state_find_dir(struct td_state *st, const char *vm, enum td_dir dir);
+struct td_inst *td_state_find_inst(struct td_state *st, const char *vnf, const char *vm);
+/* Drop instance @i (order is not kept). */
+void td_state_drop_inst(struct td_state *st, struct td_inst *i);
+/* Does @c use the VNF @vnf? */
+bool td_chain_uses(const struct td_chain *c, const char *vnf);
+/* Does some chain of @vm use @vnf? */
+bool td_state_vm_uses(const struct td_state *st, const char *vm, const char *vnf);
+/* f of @v: --rate when given, else the calibrated value, else 0. */
+uint64_t td_vnf_f(const struct td_vnf *v);
+
+/* Is @name a valid VNF or chain name?  On false, @why says why. */
+bool td_objname_valid(const char *name, const char **why);
+
+const char *td_kind_name(enum td_kind k);
+/* "fw", "ids", "waf", "null" -> kind; -EINVAL otherwise. */
+int td_kind_parse(const char *s);
+const char *td_dir_name(enum td_dir d);
 
 json_t *td_vm_json(const struct td_vm *vm);
+json_t *td_vnf_json(const struct td_vnf *v);
+json_t *td_chain_json(const struct td_chain *c);
+/* Hops as the TOE wants them: [["a"],["b","c"]]. */
+json_t *td_hops_json(const struct td_chain *c);
+
+/*
+ * A VNF or chain from JSON (a request's args, a topology entry or the
+ * state file), every field validated; unknown keys are refused (a "line"
+ * key is ignored: the topology's line numbers).  @stored also accepts the
+ * fields only the daemon writes ("calibrated").  0, or -EINVAL with @err.
+ * Rules paths must be absolute; whether they are readable is not checked.
+ */
+int td_vnf_from_json(json_t *o, bool stored, struct td_vnf *v, char *err, size_t errlen);
+int td_chain_from_json(json_t *o, struct td_chain *c, char *err, size_t errlen);
+
+/* Is an extra tochain-vnf option acceptable (--x or --x=y, not one the
+ * daemon sets itself)?  On false, @why says why. */
+bool td_vnf_arg_valid(const char *arg, const char **why);
+
+/*
+ * Cross-checks of a whole state: unique names, every chain's VM and hop
+ * VNFs exist, no VNF twice in a chain, one chain per (VM, direction),
+ * every instance names a known VNF and VM.  0, or -EINVAL with @err.
+ */
+int td_state_check(const struct td_state *st, char *err, size_t errlen);
 
 /* Load @path into @st; a missing file is an empty state.  0 or -errno with @err. */
 int td_state_load(const char *path, struct td_state *st, char *err, size_t errlen);

@@ -23,6 +23,7 @@ struct td_config {
 	char bridge[16];
 	char region_dir[PATH_MAX - 128];
 	char toe_path[PATH_MAX];
+	char vnf_path[PATH_MAX];	/* tochain-vnf */
 	char sched_socket[108];		/* tochain-sched's control socket */
 	struct cg_root cg;
 	bool have_cg;

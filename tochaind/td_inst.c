@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/* VNF processes and rules files; see td_inst.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "td_inst.h"
+
+#define CALIBRATE_MS 60000
+#define MAX_FILE (16u << 20)
+
+void td_inst_region(const struct td_vm *vm, const char *vnf, char *out, size_t len)
+{
+	snprintf(out, len, "%s.vnf-%s", vm->region, vnf);
+}
+
+void td_rules_copy_path(const struct td_config *cfg, const char *vnf, char *out, size_t len)
+{
+	snprintf(out, len, "%s/rules/%s.rules", cfg->state_dir, vnf);
+}
+
+static void cgroup_name(const struct td_config *cfg, const char *vnf, const char *vm, char *out,
+			size_t len)
+{
+	snprintf(out, len, "tochain/%s/vnf-%s-%s", cfg->fabric_ns, vnf, vm);
+}
+
+/* argv of tochain-vnf for @v; the strings live in @buf. */
+static int build_argv(const struct td_config *cfg, const struct td_vnf *v, const char *region,
+		      bool calibrate, char **argv, char (*buf)[PATH_MAX])
+{
+	int n = 0;
+
+	argv[n++] = (char *)cfg->vnf_path;
+	argv[n++] = "--kind";
+	argv[n++] = (char *)td_kind_name(v->kind);
+	if (calibrate) {
+		argv[n++] = "--calibrate";
+		argv[n++] = "--json";
+	} else {
+		argv[n++] = "--region";
+		argv[n++] = (char *)region;
+		snprintf(buf[0], PATH_MAX, "%u", v->threads);
+		argv[n++] = "--threads";
+		argv[n++] = buf[0];
+	}
+	if (v->rules[0]) {
+		td_rules_copy_path(cfg, v->name, buf[1], PATH_MAX);
+		argv[n++] = "--rules";
+		argv[n++] = buf[1];
+	}
+	for (unsigned int i = 0; i < v->nargs; i++)
+		argv[n++] = (char *)v->args[i];
+	argv[n] = NULL;
+	return n;
+}
+
+int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const struct td_vm *vm,
+		  const char *region, pid_t *pid, char *err, size_t errlen)
+{
+	char *argv[16 + TD_MAX_VNF_ARGS], buf[2][PATH_MAX], logp[PATH_MAX + 64], cg[256];
+	pid_t p;
+
+	if (access(cfg->vnf_path, X_OK)) {
+		snprintf(err, errlen, "cannot run %s: %s", cfg->vnf_path, strerror(errno));
+		return -ENOENT;
+	}
+	build_argv(cfg, v, region, false, argv, buf);
+	snprintf(logp, sizeof(logp), "%s/vnf-%s-%s.log", cfg->state_dir, v->name, vm->name);
+	cgroup_name(cfg, v->name, vm->name, cg, sizeof(cg));
+	p = fork();
+	if (p < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (p == 0) {
+		struct cg_group g;
+		int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		sigset_t none;
+
+		/* Not a child that dies with the daemon: own session, default signals. */
+		setsid();
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (cfg->have_cg && cg_create(&cfg->cg, cg, &g) == 0)
+			cg_attach_pid(&g, getpid());
+		if (nullfd >= 0)
+			dup2(nullfd, 0);
+		if (logfd >= 0) {
+			dup2(logfd, 1);
+			dup2(logfd, 2);
+		}
+		execv(cfg->vnf_path, argv);
+		_exit(127);
+	}
+	*pid = p;
+	return 0;
+}
+
+bool td_inst_alive(pid_t pid, const char *region)
+{
+	char path[64], cmd[8192];
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || kill(pid, 0))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)	/* a zombie has no command line */
+		return false;
+	cmd[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	/* the region argument, whole: separators on both sides */
+	{
+		char want[PATH_MAX + 4];
+
+		snprintf(want, sizeof(want), " %s ", region);
+		return strstr(cmd, "tochain-vnf") && strstr(cmd, want);
+	}
+}
+
+void td_inst_stop(const struct td_config *cfg, pid_t pid, const char *region, const char *vnf,
+		  const char *vm)
+{
+	if (td_inst_alive(pid, region)) {
+		kill(pid, SIGTERM);
+		for (int i = 0; i < 100 && td_inst_alive(pid, region); i++) {
+			waitpid(pid, NULL, WNOHANG);
+			usleep(10000);
+		}
+		if (td_inst_alive(pid, region))
+			kill(pid, SIGKILL);
+		waitpid(pid, NULL, WNOHANG);
+	}
+	if (cfg->have_cg) {
+		struct cg_group g = { .root = &cfg->cg };
+
+		cgroup_name(cfg, vnf, vm, g.rel, sizeof(g.rel));
+		for (int i = 0; i < 20 && cg_destroy(&g) == -EBUSY; i++)
+			usleep(10000);
+	}
+}
+
+/* Run @argv, collect its stdout (and the first stderr line on failure). */
+static int run_capture(char *const argv[], int timeout_ms, char *out, size_t outlen, char *err,
+		       size_t errlen)
+{
+	int po[2], pe[2], st = 0, fds[2];
+	size_t len[2] = { 0, 0 }, cap[2];
+	char ebuf[512], *buf[2];
+	struct timespec t0, t;
+	pid_t pid;
+
+	if (pipe2(po, O_CLOEXEC))
+		return -errno;
+	if (pipe2(pe, O_CLOEXEC)) {
+		close(po[0]);
+		close(po[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int nullfd = open("/dev/null", O_RDONLY);
+
+		dup2(nullfd, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execv(argv[0], argv);
+		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	if (pid < 0) {
+		close(po[0]);
+		close(pe[0]);
+		return -EAGAIN;
+	}
+	fds[0] = po[0];
+	fds[1] = pe[0];
+	buf[0] = out;
+	buf[1] = ebuf;
+	cap[0] = outlen - 1;
+	cap[1] = sizeof(ebuf) - 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (fds[0] >= 0 || fds[1] >= 0) {
+		struct pollfd p[2] = { { .fd = fds[0], .events = POLLIN },
+				       { .fd = fds[1], .events = POLLIN } };
+		long el;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (el >= timeout_ms || poll(p, 2, (int)(timeout_ms - el)) <= 0) {
+			kill(pid, SIGKILL);
+			len[1] = (size_t)snprintf(ebuf, sizeof(ebuf), "timed out");
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			char sink[512];
+			ssize_t n;
+
+			if (fds[i] < 0 || !p[i].revents)
+				continue;
+			if (len[i] < cap[i])
+				n = read(fds[i], buf[i] + len[i], cap[i] - len[i]);
+			else
+				n = read(fds[i], sink, sizeof(sink));
+			if (n <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			} else if (len[i] < cap[i]) {
+				len[i] += (size_t)n;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	out[len[0]] = '\0';
+	ebuf[len[1]] = '\0';
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	ebuf[strcspn(ebuf, "\n")] = '\0';
+	snprintf(err, errlen, "%.200s", ebuf[0] ? ebuf : "failed");
+	return -EIO;
+}
+
+int td_vnf_calibrate(const struct td_config *cfg, const struct td_vnf *v, uint64_t *pps,
+		     char *err, size_t errlen)
+{
+	char *argv[16 + TD_MAX_VNF_ARGS], buf[2][PATH_MAX], out[4096], why[400] = "";
+	json_t *j, *p;
+	int rc;
+
+	if (access(cfg->vnf_path, X_OK)) {
+		snprintf(err, errlen, "cannot run %s: %s", cfg->vnf_path, strerror(errno));
+		return -ENOENT;
+	}
+	build_argv(cfg, v, NULL, true, argv, buf);
+	rc = run_capture(argv, CALIBRATE_MS, out, sizeof(out), why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "tochain-vnf --calibrate: %s", why);
+		return rc;
+	}
+	j = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+	p = json_object_get(j, "pps");
+	if (!json_is_number(p) || json_number_value(p) < 1 ||
+	    json_number_value(p) > (double)TD_MAX_RATE) {
+		json_decref(j);
+		snprintf(err, errlen, "tochain-vnf --calibrate gave no usable \"pps\"");
+		return -EBADMSG;
+	}
+	*pps = (uint64_t)json_number_value(p);
+	json_decref(j);
+	return 0;
+}
+
+char *td_read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	char *buf;
+	size_t got = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size > MAX_FILE) {
+		int e = fstat(fd, &sb) ? errno : !S_ISREG(sb.st_mode) ? EINVAL : EFBIG;
+
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	while (buf && got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
+int td_write_file(const char *path, const char *data, size_t len)
+{
+	char tmp[PATH_MAX + 16], dir[PATH_MAX];
+	int fd, err = 0;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		mkdir(dir, 0700);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if ((len && write(fd, data, len) != (ssize_t)len) || fsync(fd))
+		err = errno ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to tochaind: the daemon object shared by td_daemon.c (control
+ * loop, VMs) and td_chains.c (VNFs, chains, stats, apply).  Everything
+ * runs on the daemon's one thread.
+ */
+#ifndef TOCHAIN_TD_PRIV_H
+#define TOCHAIN_TD_PRIV_H
+
+#include <jansson.h>
+
+#include "td_state.h"
+#include "td_vm.h"
+
+struct td_libvirt;
+
+struct daemon {
+	struct td_config *cfg;
+	struct td_state st;
+	char state_path[PATH_MAX + 16];
+	struct td_libvirt *lv;	/* libvirt backend: VMs with a domain */
+	long long retry_ms[TD_MAX_VMS];	/* no liveness repair of VM i before */
+	char sched_note[TD_MAX_CHAINS][160];	/* chain i: tochain-sched registration */
+};
+
+void td_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int td_save(struct daemon *d);
+/* A string argument, or NULL; @bad is set when present but not a string. */
+const char *td_arg_str(json_t *args, const char *key, int *bad);
+
+/* vnf.*, chain.*, stats, apply: the reply, or NULL for another command. */
+json_t *td_chains_dispatch(struct daemon *d, const char *cmd, json_t *args);
+
+/* After a (re)start: bring every TOE's VNFs and chains back to the state. */
+void td_chains_reconcile(struct daemon *d);
+
+/* Every ~500 ms: restart dead VNF instances, repair TOEs that lost chains. */
+void td_chains_tick(struct daemon *d);
+
+/* A VM's TOE was restarted: its chains and VNFs are gone; redo them. */
+void td_chains_toe_restarted(struct daemon *d, struct td_vm *vm);
+
+/* The chain using VM @vm, or NULL (vm del refuses while one does). */
+const struct td_chain *td_chains_of_vm(struct daemon *d, const char *vm);
+
+#endif
