@@ -1,14 +1,18 @@
-# toe: tochain-toe, the per-VM TCP offload engine (toe_*).
-TOE_SRCS := toe/toe.c
+# toe: tochain-toe, the per-VM TCP offload engine (toe_*), with its chain
+# stage (libtochain-chain.a) and control socket (ctl/, jansson).
+TOE_SRCS := toe/toe.c toe/toe_chain.c toe/toe_ctl.c
 TOE_LIB := $(BUILD)/lib/libtochain-toe.a
+TOE_LDLIBS := $(CH_URCU_LIBS) -ljansson -lpthread
 LIBS += $(TOE_LIB)
 $(TOE_LIB): $(call objs,$(TOE_SRCS))
-$(call objs,$(TOE_SRCS) toe/main.c): CPPFLAGS += -Isockrpc -Itoe
+$(call objs,$(TOE_SRCS) toe/main.c): CPPFLAGS += -Isockrpc -Itoe -Ichain -Ivnf -Ictl
+# The libraries in link order (toe needs chain, ctl; chain needs vnf, region).
+TOE_ALL_LIBS := $(TOE_LIB) $(BUILD)/lib/libtochain-ctl.a $(CH_LIB) $(CH_VNF_LIB) $(BUILD)/lib/libtochain-sockrpc.a $(CH_REGION_LIB)
 
-$(eval $(call program,tochain-toe,$(call objs,toe/main.c) $(TOE_LIB) $(SRPC_LIB) $(REGION_LIB)))
+$(eval $(call program,tochain-toe,$(call objs,toe/main.c) $(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 
-$(eval $(call unit_test,test_toe_guest,$(TOE_LIB) $(SRPC_LIB) $(REGION_LIB)))
-$(BUILD)/obj/tests/unit/test_toe_guest.o: CPPFLAGS += -Isockrpc -Itoe
+$(eval $(call unit_test,test_toe_guest,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_toe_guest.o: CPPFLAGS += -Isockrpc -Itoe -Ichain -Ivnf -Ictl
 
 # Benchmark client/server (bench/20_toe_rr_bulk.sh); no sanitizers, it runs preloaded.
 BENCH_PROGS += $(BUILD)/bench/bin/toe-rrbench

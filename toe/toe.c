@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,8 +40,10 @@
 
 #include "srpc.h"
 #include "toe.h"
+#include "toe_chain.h"
+#include "toe_ctl.h"
 
-enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO };
+enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO, EV_CHAIN };
 #define HELLO_MAX	16	/* attach connections waiting for their hello */
 #define HELLO_TIMEOUT_S	2
 #define EV_KEY(kind, idx)	(((uint64_t)(kind) << 32) | (uint32_t)(idx))
@@ -71,6 +74,12 @@ struct toe_sock {
 	bool connected;		/* established: data may flow */
 	bool registered;	/* in the epoll set */
 	bool dgram;		/* UDP: one buffer per datagram (struct srpc_dgram) */
+	bool denied;		/* a chain denied it: reset, later data dropped */
+	bool eof_pending;	/* EOF seen, data before it still on its way */
+	uint32_t rx_queued;	/* inbound buffers not yet on the RX ring */
+	uint64_t rx_seq, tx_seq;	/* stream offsets (bytes read / submitted) */
+	uint32_t flow;		/* flow table entry or TCR_FLOW_NONE */
+	struct ch_flow_key key;	/* local side as source (ports host order) */
 };
 
 /* The validated destination of an outbound datagram (TOE-private copy). */
@@ -114,12 +123,22 @@ struct toe {
 	uint32_t *buf_sock;	/* socket id the buffer carries data of */
 	uint32_t *buf_len, *buf_off;	/* validated copy of a TX data buffer */
 	uint16_t *buf_chan;	/* channel a TX buffer came from */
+	/*
+	 * The buf_* arrays have nbufs + out_nbufs entries: an index at or
+	 * above nbufs names slot (index - nbufs) of R.out, the TOE's private
+	 * copy of an outbound payload (see out_copy).
+	 */
+	uint32_t nitems;
 	uint32_t *buf_epoch;	/* that channel's epoch then */
 	struct toe_dgaddr *buf_dst;	/* destination of a TX datagram */
+	uint64_t *buf_seq;	/* stream offset of an RX buffer's first byte */
 	/* the per-direction stages */
 	struct bufq in_input, in_output;	/* inbound */
 	struct bufq out_input, out_output;	/* outbound */
 	struct toe_stats st;
+	struct toe_chain *tc;	/* the chain stage (toe_chain.h) */
+	struct toe_ctl *ctl;	/* the control socket thread (toe_ctl.h) */
+	char *ctl_path;
 	struct {
 		int fd;
 		time_t since;
@@ -270,6 +289,7 @@ static struct toe_sock *sock_new(struct toe *t, int fd, uint32_t ch)
 		s->fd = fd;
 		s->chans = 1ull << ch;
 		s->owner = ch;
+		s->flow = TCR_FLOW_NONE;
 		t->st.socks_open++;
 		return s;
 	}
@@ -285,6 +305,9 @@ static void sock_free(struct toe *t, struct toe_sock *s)
 
 	while ((idx = bufq_pop(t, &s->txq)) != NO_BUF)
 		regrant(t, idx, s->id);
+	/* nothing of it is submitted any more: its flow may close */
+	if (s->flow != TCR_FLOW_NONE)
+		toe_chain_flow_close(t->tc, s->flow);
 	if (s->registered)
 		epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	close(s->fd);
@@ -413,23 +436,243 @@ static void event_all(struct toe *t, struct toe_sock *s, enum srpc_type type, in
 /* ---- the per-direction stages ------------------------------------------- */
 
 /*
- * CHAIN INSERTION POINT.  Until chains exist, every buffer of an input
- * queue passes straight to the output queue of its direction.  A chain
- * will take the input queue's buffers here, run them through its hops,
- * and put what was allowed on the output queue (a Deny resets the
- * connection: design section 3).
+ * Each direction has an input queue (buffers as they come from the
+ * kernel socket or the TX ring, in order) and an output queue (what may
+ * go on to the guest or the wire).  Between them, the chain stage: with
+ * no chain set in that direction a buffer passes straight through; with
+ * one (toe_chain_active) it is submitted to the packet scheduler and its
+ * result comes back in the same global order.  A direction whose chain
+ * was deleted keeps submitting until what it submitted has come back, so
+ * nothing overtakes.  Outbound payload is first copied into R.out (the
+ * guest's buffer is granted back at once): the VNFs inspect, and the
+ * kernel socket sends, that private copy only (TOCTOU, design section 3).
  */
-static void toe_chain_step(struct toe *t)
-{
-	uint32_t idx;
-
-	while ((idx = bufq_pop(t, &t->in_input)) != NO_BUF)
-		bufq_push(t, &t->in_output, idx);
-	while ((idx = bufq_pop(t, &t->out_input)) != NO_BUF)
-		bufq_push(t, &t->out_output, idx);
-}
 
 static void sock_flush_tx(struct toe *t, struct toe_sock *s);
+static void sock_fail(struct toe *t, struct toe_sock *s, int err);
+static void flow_state(struct toe *t, struct toe_sock *s, uint8_t state);
+
+/* The bytes of item @idx: a slot of the guest region or of R.out. */
+static uint8_t *item_data(struct toe *t, uint32_t idx)
+{
+	if (idx < t->p.nbufs)
+		return tcr_region_slot(t->r, idx);
+	return toe_chain_out_slot(t->tc, idx - t->p.nbufs);
+}
+
+static void fill_pkt(const struct toe_sock *s, uint32_t dir, struct ch_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->conn_id = s->id;
+	p->flow = s->flow;
+	p->family = s->key.family;
+	p->l4proto = s->dgram ? IPPROTO_UDP : IPPROTO_TCP;
+	if (dir == TOE_DIR_OUT) {	/* the VM's side is the source */
+		p->sport = s->key.sport;
+		p->dport = s->key.dport;
+		memcpy(p->saddr, s->key.saddr, 16);
+		memcpy(p->daddr, s->key.daddr, 16);
+	} else {
+		p->sport = s->key.dport;
+		p->dport = s->key.sport;
+		memcpy(p->saddr, s->key.daddr, 16);
+		memcpy(p->daddr, s->key.saddr, 16);
+	}
+}
+
+static void addr_str(char *out, size_t size, uint8_t family, const uint8_t *a, uint16_t port)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, a, ip, sizeof(ip));
+	snprintf(out, size, family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+}
+
+/*
+ * A chain denied a descriptor of @s.  TCP: the connection is aborted
+ * (RST to the peer, ECONNRESET to the guest) and everything of it still
+ * on its way is dropped.  UDP: only that datagram is dropped.  Both are
+ * logged and recorded for stats.
+ */
+static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result *r)
+{
+	char src[54], dst[54], conn[112], cname[TOE_NAME_MAX + 1], vname[TOE_NAME_MAX + 1];
+
+	if (s->denied)
+		return;		/* already reset: later descriptors go quietly */
+	addr_str(src, sizeof(src), r->pkt.family, r->pkt.saddr, r->pkt.sport);
+	addr_str(dst, sizeof(dst), r->pkt.family, r->pkt.daddr, r->pkt.dport);
+	snprintf(conn, sizeof(conn), "%s>%s", src, dst);
+	toe_chain_deny_note(t->tc, r, conn, cname, vname);
+	t->st.denials++;
+	fprintf(stderr, "tochain-toe[%s]: denied: chain %s (%s) vnf %s rule %u reason %s conn %s%s\n",
+		t->p.name, cname, r->chain == TOE_DIR_IN ? "in" : "out", vname, r->deny_rule,
+		toe_chain_reason_name(r->reason), conn,
+		s->dgram ? ": datagram dropped" : ": connection reset");
+	if (s->dgram)
+		return;
+	s->denied = true;
+	if (!s->failed) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		struct sockaddr sa = { .sa_family = AF_UNSPEC };
+
+		/*
+		 * RST now (an abortive disconnect) while the descriptor stays
+		 * valid: the guest still holds the socket id until it closes.
+		 */
+		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (connect(s->fd, &sa, sizeof(sa))) {
+			/* already disconnected: nothing more to send */
+		}
+		sock_fail(t, s, ECONNRESET);
+	}
+	if (s->flow != TCR_FLOW_NONE)
+		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, CH_FLOW_CLOSING);
+}
+
+static void rx_drop(struct toe *t, struct toe_sock *s, uint32_t idx)
+{
+	if (s) {
+		s->rx_queued--;
+		if (s->rx_inflight)
+			s->rx_inflight--;
+	}
+	t->buf_sock[idx] = 0;
+	tcr_pool_free(t->pool, &idx, 1);
+}
+
+/* Inbound: submit (or pass) the input queue in order.  true: did something. */
+static bool stage_in(struct toe *t)
+{
+	bool did = false;
+
+	while (t->in_input.n) {
+		uint32_t idx = t->in_input.head;
+		struct toe_sock *s = sock_get(t, t->buf_sock[idx]);
+		struct ch_pkt p;
+
+		if (s && !s->denied && toe_chain_active(t->tc, TOE_DIR_IN)) {
+			fill_pkt(s, TOE_DIR_IN, &p);
+			p.cookie = idx;
+			p.region = TOE_REGION_GUEST;
+			p.buf = idx;
+			p.off = t->buf_off[idx];
+			p.len = t->buf_len[idx];
+			p.seq = t->buf_seq[idx];
+			if (!toe_chain_submit(t->tc, TOE_DIR_IN, &p))
+				break;	/* full: retried when results come back */
+			bufq_pop(t, &t->in_input);
+		} else {
+			bufq_pop(t, &t->in_input);
+			bufq_push(t, &t->in_output, idx);
+		}
+		did = true;
+	}
+	return did;
+}
+
+/*
+ * Outbound: copy each payload into R.out and submit the copy, or pass
+ * the buffer when no chain is set (zero copy, as without chains).
+ */
+static bool stage_out(struct toe *t)
+{
+	bool did = false;
+
+	while (t->out_input.n) {
+		uint32_t idx = t->out_input.head;
+		struct toe_sock *s = sock_get(t, t->buf_sock[idx]);
+		uint32_t len = t->buf_len[idx], x;
+		struct ch_pkt p;
+		int o;
+
+		if (!s || s->failed || !toe_chain_active(t->tc, TOE_DIR_OUT)) {
+			bufq_pop(t, &t->out_input);
+			bufq_push(t, &t->out_output, idx);
+			did = true;
+			continue;
+		}
+		o = toe_chain_out_alloc(t->tc);
+		if (o < 0)
+			break;	/* R.out full: slots come back as data is sent */
+		x = t->p.nbufs + (uint32_t)o;
+		/* buf_off/buf_len were validated against the slot in take_tx */
+		memcpy(item_data(t, x), item_data(t, idx) + t->buf_off[idx], len);
+		fill_pkt(s, TOE_DIR_OUT, &p);
+		p.cookie = x;
+		p.region = TOE_REGION_OUT;
+		p.buf = (uint32_t)o;
+		p.off = 0;
+		p.len = len;
+		p.seq = s->tx_seq;
+		if (!toe_chain_submit(t->tc, TOE_DIR_OUT, &p)) {
+			toe_chain_out_free(t->tc, (uint32_t)o);
+			break;
+		}
+		s->tx_seq += len;
+		t->buf_sock[x] = s->id;
+		t->buf_len[x] = len;
+		t->buf_off[x] = 0;
+		t->buf_dst[x] = t->buf_dst[idx];
+		bufq_pop(t, &t->out_input);
+		/* the copy is what goes on: the guest's buffer is granted back now */
+		regrant(t, idx, s->id);
+		did = true;
+	}
+	return did;
+}
+
+/* Results of both chains, in their order, to the output queues. */
+static bool stage_results(struct toe *t)
+{
+	struct ch_result r[32];
+	unsigned int k;
+	bool did = false;
+
+	while ((k = toe_chain_take(t->tc, TOE_DIR_IN, r, 32)) > 0) {
+		did = true;
+		for (unsigned int i = 0; i < k; i++) {
+			uint32_t idx = (uint32_t)r[i].pkt.cookie;
+			struct toe_sock *s = sock_get(t, t->buf_sock[idx]);
+
+			if (r[i].verdict == CH_ALLOW) {
+				bufq_push(t, &t->in_output, idx);
+				continue;
+			}
+			if (s)
+				sock_deny(t, s, &r[i]);
+			rx_drop(t, s, idx);
+		}
+	}
+	while ((k = toe_chain_take(t->tc, TOE_DIR_OUT, r, 32)) > 0) {
+		did = true;
+		for (unsigned int i = 0; i < k; i++) {
+			uint32_t x = (uint32_t)r[i].pkt.cookie;
+			struct toe_sock *s = sock_get(t, t->buf_sock[x]);
+
+			if (r[i].verdict == CH_ALLOW) {
+				bufq_push(t, &t->out_output, x);
+				continue;
+			}
+			if (s)
+				sock_deny(t, s, &r[i]);
+			regrant(t, x, t->buf_sock[x]);	/* frees the R.out slot */
+			if (s && --s->tx_pending == 0 && s->closing)
+				sock_free(t, s);
+		}
+	}
+	return did;
+}
+
+static bool toe_chain_step(struct toe *t)
+{
+	bool did = stage_results(t);
+
+	did |= stage_in(t);
+	did |= stage_out(t);
+	toe_chain_flow_reclaim(t->tc);
+	return did;
+}
 
 /* Output queues: inbound to the guest's RX ring, outbound to socket queues. */
 static void drain_outputs(struct toe *t)
@@ -439,10 +682,16 @@ static void drain_outputs(struct toe *t)
 	while ((idx = bufq_pop(t, &t->in_output)) != NO_BUF) {
 		struct toe_sock *s = sock_get(t, t->buf_sock[idx]);
 
-		if (!s || !t->ch[s->owner].open || chan_send_buf(t, s->owner, idx)) {
-			if (s)
-				s->rx_inflight--;
-			tcr_pool_free(t->pool, &idx, 1);
+		if (!s || s->denied || !t->ch[s->owner].open || chan_send_buf(t, s->owner, idx)) {
+			rx_drop(t, s, idx);
+		} else {
+			s->rx_queued--;
+		}
+		/* the EOF follows the last byte before it (srpc.h) */
+		if (s && s->eof_pending && !s->rx_queued) {
+			s->eof_pending = false;
+			if (!s->denied)
+				event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
 		}
 	}
 	while ((idx = bufq_pop(t, &t->out_output)) != NO_BUF) {
@@ -464,11 +713,17 @@ static void drain_outputs(struct toe *t)
 /* A TX buffer is done: grant it again to the channel it came from. */
 static void regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
 {
-	uint32_t ch = t->buf_chan[idx];
-	struct toe_chan *c = &t->ch[ch];
+	struct toe_chan *c;
 	struct tcr_desc d = { 0 };
+	uint32_t ch;
 
 	t->buf_sock[idx] = 0;	/* not an RX buffer: DONE must not count it */
+	if (idx >= t->p.nbufs) {	/* a private copy in R.out */
+		toe_chain_out_free(t->tc, idx - t->p.nbufs);
+		return;
+	}
+	ch = t->buf_chan[idx];
+	c = &t->ch[ch];
 	if (!c->open || c->epoch != t->buf_epoch[idx]) {
 		tcr_pool_free(t->pool, &idx, 1);
 		return;
@@ -516,7 +771,7 @@ static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 		const struct toe_dgaddr *dst = &t->buf_dst[idx];
 		ssize_t n;
 
-		n = sendto(s->fd, tcr_region_slot(t->r, idx) + t->buf_off[idx], t->buf_len[idx],
+		n = sendto(s->fd, item_data(t, idx) + t->buf_off[idx], t->buf_len[idx],
 			   MSG_NOSIGNAL | MSG_DONTWAIT,
 			   dst->len ? (const struct sockaddr *)&dst->a : NULL, dst->len);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -549,11 +804,11 @@ static void sock_flush_tx(struct toe *t, struct toe_sock *s)
 
 		if (s->tx_off < len) {
 			/*
-			 * The payload is read from the shared slot here: with a
-			 * chain in front, the slot must be private to the host
-			 * (or copied) once inspected (design section 3, TOCTOU).
+			 * With an out chain, idx names the TOE's private copy in
+			 * R.out (what the VNFs inspected); without one, the
+			 * guest's slot, zero copy (design section 3).
 			 */
-			n = send(s->fd, tcr_region_slot(t->r, idx) + t->buf_off[idx] + s->tx_off,
+			n = send(s->fd, item_data(t, idx) + t->buf_off[idx] + s->tx_off,
 				 len - s->tx_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n < 0) {
 				if (errno == EAGAIN || errno == EINTR)
@@ -632,7 +887,11 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 		d.tsc = tcr_tsc_now();
 		tcr_desc_store(t->r, idx, &d);
 		t->buf_sock[idx] = s->id;
+		t->buf_off[idx] = SRPC_DGRAM_HDR;
+		t->buf_len[idx] = (uint32_t)n;
+		t->buf_seq[idx] = 0;
 		s->rx_inflight++;
+		s->rx_queued++;
 		t->st.bytes_in += (uint64_t)n;
 		bufq_push(t, &t->in_input, idx);
 	}
@@ -661,7 +920,13 @@ static void sock_read(struct toe *t, struct toe_sock *s)
 				break;
 			if (n == 0) {
 				s->rd_eof = true;
-				event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+				if (s->flow != TCR_FLOW_NONE)
+					ch_flow_set_state(toe_chain_flows(t->tc), s->flow,
+							  CH_FLOW_CLOSING);
+				if (s->rx_queued)
+					s->eof_pending = true;	/* after the data (drain_outputs) */
+				else
+					event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
 			} else {
 				sock_fail(t, s, err);
 				return;
@@ -676,7 +941,12 @@ static void sock_read(struct toe *t, struct toe_sock *s)
 		d.tsc = tcr_tsc_now();
 		tcr_desc_store(t->r, idx, &d);
 		t->buf_sock[idx] = s->id;
+		t->buf_off[idx] = 0;
+		t->buf_len[idx] = (uint32_t)n;
+		t->buf_seq[idx] = s->rx_seq;
+		s->rx_seq += (uint64_t)n;
 		s->rx_inflight++;
+		s->rx_queued++;
 		t->st.bytes_in += (uint64_t)n;
 		bufq_push(t, &t->in_input, idx);	/* inbound input queue */
 	}
@@ -722,10 +992,12 @@ static void sock_event(struct toe *t, uint32_t id, uint32_t events)
 			return;
 		getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
 		s->connecting = false;
-		if (err)
+		if (err) {
 			s->failed = true;
-		else
+		} else {
 			s->connected = true;
+			flow_state(t, s, CH_FLOW_ESTABLISHED);
+		}
 		event_to(t, s->owner, SRPC_EV_CONNECTED, s->id, err);
 		sock_arm(t, s);
 		return;
@@ -735,6 +1007,60 @@ static void sock_event(struct toe *t, uint32_t id, uint32_t events)
 	s = sock_get(t, id);
 	if (s && (events & (EPOLLOUT | EPOLLERR)) && s->txq.n)
 		sock_flush_tx(t, s);
+}
+
+/* ---- flows (chain/ch_flow.h) ---------------------------------------------- */
+
+static void key_side(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+	}
+}
+
+/*
+ * Record the 5-tuple of TCP socket @s (the VM's side as source; @peer, or
+ * the kernel's peer address when NULL) and open its flow entry in @state.
+ * A full table leaves the connection without one (TCR_FLOW_NONE).
+ */
+static void flow_open(struct toe *t, struct toe_sock *s, const struct sockaddr_storage *peer,
+		      uint8_t state)
+{
+	struct sockaddr_storage me, pe;
+	socklen_t ml = sizeof(me), pl = sizeof(pe);
+	int idx;
+
+	if (getsockname(s->fd, (struct sockaddr *)&me, &ml))
+		return;
+	if (!peer) {
+		if (getpeername(s->fd, (struct sockaddr *)&pe, &pl))
+			return;
+		peer = &pe;
+	}
+	if ((me.ss_family != AF_INET && me.ss_family != AF_INET6) ||
+	    peer->ss_family != me.ss_family)
+		return;
+	memset(&s->key, 0, sizeof(s->key));
+	s->key.family = (uint8_t)me.ss_family;
+	s->key.l4proto = IPPROTO_TCP;
+	key_side(&me, s->key.saddr, &s->key.sport);
+	key_side(peer, s->key.daddr, &s->key.dport);
+	idx = ch_flow_open(toe_chain_flows(t->tc), &s->key, state);
+	s->flow = idx >= 0 ? (uint32_t)idx : TCR_FLOW_NONE;
+}
+
+static void flow_state(struct toe *t, struct toe_sock *s, uint8_t state)
+{
+	if (s->flow != TCR_FLOW_NONE)
+		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, state);
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -821,6 +1147,7 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			break;
 		}
 		n->connected = true;
+		flow_open(t, n, &ss, CH_FLOW_ESTABLISHED);
 		sock_arm(t, n);
 		pfd.fd = s->fd;
 		pfd.events = POLLIN;
@@ -846,9 +1173,17 @@ static void do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			if (ret == -EINPROGRESS)
 				s->connecting = true;
 		}
+		if (!s->dgram && s->flow == TCR_FLOW_NONE && (ret == 0 || ret == -EINPROGRESS)) {
+			struct sockaddr_storage peer = { 0 };
+
+			memcpy(&peer, &q->addr, q->addrlen < sizeof(peer) ? q->addrlen : sizeof(peer));
+			flow_open(t, s, &peer, ret ? CH_FLOW_SYN : CH_FLOW_ESTABLISHED);
+		}
 		sock_arm(t, s);
 		break;
 	case SRPC_REQ_SHUTDOWN:
+		if (m->a == SHUT_WR || m->a == SHUT_RDWR)
+			flow_state(t, s, CH_FLOW_CLOSING);
 		if ((m->a == SHUT_WR || m->a == SHUT_RDWR) && s->tx_pending) {
 			/* after the data the guest queued before it */
 			s->shut_wr_pending = true;
@@ -1271,6 +1606,7 @@ struct toe *toe_create(const struct toe_params *p)
 	struct epoll_event ev;
 	sigset_t sigs;
 	struct toe *t;
+	uint32_t out_nbufs;
 	int err = EINVAL;
 
 	if (!p->region_path || !tcr_name_valid(p->name) || p->slot_size < SRPC_MSG_MAX ||
@@ -1298,20 +1634,25 @@ struct toe *toe_create(const struct toe_params *p)
 	for (int i = 0; i < HELLO_MAX; i++)
 		t->hello[i].fd = -1;
 	err = ENOMEM;
+	out_nbufs = p->nbufs / 4 > 16 ? p->nbufs / 4 : 16;
+	t->nitems = p->nbufs + out_nbufs;
 	t->ch = calloc(p->nchannels, sizeof(*t->ch));
 	t->socks = calloc(p->max_socks, sizeof(*t->socks));
-	t->buf_next = calloc(p->nbufs, sizeof(uint32_t));
-	t->buf_sock = calloc(p->nbufs, sizeof(uint32_t));
-	t->buf_len = calloc(p->nbufs, sizeof(uint32_t));
-	t->buf_off = calloc(p->nbufs, sizeof(uint32_t));
+	t->buf_next = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_sock = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_len = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_off = calloc(t->nitems, sizeof(uint32_t));
 	t->buf_chan = calloc(p->nbufs, sizeof(uint16_t));
 	t->buf_epoch = calloc(p->nbufs, sizeof(uint32_t));
-	t->buf_dst = calloc(p->nbufs, sizeof(*t->buf_dst));
+	t->buf_dst = calloc(t->nitems, sizeof(*t->buf_dst));
+	t->buf_seq = calloc(t->nitems, sizeof(uint64_t));
 	t->sock_path = malloc(strlen(p->region_path) + 6);
+	t->ctl_path = malloc(strlen(p->region_path) + 5);
 	if (!t->ch || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
-	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst ||
-	    !t->sock_path)
+	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq ||
+	    !t->sock_path || !t->ctl_path)
 		goto out_free;
+	sprintf(t->ctl_path, "%s.ctl", p->region_path);
 	sprintf(t->sock_path, "%s.sock", p->region_path);
 	err = ENAMETOOLONG;
 	if (strlen(t->sock_path) >= sizeof(sun.sun_path))
@@ -1360,8 +1701,27 @@ struct toe *toe_create(const struct toe_params *p)
 		err = errno;
 		goto out_unlink;
 	}
+	t->tc = toe_chain_create(p->region_path, p->nbufs, p->slot_size, out_nbufs,
+				 2 * p->max_socks);
+	if (!t->tc) {
+		err = errno;
+		goto out_unlink;
+	}
+	ev.data.u64 = EV_KEY(EV_CHAIN, 0);
+	if (toe_chain_notify_fd(t->tc) < 0 ||
+	    epoll_ctl(t->epfd, EPOLL_CTL_ADD, toe_chain_notify_fd(t->tc), &ev)) {
+		err = toe_chain_notify_fd(t->tc) < 0 ? EMFILE : errno;
+		goto out_chain;
+	}
+	t->ctl = toe_ctl_start(t->ctl_path, p->name, t->tc);
+	if (!t->ctl) {
+		err = errno;
+		goto out_chain;
+	}
 	return t;
 
+out_chain:
+	toe_chain_destroy(t->tc);
 out_unlink:
 	unlink(t->sock_path);
 out_fds:
@@ -1376,6 +1736,8 @@ out_region:
 	tcr_region_kill(t->r);
 	tcr_region_destroy(t->r);
 out_free:
+	free(t->ctl_path);
+	free(t->buf_seq);
 	free(t->sock_path);
 	free(t->buf_epoch);
 	free(t->buf_dst);
@@ -1455,6 +1817,8 @@ static bool spin_for_work(struct toe *t)
 					tcr_ring_count(&c->c.ring[TCR_CH_DONE])))
 				return true;
 		}
+		if (toe_chain_results_waiting(t->tc))
+			return true;
 		if (epoll_wait(t->epfd, &ev, 1, 0) > 0)
 			return true;
 		tc_cpu_relax();
@@ -1478,7 +1842,8 @@ int toe_run(struct toe *t)
 	while (!t->stop) {
 		int n, timeout = 0;
 
-		if (!busy && !spin_for_work(t) && prepare_sleep(t))
+		/* with descriptors out at the chains, sleep only until results come */
+		if (!busy && !spin_for_work(t) && prepare_sleep(t) && toe_chain_arm(t->tc))
 			timeout = -1;
 		n = epoll_wait(t->epfd, evs, 64, timeout);
 		if (timeout)
@@ -1514,13 +1879,19 @@ int toe_run(struct toe *t)
 			case EV_SOCK:
 				sock_event(t, idx, evs[i].events);
 				break;
+			case EV_CHAIN:
+				if (read(toe_chain_notify_fd(t->tc), &v, sizeof(v)) < 0) {
+					/* already cleared */
+				}
+				break;
 			}
 		}
 		busy = false;
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
 			if (t->ch[ch].open && chan_service(t, ch))
 				busy = true;
-		toe_chain_step(t);
+		if (toe_chain_step(t))
+			busy = true;
 		drain_outputs(t);
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
 			if (t->ch[ch].open && t->ch[ch].pend)
@@ -1537,6 +1908,7 @@ void toe_destroy(struct toe *t)
 {
 	if (!t)
 		return;
+	toe_ctl_stop(t->ctl);
 	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
 		chan_drop(t, ch, "shutting down");
 	for (uint32_t i = 0; i < t->p.max_socks; i++)
@@ -1545,6 +1917,7 @@ void toe_destroy(struct toe *t)
 	for (int i = 0; i < HELLO_MAX; i++)
 		if (t->hello[i].fd >= 0)
 			hello_drop(t, i);
+	toe_chain_destroy(t->tc);	/* stops the scheduler: nothing reads the region now */
 	tcr_region_kill(t->r);
 	unlink(t->sock_path);
 	close(t->sfd);
@@ -1552,6 +1925,8 @@ void toe_destroy(struct toe *t)
 	close(t->epfd);
 	tcr_pool_destroy(t->pool);
 	tcr_region_destroy(t->r);
+	free(t->ctl_path);
+	free(t->buf_seq);
 	free(t->sock_path);
 	free(t->buf_epoch);
 	free(t->buf_dst);

@@ -9,8 +9,8 @@
  * sockets and a signalfd.  Nothing here blocks: kernel sockets are
  * non-blocking, and the guest is never waited for.
  *
- * Data path, per direction (the chain will be inserted between the two
- * queues, see toe_chain_step() in toe.c):
+ * Data path, per direction (the chain stage, toe_chain.h, sits between the
+ * two queues; with no chain set in a direction buffers pass straight on):
  *   inbound:  kernel socket -> input queue -> [chain] -> output queue -> RX ring
  *   outbound: TX ring -> input queue -> [chain] -> output queue -> kernel socket
  *
@@ -67,6 +67,7 @@ void toe_destroy(struct toe *t);
 struct toe_stats {
 	uint64_t guests_attached, guests_dropped, bad_messages;
 	uint64_t socks_open, bytes_in, bytes_out;
+	uint64_t denials;	/* descriptors a chain denied (connections reset) */
 };
 void toe_get_stats(const struct toe *t, struct toe_stats *s);
 

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# timeout: 120
+# The TOE's chain stage end to end: python3 http.server under tochain-run
+# (the stand-in VM) behind an in chain [[a, m], [b]] of null VNFs, where m
+# denies payloads containing ATTACK, and an out chain [[o]].  curl in a
+# client namespace fetches a 4 MiB file (sha256 checked: it crossed the out
+# chain as private copies); a request with ATTACK in it is reset (only that
+# connection), clean requests keep working; stats counts arrivals and
+# finished, names chain, VNF and rule of the denial; every VNF saw exactly
+# what its place in the chain implies.  The TOE removes its files on exit.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+. "$top/toe/toe_testlib.sh"
+
+for c in ip python3 curl sha256sum; do
+	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+
+tt_setup 410
+# Refused requests change nothing.
+r=$(ctl chain.set '{"dir":"in","name":"c1","hops":[["nosuch"]]}')
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: unknown vnf accepted: $r"; exit 1;; esac
+[ "$(ctl_ok stats | tt_json 'len(j["chains"])')" = 0 ] || { echo "FAIL: a refused chain.set left a chain"; exit 1; }
+ctl_ok version | tt_json 'j["daemon"] == "tochain-toe" and j["protocol"] == 1' | grep -q True
+
+tt_vnf a
+tt_vnf m '{}' --deny-marker ATTACK
+tt_vnf b '{"threads":2}'
+tt_vnf o
+# the same args again: nothing created; other args: refused
+[ "$(ctl_ok vnf.add '{"name":"b","threads":2}' | tt_json 'j["created"]')" = False ]
+r=$(ctl vnf.add '{"name":"b","threads":3}')
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: vnf.add with other args accepted: $r"; exit 1;; esac
+r=$(ctl chain.set '{"dir":"in","name":"c1","hops":[["a","a"]]}')
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: a VNF twice accepted: $r"; exit 1;; esac
+
+ctl_ok chain.set '{"dir":"in","name":"web-in","hops":[["a","m"],["b"]]}' >/dev/null
+ctl_ok chain.set '{"dir":"out","name":"web-out","hops":[["o"]]}' >/dev/null
+r=$(ctl vnf.del '{"name":"a"}')
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: vnf.del of a used VNF accepted: $r"; exit 1;; esac
+
+mkdir $work/www
+head -c $((4 << 20)) /dev/urandom >$work/www/big.bin
+want=$(sha256sum <$work/www/big.bin | cut -d' ' -f1)
+tt_serve $work/www 8080
+
+got=$(ip netns exec "$CL" curl -sS --max-time 30 http://10.81.0.2:8080/big.bin | sha256sum | cut -d' ' -f1)
+[ "$got" = "$want" ] || { echo "FAIL: sha256 differs through the chains"; tail $work/toe.log; exit 1; }
+echo "4 MiB fetched through in [[a,m],[b]] and out [[o]]: sha256 ok"
+
+# An attack request is reset; clean ones before and after work.
+set +e
+ip netns exec "$CL" curl -sS --max-time 10 -o /dev/null "http://10.81.0.2:8080/x?q=ATTACK" 2>$work/attack.err
+rc=$?
+set -e
+echo "attack request: curl exit $rc: $(cat $work/attack.err)"
+[ $rc = 56 ] || [ $rc = 52 ] || { echo "FAIL: attack connection not reset (curl $rc)"; exit 1; }
+for i in $(seq 5); do
+	code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.81.0.2:8080/big.bin)
+	[ "$code" = 200 ] || { echo "FAIL: clean request $i after the attack: $code"; exit 1; }
+done
+echo "5 clean requests after the reset: ok"
+
+grep -q 'denied: chain web-in (in) vnf m rule 1 reason rule conn 10.81.0.1:[0-9]*>10.81.0.2:8080: connection reset' $work/toe.log ||
+	{ echo "FAIL: no denial log line"; cat $work/toe.log; exit 1; }
+sleep 0.3
+st=$(ctl_ok stats)
+echo "$st" | tt_json 'json.dumps(j["chains"])'
+echo "$st" | tt_json 'len(j["denials"]) == 1 and j["denials"][0]["chain"] == "web-in" and j["denials"][0]["vnf"] == "m" and j["denials"][0]["rule"] == 1 and j["denials"][0]["dir"] == "in" and j["denials"][0]["conn"].endswith(">10.81.0.2:8080")' | grep -q True ||
+	{ echo "FAIL: stats.denials: $st"; exit 1; }
+arr_in=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["arrivals"]')
+fin_in=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["finished"]')
+den_in=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["denied"]')
+arr_out=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="out"][0]["arrivals"]')
+fin_out=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="out"][0]["finished"]')
+[ "$arr_in" -ge 7 ] && [ "$arr_in" = "$fin_in" ] && [ "$den_in" -ge 1 ] ||
+	{ echo "FAIL: in counters arrivals $arr_in finished $fin_in denied $den_in"; exit 1; }
+[ "$arr_out" -ge $(( (24 << 20) / 16384 )) ] && [ "$arr_out" = "$fin_out" ] ||
+	{ echo "FAIL: out counters arrivals $arr_out finished $fin_out"; exit 1; }
+ctl_ok vnf.ls | tt_json '" ".join("%s:%d/%d" % (v["name"], v["dispatched"], v["verdicts"]) for v in j["vnfs"])'
+
+# Each VNF saw what its place implies: a, m every inbound descriptor,
+# b the allowed ones, o every outbound one.
+kill $PY; wait $PY 2>/dev/null || true
+for v in a m b o; do tt_stop_vnf $v; done
+pa=$(tt_stat a packets); pm=$(tt_stat m packets); pb=$(tt_stat b packets); po=$(tt_stat o packets)
+echo "vnf packets: a $pa m $pm b $pb o $po; in arrivals $arr_in denied $den_in, out arrivals $arr_out"
+[ "$pa" = "$arr_in" ] && [ "$pm" = "$arr_in" ] && [ "$pb" = $((arr_in - den_in)) ] && [ "$po" = "$arr_out" ] ||
+	{ echo "FAIL: VNF counts do not match the chain counters"; exit 1; }
+[ "$(tt_stat m denied)" = "$den_in" ] || { echo "FAIL: m denied $(tt_stat m denied), chain $den_in"; exit 1; }
+tt_toe_stop
+echo PASS

@@ -1,0 +1,104 @@
+# Shell helpers for the TOE chain tests (tests/integration/41x_*.sh) and
+# bench/41_toe_chain.sh: a stand-in VM (TOE + guest programs under
+# tochain-run in namespaces, as tests/integration/100), its control socket
+# and null VNFs.  Source after tests/lib/netns.sh; needs $build.
+#
+#   tt_setup NAME          fabric, client CL 10.81.0.1, VM 10.81.0.2, guest GU,
+#                          $work, TOE started on $region ($TOE pid)
+#   ctl CMD [JSON]         one control request on $region.ctl; prints the reply
+#   ctl_ok CMD [JSON]      the same, fails the test unless "ok"; prints result
+#   tt_vnf NAME [vnf.add args JSON] [tochain-vnf args...]
+#                          vnf.add + start tochain-vnf --kind null + vnf.attach;
+#                          its pid in VNF_PID[NAME], stats in $work/NAME.stats
+#   tt_json EXPR           python3 expression over the JSON on stdin (as j)
+
+tt_setup() {
+	local name=$1
+	tc_init
+	tc_fabric
+	tc_host CL cl 10.81.0.1/24
+	tc_host VM vm 10.81.0.2/24
+	tc_isolated GU gu
+	work=$(mktemp -d /dev/shm/tc$name.XXXXXX)
+	tc_on_exit "rm -rf $work"
+	region=$work/region
+	mkfifo $work/ready
+	ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name "vm$name" \
+		--ready-fd 3 3>$work/ready 2>$work/toe.log &
+	TOE=$!
+	tc_on_exit "kill -9 $TOE"
+	read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; cat $work/toe.log; exit 1; }
+	[ -S "$region.ctl" ] || { echo "FAIL: no control socket"; exit 1; }
+	declare -gA VNF_PID=()
+}
+
+ctl() {
+	python3 - "$region.ctl" "$1" "${2:-{\}}" <<'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall((json.dumps({"v": 1, "cmd": sys.argv[2], "args": json.loads(sys.argv[3])}) + "\n").encode())
+print(s.makefile().readline().strip())
+EOF
+}
+
+ctl_ok() {
+	local r
+	r=$(ctl "$@")
+	if ! printf '%s' "$r" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["ok"] else 1)'; then
+		echo "FAIL: ctl $1 ${2:-}: $r" >&2
+		return 1
+	fi
+	printf '%s' "$r" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["result"]))'
+}
+
+tt_json() {
+	python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"
+}
+
+tt_vnf() {
+	local name=$1 args=${2:-"{}"} reg
+	shift 2 || shift $#
+	reg=$(ctl_ok vnf.add "$(python3 -c 'import json,sys; a=json.loads(sys.argv[2]); a["name"]=sys.argv[1]; print(json.dumps(a))' "$name" "$args")" |
+		tt_json 'j["region"]') || exit 1
+	"$build/bin/tochain-vnf" --kind null --region "$reg" --stats "$work/$name.stats" \
+		--attach-timeout 5000 "$@" 2>>$work/vnf-$name.log &
+	VNF_PID[$name]=$!
+	tc_on_exit "kill -9 ${VNF_PID[$name]}"
+	ctl_ok vnf.attach "{\"name\":\"$name\",\"pid\":${VNF_PID[$name]}}" >/dev/null || exit 1
+}
+
+# tt_stat NAME KEY: a value from a VNF's --stats file (written on SIGTERM).
+tt_stat() {
+	awk -v k="$2" '$1 == k { print $2 }' "$work/$1.stats"
+}
+
+# tt_stop_vnf NAME: SIGTERM and wait (its stats file is complete afterwards).
+tt_stop_vnf() {
+	local p=${VNF_PID[$1]} i
+	kill -TERM "$p" 2>/dev/null || true
+	for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	wait "$p" 2>/dev/null || true
+}
+
+# tt_serve DIR PORT: python3 http.server (threading) under tochain-run in the guest.
+tt_serve() {
+	(cd "$1" && exec ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+		python3 -m http.server --bind 0.0.0.0 "$2") >$work/py.log 2>&1 &
+	PY=$!
+	tc_on_exit "kill -9 $PY"
+	tc_wait_port "$CL" 10.81.0.2 "$2" 15
+}
+
+# tt_toe_stop: SIGTERM the TOE; it must exit and remove its files.
+tt_toe_stop() {
+	local i f
+	kill -TERM $TOE
+	for i in $(seq 50); do kill -0 $TOE 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $TOE 2>/dev/null; then echo "FAIL: TOE ignored SIGTERM"; return 1; fi
+	for f in "$region.sock" "$region.ctl" "$region.counters" "$region.flows" "$region.out"; do
+		[ ! -e "$f" ] || { echo "FAIL: $f left behind"; return 1; }
+	done
+	if ls "$region".vnf-* >/dev/null 2>&1; then echo "FAIL: VNF regions left behind"; return 1; fi
+}
