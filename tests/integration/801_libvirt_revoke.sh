@@ -72,6 +72,7 @@ grant() {
 	out=$("$lvg" "$LV_URI" "$@" 2>&1) || true
 	rc=$(echo "$out" | sed -n 's/^rc \(-\{0,1\}[0-9]*\) .*/\1/p')
 	[ -n "$rc" ] || fail "lv_grant $*: $out"
+	if echo "$out" | grep -qE 'Sanitizer|runtime error'; then fail "lv_grant $*: $out"; fi
 }
 grant_ms() { echo "$out" | sed -n 's/^rc .* ms \(.*\)/\1/p'; }
 expect() { # RC CMD ARGS...

@@ -5,6 +5,7 @@
  * built-in test driver (test:///default: no daemon, no QEMU).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -194,6 +195,194 @@ START_TEST(errors_from_libvirt)
 }
 END_TEST
 
+START_TEST(grant_names_and_xml)
+{
+	char out[512], name[TD_LIBVIRT_GRANT_MAX + 2];
+
+	ck_assert(td_libvirt_grant_name_valid("tcf-ids1-web1"));
+	ck_assert(td_libvirt_grant_name_valid("A_9"));
+	ck_assert(!td_libvirt_grant_name_valid(""));
+	ck_assert(!td_libvirt_grant_name_valid(NULL));
+	ck_assert(!td_libvirt_grant_name_valid("a/b"));
+	ck_assert(!td_libvirt_grant_name_valid("a.b"));
+	ck_assert(!td_libvirt_grant_name_valid("a'b"));
+	ck_assert(!td_libvirt_grant_name_valid("a\"b"));
+	ck_assert(!td_libvirt_grant_name_valid("a b"));
+	memset(name, 'g', sizeof(name));
+	name[TD_LIBVIRT_GRANT_MAX] = '\0';
+	ck_assert(td_libvirt_grant_name_valid(name));		/* 48 */
+	name[TD_LIBVIRT_GRANT_MAX] = 'g';
+	name[TD_LIBVIRT_GRANT_MAX + 1] = '\0';
+	ck_assert(!td_libvirt_grant_name_valid(name));		/* 49 */
+
+	ck_assert_int_eq(td_libvirt_grant_alias("ids1-web1", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "ua-tochain-grant-ids1-web1");
+	ck_assert_int_eq(td_libvirt_grant_alias("a/b", out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_grant_alias("ids1-web1", out, 10), -ENAMETOOLONG);
+
+	ck_assert_int_eq(td_libvirt_grant_xml("ids1-web1", 4ull << 20, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "<shmem name='tochain-grant-ids1-web1'><model type='ivshmem-plain'/>"
+			 "<size unit='M'>4</size><alias name='ua-tochain-grant-ids1-web1'/>"
+			 "</shmem>");
+	ck_assert_int_eq(td_libvirt_grant_xml("ids1-web1", 3ull << 20, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_grant_xml("ids1-web1", 0, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_grant_xml("x'/><y", 1ull << 20, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_grant_xml("ids1-web1", 1ull << 20, out, 40), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(revoke_commands)
+{
+	char out[320];
+
+	ck_assert_int_eq(td_libvirt_revoke_qmp("g1", true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "{\"execute\":\"qom-set\",\"arguments\":{\"path\":"
+			 "\"/machine/peripheral/ua-tochain-grant-g1\",\"property\":\"revoked\","
+			 "\"value\":true}}");
+	ck_assert_int_eq(td_libvirt_revoke_qmp("g1", false, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "{\"execute\":\"qom-set\",\"arguments\":{\"path\":"
+			 "\"/machine/peripheral/ua-tochain-grant-g1\",\"property\":\"revoked\","
+			 "\"value\":false}}");
+	ck_assert_int_eq(td_libvirt_revoked_query_qmp("g1", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "{\"execute\":\"qom-get\",\"arguments\":{\"path\":"
+			 "\"/machine/peripheral/ua-tochain-grant-g1\",\"property\":\"revoked\"}}");
+	/* nothing that could escape the JSON string gets in */
+	ck_assert_int_eq(td_libvirt_revoke_qmp("g\",\"x", true, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_revoked_query_qmp("g\\", out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_revoke_qmp("g1", true, out, 30), -ENAMETOOLONG);
+	ck_assert_int_eq(td_libvirt_revoked_query_qmp("g1", out, 30), -ENAMETOOLONG);
+}
+END_TEST
+
+/* Replies as QEMU 7.2 gives them through virDomainQemuMonitorCommand. */
+START_TEST(qmp_replies)
+{
+	char err[256];
+
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("{\"return\":{},\"id\":\"libvirt-415\"}",
+						    err, sizeof(err)), 0);
+	/* stock QEMU: the property does not exist */
+	err[0] = '\0';
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply(
+		"{\"id\":\"libvirt-9\",\"error\":{\"class\":\"GenericError\",\"desc\":"
+		"\"Property 'ivshmem-plain.revoked' not found\"}}", err, sizeof(err)), -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err, "ivshmem-plain.revoked"));
+	/* another property missing is not that */
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply(
+		"{\"error\":{\"class\":\"GenericError\",\"desc\":"
+		"\"Property 'ivshmem-plain.nosuch' not found\"}}", err, sizeof(err)), -EIO);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply(
+		"{\"error\":{\"class\":\"GenericError\",\"desc\":"
+		"\"Parameter 'value' expects boolean\"}}", err, sizeof(err)), -EIO);
+	ck_assert_str_eq(err, "QEMU: Parameter 'value' expects boolean");
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply(
+		"{\"id\":\"libvirt-417\",\"error\":{\"class\":\"DeviceNotFound\",\"desc\":"
+		"\"Device '/machine/peripheral/ua-nosuch' not found\"}}", err, sizeof(err)), -ENODEV);
+	/* not QMP */
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply(NULL, err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("", err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("not json", err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("[]", err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("{}", err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("{\"error\":{\"class\":\"GenericError\"}}",
+						    err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_qmp_reply("{\"error\":\"x\"}", err, sizeof(err)),
+			 -EBADMSG);
+
+	ck_assert_int_eq(td_libvirt_parse_revoked("{\"return\":true,\"id\":\"libvirt-419\"}",
+						  err, sizeof(err)), 1);
+	ck_assert_int_eq(td_libvirt_parse_revoked("{\"return\":false}", err, sizeof(err)), 0);
+	ck_assert_int_eq(td_libvirt_parse_revoked("{\"return\":{}}", err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_revoked("{\"return\":1}", err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_revoked(
+		"{\"error\":{\"class\":\"GenericError\",\"desc\":"
+		"\"Property 'ivshmem-plain.revoked' not found\"}}", err, sizeof(err)), -ENOTSUP);
+	ck_assert_int_eq(td_libvirt_parse_revoked(
+		"{\"error\":{\"class\":\"DeviceNotFound\",\"desc\":\"x\"}}", err, sizeof(err)),
+			 -ENODEV);
+}
+END_TEST
+
+START_TEST(support_replies)
+{
+	ck_assert_int_eq(td_libvirt_parse_revoke_support(
+		"{\"return\":[{\"name\":\"romfile\",\"type\":\"str\"},{\"default-value\":-1,"
+		"\"name\":\"addr\",\"type\":\"int32\"},{\"name\":\"revoked\",\"description\":"
+		"\"Take the shared memory away\",\"type\":\"bool\"},{\"name\":\"memdev\","
+		"\"type\":\"link<memory-backend>\"}],\"id\":\"libvirt-418\"}"), 1);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support(
+		"{\"return\":[{\"name\":\"romfile\",\"type\":\"str\"},{\"name\":\"memdev\","
+		"\"type\":\"link<memory-backend>\"}]}"), 0);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support("{\"return\":[]}"), 0);
+	/* a QEMU without ivshmem at all */
+	ck_assert_int_eq(td_libvirt_parse_revoke_support(
+		"{\"error\":{\"class\":\"DeviceNotFound\",\"desc\":"
+		"\"Device 'ivshmem-plain' not found\"}}"), -ENOTSUP);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support(
+		"{\"error\":{\"class\":\"GenericError\",\"desc\":\"x\"}}"), -EIO);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support("{\"return\":{}}"), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support("{\"return\":[{\"name\":7}]}"), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support("{\"return\":[\"revoked\"]}"), -EBADMSG);
+	ck_assert_int_eq(td_libvirt_parse_revoke_support("nope"), -EBADMSG);
+}
+END_TEST
+
+/* The grant calls against libvirt's test driver: errors, nothing left. */
+START_TEST(grant_errors_from_libvirt)
+{
+	struct td_libvirt *lv = td_libvirt_create("test:///default");
+	char err[512] = "", region[96], grant[32], link_path[128];
+	int fd;
+
+	ck_assert_ptr_nonnull(lv);
+	snprintf(grant, sizeof(grant), "lvunit-%d", getpid());
+	snprintf(link_path, sizeof(link_path), "/dev/shm/tochain-grant-%s", grant);
+	snprintf(region, sizeof(region), "/dev/shm/tc-lvunit-grant-%d.region", getpid());
+	/* refused before libvirt is asked */
+	ck_assert_int_eq(td_libvirt_grant(lv, "test", "a/b", region, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(td_libvirt_grant(lv, "test", grant, region, 3 << 20, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(td_libvirt_revoke(lv, "test", "", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_regrant(lv, "test", "a b", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_grant_revoked(lv, "test", NULL, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_ungrant(lv, "test", "x'y", err, sizeof(err)), -EINVAL);
+	/* no such domain */
+	ck_assert_int_eq(td_libvirt_grant(lv, "nosuch", grant, region, 1 << 20, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "nosuch"));
+	ck_assert_int_eq(td_libvirt_revoke(lv, "nosuch", grant, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(td_libvirt_revoke_supported(lv, "nosuch", err, sizeof(err)), -ENOENT);
+	/* the region file must exist; nothing is linked when it does not */
+	ck_assert_int_eq(td_libvirt_grant(lv, "test", grant, region, 1 << 20, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, region));
+	ck_assert_int_ne(access(link_path, F_OK), 0);
+	/* the test driver has no QEMU monitor: QMP fails, cleanly */
+	ck_assert_int_eq(td_libvirt_revoke(lv, "test", grant, err, sizeof(err)), -EIO);
+	ck_assert_int_eq(td_libvirt_grant_revoked(lv, "test", grant, err, sizeof(err)), -EIO);
+	ck_assert_int_eq(td_libvirt_revoke_supported(lv, "test", err, sizeof(err)), -EIO);
+	/* ungrant from a domain that is gone: no error, the link goes */
+	fd = open(link_path, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(td_libvirt_ungrant(lv, "nosuch", grant, err, sizeof(err)), 0);
+	ck_assert_int_ne(access(link_path, F_OK), 0);
+	td_libvirt_destroy(lv);
+
+	/* nothing listens there */
+	lv = td_libvirt_create("qemu+unix:///system?socket=/nonexistent/sock");
+	ck_assert_int_eq(td_libvirt_revoke(lv, "x", grant, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "cannot connect"));
+	fd = open(link_path, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(td_libvirt_ungrant(lv, "x", grant, err, sizeof(err)), -EIO);
+	ck_assert_int_ne(access(link_path, F_OK), 0);
+	td_libvirt_destroy(lv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("td_libvirt");
@@ -205,6 +394,11 @@ int main(void)
 	tcase_add_test(tc, vcpu_reply);
 	tcase_add_test(tc, state_roundtrip);
 	tcase_add_test(tc, errors_from_libvirt);
+	tcase_add_test(tc, grant_names_and_xml);
+	tcase_add_test(tc, revoke_commands);
+	tcase_add_test(tc, qmp_replies);
+	tcase_add_test(tc, support_replies);
+	tcase_add_test(tc, grant_errors_from_libvirt);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
