@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* sfc-ctl command line; see sc_cli.h. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ctl_proto.h"
 #include "sc_cli.h"
+#include "sc_topo.h"
 
 struct cli {
 	const char *socket;
@@ -19,6 +25,13 @@ static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
 	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
+	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE]\n"
+	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]...\n"
+	"  vnf ls | vnf show NAME | vnf del NAME | vnf calibrate NAME\n"
+	"  chain add NAME --vm VM --dir in|out --hop VNF[,VNF...] [--hop ...] [--sla PPS]\n"
+	"  chain ls | chain show NAME | chain del NAME | chain set-sla NAME PPS\n"
+	"  stats [CHAIN] [--watch SECONDS [--count N]]\n"
+	"  apply -f TOPOLOGY [--prune]\n"
 	"  sched show | sched mode sync|cfs\n"
 	"  version\n";
 
@@ -28,32 +41,6 @@ static int usage(const char *why)
 		fprintf(stderr, "sfc-ctl: %s\n", why);
 	fputs(usage_text, stderr);
 	return 2;
-}
-
-/* Parse a size with optional K/M/G (powers of 1024) suffix. */
-static int parse_size(const char *s, long long *out)
-{
-	char *end;
-	long long v, mul = 1;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || v <= 0)
-		return -1;
-	if (*end) {
-		switch (*end) {
-		case 'K': case 'k': mul = 1LL << 10; break;
-		case 'M': case 'm': mul = 1LL << 20; break;
-		case 'G': case 'g': mul = 1LL << 30; break;
-		default: return -1;
-		}
-		if (end[1])
-			return -1;
-	}
-	if (v > (1LL << 50) / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
 }
 
 static void print_vm(json_t *vm)
@@ -92,6 +79,9 @@ static void print_vms(json_t *res)
 	}
 }
 
+/* Errors of "apply" name topology lines: "line N: x" -> "FILE:N: x". */
+static const char *topo_file;
+
 /* Send the request, print the reply. */
 static int call(const struct cli *c, const char *cmd, json_t *args, void (*print)(json_t *))
 {
@@ -106,7 +96,14 @@ static int call(const struct cli *c, const char *cmd, json_t *args, void (*print
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		json_t *e = json_object_get(reply, "error");
 
-		fprintf(stderr, "sfc-ctl: %s\n", json_is_string(e) ? json_string_value(e) : "refused");
+		const char *msg = json_is_string(e) ? json_string_value(e) : "refused";
+		unsigned int line;
+		int off = 0;
+
+		if (topo_file && sscanf(msg, "line %u: %n", &line, &off) == 1 && off > 0)
+			fprintf(stderr, "sfc-ctl: %s:%u: %s\n", topo_file, line, msg + off);
+		else
+			fprintf(stderr, "sfc-ctl: %s\n", msg);
 		rc = 1;
 	} else {
 		res = json_object_get(reply, "result");
@@ -155,7 +152,7 @@ static int cmd_vm(struct cli *c)
 			} else if (!strcmp(c->argv[i], "--domain") && i + 1 < c->argc) {
 				domain = c->argv[++i];	/* tochaind validates it */
 			} else if (!strcmp(c->argv[i], "--region-size") && i + 1 < c->argc) {
-				if (parse_size(c->argv[++i], &size))
+				if (sc_parse_size(c->argv[++i], &size))
 					return usage("--region-size: expected a size such as 16M");
 			} else {
 				fprintf(stderr, "sfc-ctl: vm add: unexpected argument '%s'\n", c->argv[i]);
@@ -172,6 +169,418 @@ static int cmd_vm(struct cli *c)
 		return call(c, "vm.add", args, print_vm);
 	}
 	return usage("vm: expected add, ls, show or del");
+}
+
+
+/* --- vnf --- */
+
+static const char *jstr(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : "-";
+}
+
+static long long jint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (long long)json_integer_value(v) :
+	       json_is_real(v) ? (long long)json_real_value(v) : 0;
+}
+
+static void print_hops(json_t *hops)
+{
+	size_t h, k;
+	json_t *hop, *v;
+
+	json_array_foreach(hops, h, hop) {
+		printf("%s", h ? " -> " : "");
+		json_array_foreach(hop, k, v)
+			printf("%s%s", k ? "," : "", json_string_value(v));
+	}
+}
+
+static void print_instances(json_t *o)
+{
+	size_t i;
+	json_t *in;
+
+	json_array_foreach(json_object_get(o, "instances"), i, in)
+		printf("%-12s vnf %s on vm %s: pid %lld %s\n", i ? "" : "instances", jstr(in, "vnf"),
+		       jstr(in, "vm"), jint(in, "pid"),
+		       json_is_true(json_object_get(in, "running")) ? "running" : "NOT RUNNING");
+}
+
+static void print_vnf(json_t *v)
+{
+	size_t i;
+	json_t *x;
+
+	printf("%-12s %s\n%-12s %s\n%-12s %lld\n%-12s %s\n", "name", jstr(v, "name"), "kind",
+	       jstr(v, "kind"), "threads", jint(v, "threads"), "on-failure", jstr(v, "on_failure"));
+	printf("%-12s %lld packets/s (%s)\n", "f", jint(v, "f"),
+	       jint(v, "rate") ? "--rate" : jint(v, "calibrated") ? "calibrated" : "unknown: calibrate or give --rate");
+	if (json_object_get(v, "rules"))
+		printf("%-12s %s (a copy is used: apply or re-add to take edits)\n", "rules", jstr(v, "rules"));
+	json_array_foreach(json_object_get(v, "args"), i, x)
+		printf("%-12s %s\n", i ? "" : "args", json_string_value(x));
+	printf("%-12s", "chains");
+	json_array_foreach(json_object_get(v, "chains"), i, x)
+		printf(" %s", json_string_value(x));
+	printf("\n");
+	print_instances(v);
+}
+
+static void print_vnfs(json_t *res)
+{
+	size_t i;
+	json_t *v;
+
+	printf("%-20s %-5s %-7s %-10s %-7s %s\n", "NAME", "KIND", "THREADS", "F", "FAIL", "INSTANCES");
+	json_array_foreach(json_object_get(res, "vnfs"), i, v)
+		printf("%-20s %-5s %-7lld %-10lld %-7s %zu\n", jstr(v, "name"), jstr(v, "kind"),
+		       jint(v, "threads"), jint(v, "f"), jstr(v, "on_failure"),
+		       json_array_size(json_object_get(v, "instances")));
+}
+
+static void print_calibrated(json_t *res)
+{
+	printf("vnf %s: f = %lld packets/s (one service thread)\n", jstr(res, "name"),
+	       jint(res, "calibrated"));
+}
+
+static int cmd_vnf(struct cli *c)
+{
+	const char *sub = c->argc > 1 ? c->argv[1] : "";
+	json_t *args, *a;
+	long long n;
+
+	if (!strcmp(sub, "ls")) {
+		if (c->argc != 2)
+			return usage("vnf ls takes no arguments");
+		return call(c, "vnf.ls", NULL, print_vnfs);
+	}
+	if (!strcmp(sub, "show") || !strcmp(sub, "del") || !strcmp(sub, "calibrate")) {
+		char cmd[32];
+
+		if (c->argc != 3)
+			return usage("vnf show|del|calibrate NAME");
+		snprintf(cmd, sizeof(cmd), "vnf.%s", sub);
+		return call(c, cmd, json_pack("{s:s}", "name", c->argv[2]),
+			    !strcmp(sub, "show") ? print_vnf : !strcmp(sub, "calibrate") ? print_calibrated : NULL);
+	}
+	if (strcmp(sub, "add"))
+		return usage("vnf: expected add, ls, show, del or calibrate");
+	if (c->argc < 3 || c->argv[2][0] == '-')
+		return usage("vnf add NAME --kind fw|ids|waf|null ...");
+	args = json_pack("{s:s}", "name", c->argv[2]);
+	for (int i = 3; i < c->argc; i++) {
+		const char *o = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
+
+		if (!v) {
+			json_decref(args);
+			return usage("vnf add: an option lacks its value");
+		}
+		i++;
+		if (!strcmp(o, "--kind")) {
+			json_object_set_new(args, "kind", json_string(v));
+		} else if (!strcmp(o, "--threads") || !strcmp(o, "--rate")) {
+			if (sc_parse_uint(v, 1, 1000000000, &n)) {
+				json_decref(args);
+				return usage(!strcmp(o, "--rate") ? "--rate: expected packets/s" : "--threads: expected a number");
+			}
+			json_object_set_new(args, o + 2, json_integer(n));
+		} else if (!strcmp(o, "--rules")) {
+			char abs[PATH_MAX];
+
+			if (!realpath(v, abs)) {
+				fprintf(stderr, "sfc-ctl: --rules %s: %s\n", v, strerror(errno));
+				json_decref(args);
+				return 1;
+			}
+			json_object_set_new(args, "rules", json_string(abs));
+		} else if (!strcmp(o, "--on-failure")) {
+			json_object_set_new(args, "on_failure", json_string(v));
+		} else if (!strcmp(o, "--arg")) {
+			a = json_object_get(args, "args");
+			if (!a)
+				json_object_set_new(args, "args", a = json_array());
+			json_array_append_new(a, json_string(v));
+		} else {
+			fprintf(stderr, "sfc-ctl: vnf add: unexpected argument '%s'\n", o);
+			json_decref(args);
+			return usage(NULL);
+		}
+	}
+	if (!json_object_get(args, "kind")) {
+		json_decref(args);
+		return usage("vnf add: --kind fw|ids|waf|null is required");
+	}
+	return call(c, "vnf.add", args, print_vnf);
+}
+
+/* --- chain --- */
+
+static void print_chain(json_t *ch)
+{
+	json_t *toe = json_object_get(ch, "toe");
+
+	printf("%-12s %s\n%-12s %s\n%-12s %s\n", "name", jstr(ch, "name"), "vm", jstr(ch, "vm"),
+	       "dir", jstr(ch, "dir"));
+	printf("%-12s ", "hops");
+	print_hops(json_object_get(ch, "hops"));
+	printf("\n");
+	if (jint(ch, "sla"))
+		printf("%-12s %lld packets/s\n", "sla", jint(ch, "sla"));
+	else
+		printf("%-12s none\n", "sla");
+	print_instances(ch);
+	if (toe)
+		printf("%-12s version %lld, arrivals %lld, done %lld, denied %lld, %lld packets/s\n",
+		       "toe", jint(toe, "version"), jint(toe, "arrivals"), jint(toe, "finished"),
+		       jint(toe, "denied"), jint(toe, "pps"));
+	else if (json_object_get(ch, "toe_error"))
+		printf("%-12s %s\n", "toe", jstr(ch, "toe_error"));
+	printf("%-12s %s\n", "cpu sched", jstr(ch, "sched"));
+}
+
+static void print_chains(json_t *res)
+{
+	size_t i;
+	json_t *ch;
+
+	printf("%-20s %-13s %-4s %-10s %s\n", "NAME", "VM", "DIR", "SLA", "HOPS");
+	json_array_foreach(json_object_get(res, "chains"), i, ch) {
+		printf("%-20s %-13s %-4s %-10lld ", jstr(ch, "name"), jstr(ch, "vm"), jstr(ch, "dir"),
+		       jint(ch, "sla"));
+		print_hops(json_object_get(ch, "hops"));
+		printf("\n");
+	}
+}
+
+static int cmd_chain(struct cli *c)
+{
+	const char *sub = c->argc > 1 ? c->argv[1] : "";
+	json_t *args, *hops;
+	long long n;
+
+	if (!strcmp(sub, "ls")) {
+		if (c->argc != 2)
+			return usage("chain ls takes no arguments");
+		return call(c, "chain.ls", NULL, print_chains);
+	}
+	if (!strcmp(sub, "show") || !strcmp(sub, "del")) {
+		if (c->argc != 3)
+			return usage("chain show|del NAME");
+		return call(c, !strcmp(sub, "show") ? "chain.show" : "chain.del",
+			    json_pack("{s:s}", "name", c->argv[2]), !strcmp(sub, "show") ? print_chain : NULL);
+	}
+	if (!strcmp(sub, "set-sla")) {
+		if (c->argc != 4 || sc_parse_uint(c->argv[3], 0, 1000000000, &n))
+			return usage("chain set-sla NAME PPS");
+		return call(c, "chain.set-sla", json_pack("{s:s, s:I}", "name", c->argv[2], "sla",
+							  (json_int_t)n), NULL);
+	}
+	if (strcmp(sub, "add"))
+		return usage("chain: expected add, ls, show, del or set-sla");
+	if (c->argc < 3 || c->argv[2][0] == '-')
+		return usage("chain add NAME --vm VM --dir in|out --hop VNF[,VNF...] ...");
+	args = json_pack("{s:s}", "name", c->argv[2]);
+	hops = json_array();
+	json_object_set_new(args, "hops", hops);
+	for (int i = 3; i < c->argc; i++) {
+		const char *o = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
+
+		if (!v) {
+			json_decref(args);
+			return usage("chain add: an option lacks its value");
+		}
+		i++;
+		if (!strcmp(o, "--vm") || !strcmp(o, "--dir")) {
+			json_object_set_new(args, o + 2, json_string(v));
+		} else if (!strcmp(o, "--hop")) {
+			json_t *hop = sc_parse_hop(v);
+
+			if (!hop) {
+				json_decref(args);
+				return usage("--hop: expected VNF[,VNF...]");
+			}
+			json_array_append_new(hops, hop);
+		} else if (!strcmp(o, "--sla")) {
+			if (sc_parse_uint(v, 0, 1000000000, &n)) {
+				json_decref(args);
+				return usage("--sla: expected packets/s");
+			}
+			json_object_set_new(args, "sla", json_integer(n));
+		} else {
+			fprintf(stderr, "sfc-ctl: chain add: unexpected argument '%s'\n", o);
+			json_decref(args);
+			return usage(NULL);
+		}
+	}
+	if (!json_object_get(args, "vm") || !json_object_get(args, "dir") || !json_array_size(hops)) {
+		json_decref(args);
+		return usage("chain add: --vm, --dir and at least one --hop are required");
+	}
+	return call(c, "chain.add", args, print_chain);
+}
+
+/* --- stats --- */
+
+static void print_stats(json_t *res)
+{
+	size_t i;
+	json_t *ch, *dn;
+
+	printf("%-16s %-10s %-4s %10s %10s %8s %6s %6s %9s %s\n", "CHAIN", "VM", "DIR", "ARRIVALS",
+	       "DONE", "DENIED", "INQ", "OUTQ", "PPS", "SLA");
+	json_array_foreach(json_object_get(res, "chains"), i, ch) {
+		if (json_object_get(ch, "error")) {
+			printf("%-16s %-10s %-4s %s\n", jstr(ch, "name"), jstr(ch, "vm"), jstr(ch, "dir"),
+			       jstr(ch, "error"));
+			continue;
+		}
+		char sla[48] = "-";
+
+		if (jint(ch, "sla"))
+			snprintf(sla, sizeof(sla), "%lld (%s)", jint(ch, "sla"),
+				 jint(ch, "pps") >= jint(ch, "sla") ? "met" : "below");
+		printf("%-16s %-10s %-4s %10lld %10lld %8lld %6lld %6lld %9lld %s\n", jstr(ch, "name"),
+		       jstr(ch, "vm"), jstr(ch, "dir"), jint(ch, "arrivals"), jint(ch, "finished"),
+		       jint(ch, "denied"), jint(ch, "in_qlen"), jint(ch, "out_qlen"), jint(ch, "pps"), sla);
+	}
+	if (json_array_size(json_object_get(res, "denials")))
+		printf("last denials:\n");
+	json_array_foreach(json_object_get(res, "denials"), i, dn) {
+		json_t *t = json_object_get(dn, "time");
+		time_t ts = json_is_number(t) ? (time_t)json_number_value(t) : 0;
+		char when[32];
+
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime(&ts));
+		printf("  %s chain %s (%s) vnf %s rule %s: %s %s\n", when, jstr(dn, "chain"), jstr(dn, "dir"),
+		       jstr(dn, "vnf"), json_is_integer(json_object_get(dn, "rule")) ?
+		       (snprintf(when, sizeof(when), "%lld", jint(dn, "rule")), when) : jstr(dn, "rule"),
+		       jstr(dn, "reason"), jstr(dn, "conn"));
+	}
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static int cmd_stats(struct cli *c)
+{
+	const char *chain = NULL;
+	long long watch = 0, count = 0;
+	int rc = 0;
+
+	for (int i = 1; i < c->argc; i++) {
+		if (!strcmp(c->argv[i], "--watch") && i + 1 < c->argc) {
+			if (sc_parse_uint(c->argv[++i], 1, 86400, &watch))
+				return usage("--watch: expected seconds");
+		} else if (!strcmp(c->argv[i], "--count") && i + 1 < c->argc) {
+			if (sc_parse_uint(c->argv[++i], 1, 1000000, &count))
+				return usage("--count: expected a number");
+		} else if (c->argv[i][0] != '-' && !chain) {
+			chain = c->argv[i];
+		} else {
+			return usage("stats [CHAIN] [--watch SECONDS [--count N]]");
+		}
+	}
+	if (count && !watch)
+		return usage("--count needs --watch");
+	signal(SIGINT, on_int);
+	for (long long k = 0; !interrupted; k++) {
+		rc = call(c, "stats", chain ? json_pack("{s:s}", "name", chain) : NULL, print_stats);
+		if (rc || !watch || (count && k + 1 >= count))
+			break;
+		fflush(stdout);
+		for (long long t = 0; t < watch * 10 && !interrupted; t++)
+			usleep(100000);
+		if (!c->json && !interrupted)
+			printf("\n");
+	}
+	return rc;
+}
+
+/* --- apply --- */
+
+static void print_apply(json_t *res)
+{
+	size_t i;
+	json_t *ch;
+
+	if (!json_array_size(json_object_get(res, "changes"))) {
+		printf("no changes\n");
+		return;
+	}
+	json_array_foreach(json_object_get(res, "changes"), i, ch)
+		printf("%sd %s %s\n", jstr(ch, "op"), jstr(ch, "object"), jstr(ch, "name"));
+}
+
+static int cmd_apply(struct cli *c)
+{
+	const char *file = NULL;
+	char dir[PATH_MAX], err[512];
+	FILE *f;
+	char *text;
+	size_t len = 0, cap = 1 << 16;
+	int prune = 0;
+	json_t *topo;
+
+	for (int i = 1; i < c->argc; i++) {
+		if (!strcmp(c->argv[i], "-f") && i + 1 < c->argc && !file)
+			file = c->argv[++i];
+		else if (!strcmp(c->argv[i], "--prune"))
+			prune = 1;
+		else
+			return usage("apply -f TOPOLOGY [--prune]");
+	}
+	if (!file)
+		return usage("apply -f TOPOLOGY [--prune]");
+	f = fopen(file, "r");
+	if (!f) {
+		fprintf(stderr, "sfc-ctl: %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	text = malloc(cap);
+	while (text) {
+		size_t n = fread(text + len, 1, cap - len, f);
+
+		len += n;
+		if (len < cap)
+			break;
+		if (cap >= (4u << 20)) {
+			free(text);
+			fclose(f);
+			fprintf(stderr, "sfc-ctl: %s: larger than 4 MiB\n", file);
+			return 1;
+		}
+		cap *= 2;
+		text = realloc(text, cap);
+	}
+	fclose(f);
+	if (!text)
+		return 1;
+	if (!realpath(file, dir)) {
+		free(text);
+		fprintf(stderr, "sfc-ctl: %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	topo = sc_topo_parse(text, len, file, dirname(dir), err, sizeof(err));
+	free(text);
+	if (!topo) {
+		fprintf(stderr, "sfc-ctl: %s\n", err);
+		return 1;
+	}
+	json_object_set_new(topo, "prune", json_boolean(prune));
+	topo_file = file;
+	return call(c, "apply", topo, print_apply);
 }
 
 /* The scheduler's own text rendering when it gives one, else its JSON. */
@@ -250,12 +659,14 @@ int sc_cli_main(int argc, char **argv)
 	}
 	if (!strcmp(c.argv[0], "sched"))
 		return cmd_sched(&c);
-	if (!strcmp(c.argv[0], "vnf") || !strcmp(c.argv[0], "chain") ||
-	    !strcmp(c.argv[0], "stats") ||
-	    !strcmp(c.argv[0], "apply")) {
-		fprintf(stderr, "sfc-ctl: '%s' is not available in this version yet\n", c.argv[0]);
-		return 1;
-	}
+	if (!strcmp(c.argv[0], "vnf"))
+		return cmd_vnf(&c);
+	if (!strcmp(c.argv[0], "chain"))
+		return cmd_chain(&c);
+	if (!strcmp(c.argv[0], "stats"))
+		return cmd_stats(&c);
+	if (!strcmp(c.argv[0], "apply"))
+		return cmd_apply(&c);
 	fprintf(stderr, "sfc-ctl: unknown command '%s'\n", c.argv[0]);
 	return usage(NULL);
 }
