@@ -161,10 +161,11 @@ static json_t *cmd_show(struct hsd *d)
 	domains = json_array();
 	for (uint32_t i = 0; i < d->ndom; i++) {
 		const struct hsd_domain *dm = &d->dom[i];
-		json_t *tids = json_array();
+		json_t *tids;
 
 		if (dm->gone)
 			continue;
+		tids = json_array();
 		for (uint32_t k = 0; dm->running && k < dm->st.nvcpu; k++)
 			json_array_append_new(tids, json_integer(dm->st.vcpu[k].tid));
 		json_array_append_new(domains, json_pack("{s:s, s:s, s:s, s:i, s:o, s:I, s:I, s:s?}",

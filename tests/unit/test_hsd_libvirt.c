@@ -395,6 +395,14 @@ START_TEST(control_socket)
 			 "running");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(doms, 0), "id")), 5);
 	json_decref(rep);
+	/* gone: not listed any more */
+	ck_assert_int_eq(hsl_dryrun_domain(lv, "web", -1, NULL, true), 0);
+	ck_assert_int_eq(hsd_reap(d), 2);
+	rep = call("{\"v\":1,\"cmd\":\"sched.show\"}");
+	res = json_object_get(rep, "result");
+	ck_assert_int_eq(json_array_size(json_object_get(res, "domains")), 0);
+	ck_assert_int_eq(json_array_size(json_object_get(res, "threads")), 0);
+	json_decref(rep);
 }
 END_TEST
 
