@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * fw-apply - test helper: drives the firewall library from integration
- * tests.  Not an operator tool (that is sfc-ctl).
+ * tochain-fw-apply (installed; tochaind runs it for a VM's TOE namespace)
+ * and fw-apply (the same program, built for the integration tests): the
+ * nftables half of the firewall VNF, and the matcher for one packet.
+ * Operators use sfc-ctl; tochaind runs, for a VM whose chains have a fw
+ * VNF, `ip netns exec NS tochain-fw-apply apply FILE` (or
+ * `tochain-fw-apply --netns NS apply FILE`) when the VNF is added or its
+ * rules change, and `... remove` when it goes (vnf-fw/README.md).
  *
  *   fw-apply [--netns NAME|PATH] apply FILE   replace table inet tochain_fw
  *   fw-apply [--netns NAME|PATH] remove       delete it
@@ -16,6 +21,7 @@
  * Exit status: 0 done, 1 refused (reason on stderr), 2 usage.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +32,11 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: fw-apply [--netns NAME|PATH] apply FILE | remove | list\n"
-			"       fw-apply check FILE | render FILE\n"
-			"       fw-apply match FILE DIR PROTO SRC SPORT DST DPORT CT [FLAGS]\n");
+	const char *me = program_invocation_short_name;
+
+	fprintf(stderr, "usage: %s [--netns NAME|PATH] apply FILE | remove | list\n"
+			"       %s check FILE | render FILE\n"
+			"       %s match FILE DIR PROTO SRC SPORT DST DPORT CT [FLAGS]\n", me, me, me);
 	return 2;
 }
 
@@ -97,7 +105,7 @@ int main(int argc, char **argv)
 			return usage();
 		rs = fw_ruleset_load(argv[i], &diag);
 		if (!rs) {
-			fprintf(stderr, "fw-apply: %s\n", diag.msg);
+			fprintf(stderr, "%s: %s\n", program_invocation_short_name, diag.msg);
 			return 1;
 		}
 		rc = match_cmd(rs, argv + i + 1, argc - i - 1);
@@ -109,7 +117,7 @@ int main(int argc, char **argv)
 			return usage();
 		rs = fw_ruleset_load(argv[i], &diag);
 		if (!rs) {
-			fprintf(stderr, "fw-apply: %s\n", diag.msg);
+			fprintf(stderr, "%s: %s\n", program_invocation_short_name, diag.msg);
 			return 1;
 		}
 	} else if (i != argc) {
@@ -141,7 +149,7 @@ int main(int argc, char **argv)
 	}
 	fw_ruleset_destroy(rs);
 	if (rc) {
-		fprintf(stderr, "fw-apply: %s: %s\n", cmd, diag.msg[0] ? diag.msg : "failed");
+		fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, cmd, diag.msg[0] ? diag.msg : "failed");
 		return 1;
 	}
 	return 0;

@@ -9,6 +9,9 @@ LIBS += $(FW_LIB)
 $(FW_LIB): $(call objs,$(FW_SRCS))
 
 $(eval $(call test_prog,fw-apply,$(call objs,vnf-fw/fw_apply_tool.c) $(FW_LIB),$(FW_LDLIBS)))
+# The same tool installed for tochaind: `ip netns exec NS tochain-fw-apply
+# apply FILE` puts a VM's firewall rules into its TOE's namespace.
+$(eval $(call program,tochain-fw-apply,$(call objs,vnf-fw/fw_apply_tool.c) $(FW_LIB),$(FW_LDLIBS)))
 $(eval $(call bench_prog,fw-bench,$(call objs,vnf-fw/fw_bench.c) $(FW_LIB),$(FW_LDLIBS)))
 
 # libFuzzer target on the parser (make fuzz), built apart with clang.
