@@ -25,9 +25,11 @@
 #include <tochain/barrier.h>
 #include <tochain/tsc.h>
 
+#include "ch_flow.h"
 #include "vnf_cli.h"
 #include "vnf_mix.h"
 #include "vnf_null.h"
+#include "vnf_stream.h"
 
 struct worker {
 	struct vnf_engines *es;
@@ -48,6 +50,23 @@ static void burn(uint64_t ticks)
 		tc_cpu_relax();
 }
 
+/* A stream whose flow entry says the connection is over. */
+static bool stream_gone(void *ctx, const struct vnf_stream *s)
+{
+	struct vnf_pkt pk = { 0 };
+	struct vnf_flow f;
+	int err;
+
+	if (!s->has_flow)
+		return false;	/* no flow table: only eviction frees it */
+	pk.d.flow = s->fidx;
+	pk.d.aux = VNF_AUX(s->region, 0);
+	err = vnf_flow(ctx, &pk, &f);
+	if (err == -EAGAIN)
+		return false;
+	return err || f.gen != s->gen || f.state == CH_FLOW_CLOSED;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -57,6 +76,8 @@ static void *worker_main(void *arg)
 	struct vnf_kthread kt;
 	struct vnf_thread *t;
 	struct vnf_pkt pk[32];
+	struct vnf_streams *st;
+	uint64_t next_sweep = 0;
 	int err;
 
 	err = vnf_kthread_init(&kt, w->es);
@@ -80,6 +101,11 @@ static void *worker_main(void *arg)
 		}
 		/* Between batches: the engine a reload installed. */
 		vnf_kthread_refresh(&kt);
+		st = w->es->kind->streams ? w->es->kind->streams(kt.ts) : NULL;
+		if (st && tcr_tsc_now() >= next_sweep) {
+			vnf_streams_sweep(st, stream_gone, t);
+			next_sweep = tcr_tsc_now() + (cal->invariant ? cal->hz : 1000000000ull);
+		}
 		for (int i = 0; i < n; i++) {
 			struct vnf_flow f;
 			uint32_t rule, v;

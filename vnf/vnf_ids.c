@@ -197,6 +197,11 @@ static void ids_forget(void *p, uint64_t conn_id)
 	vnf_stream_forget(ts->st, conn_id);
 }
 
+static struct vnf_streams *ids_streams(void *p)
+{
+	return ((struct ids_ts *)p)->st;
+}
+
 const struct vnf_kind vnf_kind_ids = {
 	.name = "ids",
 	.needs_rules = true,
@@ -206,4 +211,5 @@ const struct vnf_kind vnf_kind_ids = {
 	.thread_destroy = ids_thread_destroy,
 	.judge = ids_judge,
 	.forget = ids_forget,
+	.streams = ids_streams,
 };

@@ -43,6 +43,8 @@
 #define VNF_RULE_STREAM_GAP	0xfffffff1u	/* bytes of the stream never seen */
 #define VNF_RULE_ENGINE		0xfffffff2u	/* engine error: fail closed */
 
+struct vnf_streams;
+
 /* What the command line gives a kind. */
 struct vnf_kind_opts {
 	const char *rules;		/* rule file; NULL: the kind's default */
@@ -68,6 +70,8 @@ struct vnf_kind {
 			  const struct vnf_flow *f, uint32_t *rule);
 	/* Forget connection @conn_id's state (calibration, tests); may be NULL. */
 	void (*forget)(void *ts, uint64_t conn_id);
+	/* The thread's stream table (vnf_stream.h), for sweeps; may be NULL. */
+	struct vnf_streams *(*streams)(void *ts);
 };
 
 /* The kind called @name, or NULL. */

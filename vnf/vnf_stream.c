@@ -156,6 +156,8 @@ struct vnf_stream *vnf_stream_get(struct vnf_streams *t, const struct vnf_pkt *p
 	s->conn_id = pk->d.conn_id;
 	s->has_flow = f != NULL;
 	s->gen = f ? f->gen : 0;
+	s->region = f ? f->region : 0;
+	s->fidx = f ? f->idx : 0;
 	pick_server(s, pk);
 	s->hnext = t->bucket[b];
 	t->bucket[b] = s;
@@ -207,6 +209,22 @@ void vnf_stream_forget(struct vnf_streams *t, uint64_t conn_id)
 			vnf_stream_drop(t, s);
 			return;
 		}
+}
+
+unsigned int vnf_streams_sweep(struct vnf_streams *t,
+			       bool (*gone)(void *ctx, const struct vnf_stream *s), void *ctx)
+{
+	struct vnf_stream *s = t->head, *next;
+	unsigned int n = 0;
+
+	for (; s; s = next) {
+		next = s->lnext;
+		if (gone(ctx, s)) {
+			vnf_stream_drop(t, s);
+			n++;
+		}
+	}
+	return n;
 }
 
 uint32_t vnf_streams_count(const struct vnf_streams *t)

@@ -22,8 +22,9 @@
  *
  * BOUNDS.  At most max streams per thread; creating one more evicts the
  * least recently used (one log line, rate-limited).  A stream is freed
- * when its flow is CLOSED, when its flow entry's generation changes, or
- * on eviction.  Threads: one table per service thread, no locking; with
+ * when a descriptor finds its flow CLOSED or its flow entry's generation
+ * changed, when a periodic sweep (vnf_streams_sweep, every second from the
+ * service loop) finds the same in the flow table, or on eviction.  Threads: one table per service thread, no locking; with
  * several threads the VNF needs "dispatch":"flow" (a connection always on
  * the same thread), or a thread sees gaps.
  */
@@ -43,6 +44,7 @@ struct vnf_stream {
 	uint64_t conn_id;
 	uint32_t gen;
 	bool has_flow;
+	uint32_t region, fidx;		/* its flow table entry (has_flow) */
 	uint8_t family;
 	uint16_t server_port, client_port;
 	uint8_t server_addr[16], client_addr[16];
@@ -82,6 +84,13 @@ int vnf_stream_span(struct vnf_stream *s, enum vnf_sdir dir, const struct vnf_pk
 void vnf_stream_drop(struct vnf_streams *t, struct vnf_stream *s);
 /* Free the stream of @conn_id if any. */
 void vnf_stream_forget(struct vnf_streams *t, uint64_t conn_id);
+/*
+ * Free, without a log line, every stream for which @gone(@ctx, s) is true
+ * (its flow entry closed, freed or reused: the connection ended without a
+ * descriptor telling it).  Returns how many.
+ */
+unsigned int vnf_streams_sweep(struct vnf_streams *t,
+			       bool (*gone)(void *ctx, const struct vnf_stream *s), void *ctx);
 uint32_t vnf_streams_count(const struct vnf_streams *t);
 uint64_t vnf_streams_evicted(const struct vnf_streams *t);
 

@@ -213,6 +213,11 @@ static void waf_forget(void *p, uint64_t conn_id)
 	vnf_stream_forget(ts->st, conn_id);
 }
 
+static struct vnf_streams *waf_streams(void *p)
+{
+	return ((struct waf_ts *)p)->st;
+}
+
 const struct vnf_kind vnf_kind_waf = {
 	.name = "waf",
 	.engine_load = waf_load,
@@ -221,4 +226,5 @@ const struct vnf_kind vnf_kind_waf = {
 	.thread_destroy = waf_thread_destroy,
 	.judge = waf_judge,
 	.forget = waf_forget,
+	.streams = waf_streams,
 };

@@ -179,6 +179,40 @@ START_TEST(test_evict_oldest)
 }
 END_TEST
 
+static bool gone_odd(void *ctx, const struct vnf_stream *s)
+{
+	(*(unsigned int *)ctx)++;
+	return s->has_flow && (s->gen & 1);
+}
+
+START_TEST(test_sweep)
+{
+	struct vnf_streams *t = vnf_streams_create(64, "t", free_priv);
+	unsigned int calls = 0;
+	bool created;
+
+	freed = 0;
+	for (uint32_t c = 1; c <= 20; c++) {
+		struct vnf_pkt p = pkt(c, 0, 0, 1, 40000, 80, 9, 1);
+		struct vnf_flow f = { .gen = c, .region = 3, .idx = c + 100 };
+		struct vnf_stream *s = vnf_stream_get(t, &p, c <= 16 ? &f : NULL, &created);
+
+		ck_assert_uint_eq(s->region, c <= 16 ? 3 : 0);
+		ck_assert_uint_eq(s->fidx, c <= 16 ? c + 100 : 0);
+		s->priv = malloc(1);
+	}
+	/* Flows with an odd generation are over: 8 of them; no flow: kept. */
+	ck_assert_uint_eq(vnf_streams_sweep(t, gone_odd, &calls), 8);
+	ck_assert_uint_eq(calls, 20);
+	ck_assert_uint_eq(freed, 8);
+	ck_assert_uint_eq(vnf_streams_count(t), 12);
+	ck_assert_uint_eq(vnf_streams_evicted(t), 0);
+	ck_assert_uint_eq(vnf_streams_sweep(t, gone_odd, &calls), 0);
+	vnf_streams_destroy(t);
+	ck_assert_uint_eq(freed, 20);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vnf_stream");
@@ -188,6 +222,7 @@ int main(void)
 	tcase_add_test(tc, test_span);
 	tcase_add_test(tc, test_generation_and_free);
 	tcase_add_test(tc, test_evict_oldest);
+	tcase_add_test(tc, test_sweep);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
