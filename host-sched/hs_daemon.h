@@ -6,8 +6,8 @@
  * Vocabulary.  A *thread* is a registered vCPU thread: a VNF service
  * thread (role vnf: chain, VNF, region + chain index of its counters) or
  * a VM vCPU thread (role vm).  Threads register over the control socket
- * (hs_daemon_ctl.c); QEMU/libvirt discovery would call hsd_register()
- * the same way.  A thread's index in the registry is its vCPU id in the
+ * (hs_daemon_ctl.c), or the daemon finds a libvirt domain's vCPU
+ * threads itself (hsd_register_domain, hs_libvirt).  A thread's index in the registry is its vCPU id in the
  * library's configuration; the registry only grows (dead threads are
  * marked and left out of the configuration; a chain whose threads all
  * exited is marked dead too, its name can be registered again, and its

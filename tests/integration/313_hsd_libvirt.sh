@@ -89,7 +89,9 @@ ctl sched.register "{\"role\":\"vm\",\"domain\":\"$dom\",\"tid\":$hpid}" >/dev/n
 	fail "tid and domain together accepted"
 
 ctl sched.register "{\"role\":\"vm\",\"tid\":$hpid,\"vm\":\"host\"}" >/dev/null || fail "register host thread"
+t1=$(date +%s%N)
 ctl sched.register "{\"role\":\"vm\",\"domain\":\"$dom\"}" >"$tmp/reg.json" || fail "register domain: $(cat "$tmp/reg.json")"
+echo "sched.register by domain (libvirt lookup + query-cpus-fast): $(( ($(date +%s%N) - t1) / 1000000 )) ms"
 qpid=$(lv_qemu_pid "$dom")
 tids=$(jq -r '.tids | join(" ")' "$tmp/reg.json")
 echo "domain $dom: QEMU $qpid, vCPU threads $tids"
@@ -145,6 +147,7 @@ check_enforced() {
 echo "--- the plan through libvirt"
 check_enforced start
 jq -r '.text' "$tmp/show.json" | grep '^pcpu'
+jq -r '"daemon cpu with the domain: \(.cpu_us_mean|floor) us/period mean, \(.cpu_us_last) us last period"' "$tmp/show.json"
 # three VM vCPUs on two pCPUs: the domain's two must differ, or the
 # per-vCPU path was not exercised
 [ "${want_pcpu[0]}" != "${want_pcpu[1]}" ] || fail "both domain vCPUs on one pCPU: no per-vCPU quota to show"
