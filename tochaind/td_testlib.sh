@@ -1,0 +1,93 @@
+# Shell helpers for the tochaind tests (tests/integration/21x_*.sh): a
+# tochaind of the test's own (state, socket, fabric namespace, regions in
+# $work), stand-in VMs as guest namespaces running programs under
+# tochain-run, and a client namespace on the fabric bridge.  Source after
+# tests/lib/netns.sh; needs $build.
+#
+#   td_setup NAME        $work, fabric $fab, tochaind started ($TOCHAIN_SOCKET)
+#   td_start             (re)start tochaind on the same state
+#   td_kill9             SIGKILL tochaind
+#   sfc ARGS...          sfc-ctl against it
+#   td_field KIND NAME KEY   a field of `sfc-ctl --json KIND show NAME`
+#   td_client ADDR       client namespace CL on the fabric with ADDR/24
+#   td_serve VM DIR PORT python3 http.server under tochain-run on VM's region
+#                        in a fresh guest namespace; pid in $PY
+#   td_json EXPR         python3 expression over the JSON on stdin (as j)
+#   fail MSG             print FAIL and exit 1
+
+td_setup() {
+	build=$(cd "$build" && pwd)
+	tc_init
+	work=$(mktemp -d /dev/shm/tc$1.XXXXXX)
+	fab=tcf$1-$TC_SUFFIX
+	fab=${fab:0:20}
+	export TOCHAIN_SOCKET=$work/ctl.sock
+	tc_on_exit td_cleanup
+	td_start
+}
+
+td_start() {
+	"$build/bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
+		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions" \
+		--sched-socket "$work/no-sched.sock"
+}
+
+td_pid() {
+	pgrep -f "tochaind --state-dir $work/state" || true
+}
+
+td_kill9() {
+	local p
+	p=$(td_pid)
+	[ -n "$p" ] && kill -9 $p
+	sleep 0.2
+}
+
+td_cleanup() {
+	local c v
+	for c in $(sfc --json chain ls 2>/dev/null | td_json '" ".join(c["name"] for c in j["chains"])' 2>/dev/null); do
+		sfc chain del "$c" || true
+	done
+	for v in $(sfc --json vm ls 2>/dev/null | td_json '" ".join(v["name"] for v in j["vms"])' 2>/dev/null); do
+		sfc vm del "$v" || true
+	done
+	p=$(td_pid)
+	[ -n "$p" ] && kill $p
+	# VNF instances a failed test left (their command line names $work)
+	pkill -9 -f "tochain-vnf --kind [a-z]* --region $work/" || true
+	pkill -9 -f "tochain-toe --region $work/" || true
+	ip netns del "$fab" 2>/dev/null || true
+	for n in $(ip netns list | awk '{print $1}' | grep "^$fab-"); do ip netns del "$n"; done
+	rm -rf "$work"
+}
+
+sfc() { "$build/bin/sfc-ctl" "$@"; }
+
+td_json() {
+	python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"
+}
+
+td_field() {
+	sfc --json "$1" show "$2" | td_json "j['$3']"
+}
+
+fail() {
+	for f in "$work"/py-*.log "$work"/state/toe-*.log; do [ -f "$f" ] && { echo "== $f"; tail -5 "$f"; }; done
+	echo "FAIL: $*"
+	[ -f "$work/state/tochaind.log" ] && tail -20 "$work/state/tochaind.log"
+	exit 1
+}
+
+td_client() {
+	TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host CL cl "$1/24"
+}
+
+td_serve() {
+	local vm=$1 dir=$2 port=$3 region
+	region=$(td_field vm "$vm" region)
+	tc_isolated GU gu$vm
+	(cd "$dir" && exec ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+		python3 -m http.server --bind 0.0.0.0 "$port") >"$work/py-$vm.log" 2>&1 &
+	PY=$!
+	tc_on_exit "kill -9 $PY"
+}
