@@ -3,9 +3,10 @@
  * Private header of the guest runtime (gl_*), libtochain-preload.so.
  *
  * LOCKING: one mutex per process, gl_rt.mu, protects the channel, the
- * socket objects and the epoll tables.  Every gl_* function that takes a
- * struct gl_rt * expects it held ("mu held") unless it says otherwise; a
- * blocking wait releases it while it sleeps (gl_sleep).  The fd table
+ * socket objects, the epoll tables and the list of sleeping threads.
+ * Every gl_* function that takes a struct gl_rt * expects it held ("mu
+ * held") unless it says otherwise; a blocking wait releases it while it
+ * sleeps (gl_sleep; how sleepers are woken: gl_wait.c).  The fd table
  * (gl_fd_sock) is read without the lock through atomic loads, so that
  * calls on ordinary fds never contend.
  *
@@ -153,7 +154,10 @@ struct gl_rt {
 	uint32_t done[64];
 	uint32_t ndone;
 	struct gl_sock **by_id;	/* 65536 slots, indexed by id & 0xffff */
-	int nsleep;
+	struct gl_sleeper *sleepers;	/* threads inside gl_sleep (gl_wait.c) */
+	int nsleep;		/* how many */
+	int *kick_free;		/* idle kick eventfds (gl_wait.c) */
+	int nkick_free, nkick;	/* idle ones; all that exist */
 	struct gl_epoll *epolls;
 };
 
@@ -170,14 +174,28 @@ void gl_unlock(void);
 
 /* Attach this process if needed (mu held): 0, -ENETDOWN, -EAFNOSUPPORT (not configured). */
 int gl_ensure(struct gl_rt *rt);
-/* Drain RX and FREE, return DONE buffers (mu held). */
-void gl_pump(struct gl_rt *rt);
 /*
- * Sleep until the TOE publishes something, one of @pfd is ready, or
- * @timeout_ms (-1: none) passes.  Releases mu while sleeping.  Returns
- * what the real poll returned for @pfd (>= 0), or -errno (-EINTR).
+ * Drain RX and FREE, return DONE buffers (mu held).  When it took
+ * anything, or found the channel broken, it kicks every sleeper.
  */
-int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms);
+void gl_pump(struct gl_rt *rt);
+
+/* ---- sleeping and waking threads (gl_wait.c; its top comment has the rules) ---- */
+struct gl_sleeper;
+/*
+ * Sleep until the TOE publishes something, another thread changed socket
+ * state (a kick), one of @pfd is ready, or @timeout_ms (-1: none) passes;
+ * with @mask, the real wait runs under that signal mask (ppoll).  mu held;
+ * released while sleeping.  Returns how many of @pfd are ready (>= 0), or
+ * -errno (-EINTR).  A return says "look again", never "ready": callers
+ * loop until their own condition holds or their own deadline passes.
+ */
+int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
+	     const sigset_t *mask);
+/* Socket state changed in a way a sleeper may wait for: every sleeper looks again (mu held). */
+void gl_wake_sleepers(struct gl_rt *rt);
+/* In a forked child (mu held): the parent's sleepers and kick fds are not ours. */
+void gl_wait_after_fork(struct gl_rt *rt);
 
 /* Calls (mu held); -errno on failure. */
 int gl_socket(struct gl_rt *rt, int domain, int type, int protocol);

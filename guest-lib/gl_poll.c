@@ -8,11 +8,15 @@
  * process's doorbell: a sleeping program costs no CPU.
  *
  * epoll: registrations of offloaded fds live in a per-epoll-fd table in
- * the process; the doorbell is added to the real epoll set under a
- * reserved data value and filtered from what the program sees.  Edge
+ * the process; ordinary fds stay in the real epoll set, and a wait sleeps
+ * in gl_sleep with the epoll fd itself as the one ordinary fd (an epoll
+ * fd polls readable when its set has events), then collects those with a
+ * real epoll_wait that does not block.  Edge
  * triggering reports an entry again only after its socket's state
  * changed (gl_sock.seq); EPOLLONESHOT disables it until EPOLL_CTL_MOD.
- * Locking: the tables are under mu (gl.h).
+ * Locking: the tables are under mu (gl.h); sleeping and wake-ups follow
+ * gl_wait.c.  Every wait here loops until something is ready or its own
+ * deadline passed: a wake-up alone never ends it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +26,6 @@
 #include <unistd.h>
 
 #include "gl.h"
-
-#define WAKE_KEY 0x746f6368776b7570ull	/* epoll data of the doorbell */
-#define CONN_KEY (WAKE_KEY + 1)		/* epoll data of the TOE connection */
 
 static int64_t mono_ns(void)
 {
@@ -120,7 +121,7 @@ int gl_poll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
 			ret = 0;
 			break;
 		}
-		r = gl_sleep(&gl_rt, real, n, tmo);
+		r = gl_sleep(&gl_rt, real, n, tmo, mask);
 		if (r < 0) {
 			gl_unlock();
 			ret = r;
@@ -142,7 +143,6 @@ out:
 		free(off);
 	if (real != stack_real)
 		free(real);
-	(void)mask;
 	return ret;
 }
 
@@ -162,9 +162,6 @@ struct gl_epoll {
 	int epfd;
 	struct ep_ent *ent;
 	int n, cap;
-	int wake_fd;		/* doorbell registered in the real set */
-	int conn_fd;		/* and the TOE connection (hang-up: TOE died) */
-	pid_t wake_pid;
 };
 
 static struct gl_epoll *ep_find(int epfd, bool create)
@@ -180,8 +177,6 @@ static struct gl_epoll *ep_find(int epfd, bool create)
 	if (!e)
 		return NULL;
 	e->epfd = epfd;
-	e->wake_fd = -1;
-	e->conn_fd = -1;
 	e->next = gl_rt.epolls;
 	gl_rt.epolls = e;
 	return e;
@@ -265,6 +260,8 @@ int gl_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	default:
 		ret = -EINVAL;
 	}
+	if (!ret && op != EPOLL_CTL_DEL)
+		gl_wake_sleepers(&gl_rt);	/* an epoll_wait may have something now */
 	gl_unlock();
 	return ret;
 }
@@ -338,28 +335,10 @@ static int collect(struct gl_epoll *e, struct epoll_event *evs, int max)
 	return k;
 }
 
-static int drop_wake(struct epoll_event *evs, int n, bool *woke)
-{
-	int k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (evs[i].data.u64 == WAKE_KEY) {
-			*woke = true;
-			continue;
-		}
-		if (evs[i].data.u64 == CONN_KEY) {
-			gl_rt.broken = true;	/* under mu: the caller holds it */
-			*woke = true;
-			continue;
-		}
-		evs[k++] = evs[i];
-	}
-	return k;
-}
-
 int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
 {
 	int64_t deadline = timeout < 0 ? -1 : mono_ns() + (int64_t)timeout * 1000000;
+	struct pollfd pfd = { .fd = epfd, .events = POLLIN };
 	struct gl_epoll *e;
 	int k, r;
 
@@ -372,76 +351,36 @@ int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const
 		r = gl_real.epoll_pwait(epfd, evs, max, timeout, mask);
 		return r < 0 ? -errno : r;
 	}
-	if (gl_rt.attached && !gl_rt.broken &&
-	    (e->wake_fd != gl_wake_fd(&gl_rt.wake) || e->wake_pid != gl_rt.pid)) {
-		struct epoll_event wev = { .events = EPOLLIN, .data.u64 = WAKE_KEY };
-
-		struct epoll_event cev = { .events = EPOLLIN, .data.u64 = CONN_KEY };
-
-		if (e->wake_fd >= 0)
-			gl_real.epoll_ctl(epfd, EPOLL_CTL_DEL, e->wake_fd, NULL);
-		if (e->conn_fd >= 0)
-			gl_real.epoll_ctl(epfd, EPOLL_CTL_DEL, e->conn_fd, NULL);
-		e->wake_fd = gl_wake_fd(&gl_rt.wake);
-		e->conn_fd = gl_rt.conn;
-		e->wake_pid = gl_rt.pid;
-		if (gl_real.epoll_ctl(epfd, EPOLL_CTL_ADD, e->wake_fd, &wev) && errno != EEXIST)
-			e->wake_fd = -1;
-		if (gl_real.epoll_ctl(epfd, EPOLL_CTL_ADD, e->conn_fd, &cev) && errno != EEXIST)
-			e->conn_fd = -1;
-	}
 	for (;;) {
-		bool woke = false, sleep_ok;
 		int tmo;
 
 		k = collect(e, evs, max);
-		sleep_ok = k == 0;
-		if (sleep_ok && gl_rt.attached && !gl_rt.broken) {
-			gl_rt.nsleep++;
-			tcr_ring_cons_wait_prepare(&gl_rt.ch.ring[TCR_CH_RX]);
-			tcr_ring_cons_wait_prepare(&gl_rt.ch.ring[TCR_CH_FREE]);
-			if (tcr_ring_count(&gl_rt.ch.ring[TCR_CH_RX]) ||
-			    tcr_ring_count(&gl_rt.ch.ring[TCR_CH_FREE])) {
-				/* Not sleeping after all: undo the count, as below. */
-				sleep_ok = false;
-				if (--gl_rt.nsleep == 0) {
-					tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_RX]);
-					tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_FREE]);
-				}
+		if (k < max) {
+			/* the ordinary fds, without blocking */
+			r = gl_real.epoll_pwait(epfd, evs + k, max - k, 0, NULL);
+			if (r < 0 && !k) {
+				r = -errno;
+				gl_unlock();
+				return r;
 			}
-		} else {
-			sleep_ok = false;
+			if (r > 0)
+				k += r;
 		}
-		tmo = k ? 0 : left_ms(deadline);
-		if (!k && !sleep_ok && gl_rt.attached)
-			tmo = 0;	/* work arrived: look again right away */
-		if (gl_rt.nsleep > 1 && (tmo < 0 || tmo > 10))
-			tmo = 10;
-		gl_unlock();
-		r = k < max ? gl_real.epoll_pwait(epfd, evs + k, max - k, tmo, mask) : 0;
-		int err = errno;
-
-		gl_lock();
-		if (sleep_ok && --gl_rt.nsleep == 0) {
-			tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_RX]);
-			tcr_ring_cons_wait_done(&gl_rt.ch.ring[TCR_CH_FREE]);
-		}
-		if (r < 0) {
-			if (k)
-				break;
-			gl_unlock();
-			return -err;
-		}
-		r = drop_wake(evs + k, r, &woke);
-		if (woke)
-			gl_wake_drain(&gl_rt.wake);
-		k += r;
 		if (k)
 			break;
-		if (deadline >= 0 && left_ms(deadline) == 0) {
-			/* one last look */
-			k = collect(e, evs, max);
+		tmo = left_ms(deadline);
+		if (deadline >= 0 && tmo == 0)
 			break;
+		r = gl_sleep(&gl_rt, &pfd, 1, tmo, mask);
+		if (r < 0) {
+			gl_unlock();
+			return r;
+		}
+		/* woken or ready: look again (the table may have changed meanwhile) */
+		e = ep_find(epfd, false);
+		if (!e) {
+			gl_unlock();
+			return -EBADF;
 		}
 	}
 	gl_unlock();

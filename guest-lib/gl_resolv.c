@@ -223,8 +223,14 @@ static int dns_exchange(const struct resolv_conf *rc, int i, const char *name,
 		int64_t wait = deadline - now_ms();
 		struct gl_dns_answer a;
 		ssize_t n;
+		int r;
 
-		if (wait <= 0 || poll(&pfd, 1, (int)wait) <= 0)
+		if (wait <= 0)
+			break;
+		r = poll(&pfd, 1, (int)wait);
+		if (r < 0 && errno == EINTR)
+			continue;	/* a signal is not the timeout */
+		if (r <= 0)
 			break;
 		n = recv(fd, ans, sizeof(ans), MSG_DONTWAIT);
 		if (n < 0 && errno != EAGAIN && errno != EINTR)

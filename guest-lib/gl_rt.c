@@ -428,27 +428,34 @@ static void take_free(struct gl_rt *rt, uint32_t idx)
 void gl_pump(struct gl_rt *rt)
 {
 	uint32_t idx[64];
+	bool took = false;
 	int k;
 
 	if (!rt->attached || rt->broken)
 		return;
 	if (tcr_chan_stale(&rt->ch)) {
 		rt->broken = true;
+		gl_wake_sleepers(rt);
 		return;
 	}
-	while ((k = tcr_ring_dequeue_burst(&rt->ch.ring[TCR_CH_RX], idx, 64)) > 0)
+	while ((k = tcr_ring_dequeue_burst(&rt->ch.ring[TCR_CH_RX], idx, 64)) > 0) {
+		took = true;
 		for (int i = 0; i < k; i++)
 			take_rx(rt, idx[i]);
+	}
 	if (k < 0)
 		rt->broken = true;
 	while (rt->nstash < rt->r->geo.nbufs &&
-	       (k = tcr_ring_dequeue_burst(&rt->ch.ring[TCR_CH_FREE], idx, 64)) > 0)
+	       (k = tcr_ring_dequeue_burst(&rt->ch.ring[TCR_CH_FREE], idx, 64)) > 0) {
+		took = true;
 		for (int i = 0; i < k && rt->nstash < rt->r->geo.nbufs; i++)
 			take_free(rt, idx[i]);
+	}
 	done_flush(rt);
+	/* what we took may be what another thread sleeps for (gl_wait.c, rule 2) */
+	if ((took || rt->broken) && rt->sleepers)
+		gl_wake_sleepers(rt);
 }
-
-#define GL_SPIN_NS 20000
 
 static int64_t now_ns(void)
 {
@@ -456,84 +463,6 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms)
-{
-	struct pollfd stackfds[18], *all = stackfds;
-	int r, err = 0;
-
-	if (!rt->attached || rt->broken) {
-		gl_unlock();
-		r = gl_real.poll(pfd, n, timeout_ms);
-		err = errno;
-		gl_lock();
-		return r < 0 ? -err : r;
-	}
-	if (n == 0 && timeout_ms != 0) {
-		/*
-		 * Under load, poll a little before sleeping (bounded: an idle
-		 * program still sleeps at once after its last work).
-		 */
-		int64_t end = now_ns() + GL_SPIN_NS;
-
-		do {
-			if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) ||
-			    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]))
-				return 0;
-			tc_cpu_relax();
-		} while (now_ns() < end);
-	}
-	if (n + 2 > sizeof(stackfds) / sizeof(stackfds[0])) {
-		all = malloc((n + 2) * sizeof(*all));
-		if (!all)
-			return -ENOMEM;
-	}
-	rt->nsleep++;
-	tcr_ring_cons_wait_prepare(&rt->ch.ring[TCR_CH_RX]);
-	tcr_ring_cons_wait_prepare(&rt->ch.ring[TCR_CH_FREE]);
-	if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) != 0 ||
-	    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]) != 0) {
-		timeout_ms = 0;	/* published meanwhile: do not sleep */
-	} else if (rt->nsleep > 1 && (timeout_ms < 0 || timeout_ms > 10)) {
-		/*
-		 * Another thread sleeps too and may take the doorbell before
-		 * we see it: do not sleep long (see README, threads).
-		 */
-		timeout_ms = 10;
-	}
-	all[0].fd = gl_wake_fd(&rt->wake);
-	all[0].events = POLLIN;
-	all[0].revents = 0;
-	/* The TOE never writes here after the welcome: readable = it died. */
-	all[1].fd = rt->conn;
-	all[1].events = POLLIN;
-	all[1].revents = 0;
-	if (n)
-		memcpy(all + 2, pfd, n * sizeof(*pfd));
-	gl_unlock();
-	r = gl_real.poll(all, n + 2, timeout_ms);
-	err = errno;
-	gl_lock();
-	if (--rt->nsleep == 0) {
-		tcr_ring_cons_wait_done(&rt->ch.ring[TCR_CH_RX]);
-		tcr_ring_cons_wait_done(&rt->ch.ring[TCR_CH_FREE]);
-	}
-	if (r > 0 && all[0].revents)
-		gl_wake_drain(&rt->wake);
-	if (r > 0 && all[1].revents)
-		rt->broken = true;	/* the TOE went away: calls fail, never hang */
-	if (r >= 0) {
-		r = 0;
-		for (nfds_t i = 0; i < n; i++) {
-			pfd[i].revents = all[i + 2].revents;
-			if (pfd[i].revents)
-				r++;
-		}
-	}
-	if (all != stackfds)
-		free(all);
-	return r < 0 ? -err : r;
 }
 
 /*
@@ -573,7 +502,7 @@ static int wait_once(struct gl_rt *rt, int64_t deadline)
 			return -EAGAIN;
 		ms = (int)((left + 999999) / 1000000);
 	}
-	r = gl_sleep(rt, NULL, 0, ms);
+	r = gl_sleep(rt, NULL, 0, ms, NULL);
 	if (rt->broken)
 		return -ENETDOWN;
 	/* As the kernel: SA_RESTART restarts a call without a socket timeout. */
@@ -1274,6 +1203,7 @@ int gl_shutdown(struct gl_rt *rt, struct gl_sock *s, int how)
 		s->shut_wr = true;
 	s->rseq++;
 	s->wseq++;
+	gl_wake_sleepers(rt);	/* a recv or poll of another thread may end now */
 	return 0;
 }
 
@@ -1460,10 +1390,10 @@ void gl_after_fork_child(void)
 	struct gl_rt *rt = &gl_rt;
 
 	pthread_mutex_init(&rt->mu, NULL);
-	if (!rt->attached)
-		return;
 	gl_lock();	/* what follows expects mu held (it sleeps through gl_sleep) */
-	fork_reattach(rt);
+	gl_wait_after_fork(rt);
+	if (rt->attached)
+		fork_reattach(rt);
 	gl_unlock();
 }
 
@@ -1472,7 +1402,6 @@ static void fork_reattach(struct gl_rt *rt)
 	/* The parent's channel, buffers and waiters are not ours. */
 	detach(rt);
 	rt->waiters = NULL;
-	rt->nsleep = 0;
 	for (uint32_t i = 0; i < 65536; i++) {
 		struct gl_sock *s = rt->by_id[i];
 

@@ -2,7 +2,7 @@
 # tochain-run.  The shared library is compiled on its own (never with the
 # sanitizers: it is loaded into programs that are not) and exports only
 # the interposed libc symbols (guest-lib/gl.map).
-GL_SRCS := guest-lib/gl_real.c guest-lib/gl_wake.c guest-lib/gl_rt.c guest-lib/gl_poll.c \
+GL_SRCS := guest-lib/gl_real.c guest-lib/gl_wake.c guest-lib/gl_wait.c guest-lib/gl_rt.c guest-lib/gl_poll.c \
 	guest-lib/gl_api.c guest-lib/gl_dns.c guest-lib/gl_resolv.c
 GL_SO := $(BUILD)/lib/libtochain-preload.so
 GL_SO_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -Wshadow \
@@ -29,5 +29,12 @@ $(BUILD)/obj/tests/unit/test_gl_dns.o: CPPFLAGS += -Iguest-lib
 # refuses to start with a non-ASan library preloaded before it.
 TEST_PROGS += $(BUILD)/tests/bin/conform
 $(BUILD)/tests/bin/conform: tests/conformance/conform.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $< -lpthread
+
+# Wake-ups of a multithreaded guest (tests/integration/108_*): the guest
+# side runs under tochain-run, the peer on kernel sockets; built as conform.
+TEST_PROGS += $(BUILD)/tests/bin/gl-wakeups
+$(BUILD)/tests/bin/gl-wakeups: tests/conformance/wakeups.c
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $< -lpthread
