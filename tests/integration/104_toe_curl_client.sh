@@ -56,6 +56,7 @@ cat >$work/blocked.py <<'PY'
 import select, socket, sys, time
 s = socket.create_connection((sys.argv[1], 8000))   # the server waits for a request
 mode = sys.argv[2]
+print("connected", flush=True)
 try:
     if mode == "recv":
         s.recv(10)
@@ -72,13 +73,20 @@ for mode in recv epoll; do
 		python3 $work/blocked.py 10.84.0.1 $mode >$work/blocked.$mode 2>&1 &
 	eval "blk_$mode=\$!"
 done
-sleep 1
+# both connected (python starts slowly on a loaded machine), then blocked
+for i in $(seq 100); do
+	grep -q connected $work/blocked.recv 2>/dev/null && grep -q connected $work/blocked.epoll 2>/dev/null && break
+	sleep 0.1
+done
+sleep 0.5
 kill -9 $toe_pid
 for mode in recv epoll; do
 	eval "p=\$blk_$mode"
 	rc=0
 	wait $p || rc=$?
 	[ $rc = 0 ] || { echo "FAIL: $mode after the TOE died: exit $rc"; cat $work/blocked.$mode; exit 1; }
+	grep -q "^failed: 100" $work/blocked.$mode ||
+		{ echo "FAIL: $mode: $(cat $work/blocked.$mode)"; exit 1; }
 	echo "$mode: $(cat $work/blocked.$mode)"
 done
 echo PASS
