@@ -455,12 +455,12 @@ static void print_stats(json_t *res)
 	json_array_foreach(json_object_get(res, "denials"), i, dn) {
 		json_t *t = json_object_get(dn, "time");
 		time_t ts = json_is_number(t) ? (time_t)json_number_value(t) : 0;
-		char when[32];
+		char when[32], rule[32];
 
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime(&ts));
+		snprintf(rule, sizeof(rule), "%lld", jint(dn, "rule"));
 		printf("  %s chain %s (%s) vnf %s rule %s: %s %s\n", when, jstr(dn, "chain"), jstr(dn, "dir"),
-		       jstr(dn, "vnf"), json_is_integer(json_object_get(dn, "rule")) ?
-		       (snprintf(when, sizeof(when), "%lld", jint(dn, "rule")), when) : jstr(dn, "rule"),
+		       jstr(dn, "vnf"), json_is_integer(json_object_get(dn, "rule")) ? rule : jstr(dn, "rule"),
 		       jstr(dn, "reason"), jstr(dn, "conn"));
 	}
 }
