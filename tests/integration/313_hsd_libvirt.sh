@@ -14,8 +14,10 @@
 # (cpu.cfs_quota_us: the per-vCPU quota libvirt cannot express).  The
 # domain destroyed: it waits, its threads are dropped; started again:
 # new threads found and pinned again; undefined: dropped, and the daemon
-# keeps running and answering.  libvirtd is started here if none runs
-# (and stopped again), a SKIP if it cannot start.
+# keeps running and answering.  First, with a URI nobody answers on,
+# --backend libvirt refuses to start and auto runs without libvirt
+# (domains refused with the reason, host threads accepted).  libvirtd is
+# started here if none runs (and stopped again), a SKIP if it cannot.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top/tests/lib/hsd.sh"
@@ -44,6 +46,32 @@ fail() {
 }
 show() { "$sched" --socket "$sock" --ctl sched.show; }
 ctl() { "$sched" --socket "$sock" --ctl "$@"; }
+
+echo "--- no libvirtd at the URI: --backend libvirt refuses to start, auto runs without"
+down="qemu+unix:///system?socket=$tmp/nobody.sock"
+if "$sched" --socket "$sock" --backend libvirt --libvirt-uri "$down" --cgroup "$cg" \
+	--sync-cpus 0-1 --duration 5 --print-every 0 >"$tmp/down.log" 2>&1; then
+	fail "--backend libvirt started without libvirtd"
+fi
+grep -q "not reachable" "$tmp/down.log" || fail "no reason: $(cat "$tmp/down.log")"
+sleep 300 &
+hpid=$!
+"$sched" --socket "$sock" --backend auto --libvirt-uri "$down" --cgroup "$cg" \
+	--sync-cpus 0-1 --duration 30 --print-every 0 >"$tmp/daemon.log" 2>&1 &
+dpid=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || fail "auto: no socket"
+ctl sched.register '{"role":"vm","domain":"whatever"}' >"$tmp/err" 2>&1 && fail "a domain without libvirtd"
+grep -q "not reachable" "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
+ctl sched.register "{\"role\":\"vm\",\"tid\":$hpid,\"vm\":\"host\"}" >/dev/null ||
+	fail "auto without libvirtd: host thread refused"
+show | jq -e '.threads | length == 1' >/dev/null || fail "auto without libvirtd: sched.show"
+kill "$dpid"
+wait "$dpid" || fail "tochain-sched (auto, no libvirtd) exited $?"
+dpid=
+kill "$hpid"
+wait "$hpid" 2>/dev/null || true
+hpid=
 
 t0=$(date +%s)
 if ! lv_daemon_start; then
