@@ -1156,20 +1156,26 @@ static bool inputs_empty(struct ch_sched *s)
 }
 
 /*
- * Nothing in flight: sleep until a submit rings the doorbell, or 1 ms
- * (liveness checks, retired tables, restarts keep going).
+ * Nothing in flight: sleep until a submit rings the doorbell, or 50 ms
+ * (liveness checks, retired tables, restarts keep going; with nothing in
+ * flight none of them is urgent).  Returns true when the doorbell rang
+ * (or the inputs were not empty), false on a timeout.
  */
-static void sched_sleep(struct ch_sched *s)
+static bool sched_sleep(struct ch_sched *s)
 {
-	struct timespec ts = { 0, 1000000 };
+	struct timespec ts = { 0, 50000000 };
 	uint32_t bell = tc_load_acquire(&s->doorbell);
+	bool rang = true;
 
 	tc_store_relaxed(&s->sleeping, 1);
 	/* F1: the flag is visible before we re-check the queues; pairs with F2. */
 	tc_fence_seq_cst();
-	if (inputs_empty(s))
+	if (inputs_empty(s)) {
 		syscall(SYS_futex, &s->doorbell, FUTEX_WAIT_PRIVATE, bell, &ts, NULL, 0);
+		rang = tc_load_acquire(&s->doorbell) != bell;
+	}
 	tc_store_relaxed(&s->sleeping, 0);
+	return rang;
 }
 
 #define SPIN_NS	50000ull	/* idle polling before yielding or sleeping */
@@ -1205,8 +1211,15 @@ static void *sched_main(void *arg)
 			sched_yield();
 			continue;
 		}
-		sched_sleep(s);
-		idle_since = 0;
+		/*
+		 * A timed-out sleep found nothing to do: sleep again without
+		 * the polling phase, so that an idle scheduler costs a short
+		 * poll every 50 ms and nothing more.
+		 */
+		if (sched_sleep(s))
+			idle_since = 0;
+		else
+			idle_since = tcr_tsc_now() - spin - 1;
 	}
 	urcu_memb_unregister_thread();
 	return NULL;
