@@ -14,6 +14,10 @@ $(eval $(call program,tochain-toe,$(call objs,toe/main.c) $(TOE_ALL_LIBS),$(TOE_
 $(eval $(call unit_test,test_toe_guest,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_toe_guest.o: CPPFLAGS += -Isockrpc -Itoe -Ichain -Ivnf -Ictl
 
+# Hostile guest for test 413: rewrites outbound payload after submitting it.
+$(eval $(call test_prog,toe-toctou,$(call objs,toe/toe_toctou.c) $(BUILD)/lib/libtochain-sockrpc.a $(CH_REGION_LIB)))
+$(call objs,toe/toe_toctou.c): CPPFLAGS += -Isockrpc
+
 # Benchmark client/server (bench/20_toe_rr_bulk.sh); no sanitizers, it runs preloaded.
 BENCH_PROGS += $(BUILD)/bench/bin/toe-rrbench
 $(BUILD)/bench/bin/toe-rrbench: bench/toe_rrbench.c
