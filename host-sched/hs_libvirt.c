@@ -417,7 +417,9 @@ static int vcpu_group_dir(const struct cg_root *cg, pid_t tid, char *out, size_t
 		if (cg->kind == CG_V2) {
 			match = c1[1] == '\0' && !strncmp(line, "0", 1);
 		} else {
-			for (char *t = strtok(c1 + 1, ","); t; t = strtok(NULL, ","))
+			char *save = NULL;
+
+			for (char *t = strtok_r(c1 + 1, ",", &save); t; t = strtok_r(NULL, ",", &save))
 				if (!strcmp(t, "cpu"))
 					match = true;
 		}

@@ -14,7 +14,8 @@
 # (cpu.cfs_quota_us: the per-vCPU quota libvirt cannot express).  The
 # domain destroyed: it waits, its threads are dropped; started again:
 # new threads found and pinned again; undefined: dropped, and the daemon
-# keeps running and answering.  First, with a URI nobody answers on,
+# keeps running and answering; when it exits, the vCPUs are back on
+# every CPU and uncapped.  First, with a URI nobody answers on,
 # --backend libvirt refuses to start and auto runs without libvirt
 # (domains refused with the reason, host threads accepted).  libvirtd is
 # started here if none runs (and stopped again), a SKIP if it cannot.
@@ -220,9 +221,25 @@ lv_virsh define "$tmp/domain.xml" >/dev/null || fail "define again"
 ctl sched.register "{\"role\":\"vm\",\"domain\":\"$dom\"}" >"$tmp/err" 2>&1 && fail "a stopped domain was accepted"
 grep -q "not running" "$tmp/err" || fail "reason: $(cat "$tmp/err")"
 
+echo "--- the daemon exits: the domain's vCPUs are unpinned and uncapped"
+lv_virsh start "$dom" >/dev/null || fail "start for the exit check"
+ctl sched.register "{\"role\":\"vm\",\"domain\":\"$dom\"}" >"$tmp/reg.json" || fail "register: $(cat "$tmp/reg.json")"
+tids=$(jq -r '.tids | join(" ")' "$tmp/reg.json")
+check_enforced again
 kill "$dpid"
 wait "$dpid" || fail "tochain-sched exited $?"
 dpid=
+all="0-$(( $(nproc) - 1 ))"
+for i in 0 1; do
+	aff=$(lv_virsh vcpupin "$dom" --vcpu "$i" | awk -v v="$i" '$1 == v { print $2 }')
+	[ "$aff" = "$all" ] || fail "after exit: vcpu $i pinned to '$aff'"
+done
+for t in $tids; do
+	dir=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$t/cgroup" | cut -d: -f3)
+	[ "$(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_quota_us")" = -1 ] || fail "after exit: $dir still capped"
+done
+[ "$(lv_virsh schedinfo "$dom" | awk '$1 == "vcpu_quota" { print $3 }')" = -1 ] || fail "after exit: vcpu_quota"
+echo "after exit: vCPUs on $all, uncapped"
 [ -d "/sys/fs/cgroup/cpu/$cg" ] && fail "groups left behind"
 if grep -E 'Sanitizer|runtime error' "$tmp/daemon.log"; then fail "sanitizer report"; fi
 echo "PASS 313_hsd_libvirt ($(( $(date +%s) - t0 )) s)"
