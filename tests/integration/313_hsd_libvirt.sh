@@ -204,7 +204,9 @@ for _ in $(seq 30); do
 done
 tids2=$(jq -r '.domains[0].tids | join(" ")' "$tmp/show.json")
 echo "new vCPU threads: $tids2 (restarts $(jq .domains[0].restarts "$tmp/show.json"))"
-[ "$(echo "$tids2" | wc -w)" = 2 ] && [ "$tids2" != "$tids" ] || fail "threads not read again: '$tids2'"
+if [ "$(echo "$tids2" | wc -w)" != 2 ] || [ "$tids2" = "$tids" ]; then
+	fail "threads not read again: '$tids2'"
+fi
 check_enforced restart
 
 echo "--- undefined: dropped, the daemon goes on"
