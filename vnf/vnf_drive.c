@@ -13,6 +13,10 @@
  *   waf     chain [waf]       attacks denied with a CRS rule of their family
  *   fw      chain [fw]        port 8080 rejected by rule 2, port 80 allowed
  *   par     chain [ids, waf]  one parallel hop: either may deny, each with its rule
+ *   flows   chain [ids] with a flow table of 64 entries: each connection opens
+ *           an entry and its conn id is the entry's index + 1, so conn ids
+ *           come back for new connections in reused entries (a new
+ *           generation): the VNF must start a fresh stream for each
  *   reload  chain [ids]       --ids-rules has some families; mid-run the file is
  *                             replaced by --ids-rules2 (all families) and the VNF
  *                             gets SIGHUP; then a broken file and SIGHUP again
@@ -41,6 +45,7 @@
 
 #include <tochain/tsc.h>
 
+#include "ch_flow.h"
 #include "ch_harness.h"
 #include "vnf_mix.h"
 
@@ -76,7 +81,8 @@ struct conn {
 	enum rules_set rules;		/* reload: which ids rules must judge it */
 	bool first_back;		/* a result of it came back */
 	int first_back_phase;		/* reload phase then */
-	uint16_t dport;
+	uint16_t dport, sport;
+	int flow;			/* flow table entry, -1: none */
 };
 
 struct env {
@@ -85,6 +91,9 @@ struct env {
 	uint32_t threads;
 	struct tcr_region *data;
 	struct ch_sched *s;
+	bool use_flows;			/* flows scenario */
+	struct ch_flows *flows;
+	uint64_t flows_opened;
 	uint32_t nv;
 	pid_t pid[MAXV];
 	char vpath[MAXV][300], spath[MAXV][300];
@@ -171,6 +180,14 @@ static void setup(struct env *e, uint64_t target)
 		printf("FAIL: setup: %s\n", strerror(errno));
 		exit(1);
 	}
+	if (e->use_flows) {
+		snprintf(path, sizeof(path), "%s/flows", e->dir);
+		e->flows = ch_flows_create(path, 64);
+		if (!e->flows || ch_sched_region_flows(e->s, 0, path)) {
+			printf("FAIL: flow table: %s\n", strerror(errno));
+			exit(1);
+		}
+	}
 	for (uint32_t i = 0; i < NBUFS; i++)
 		e->freebuf[e->nfree++] = NBUFS - 1 - i;
 	e->target = target;
@@ -193,12 +210,28 @@ static void set_chain(struct env *e)
 	}
 }
 
-static void conn_open(struct env *e, struct conn *c)
+static bool conn_open(struct env *e, struct conn *c)
 {
-	uint64_t i = e->next_conn++;
+	uint64_t i = e->next_conn;
+	int flow = -1;
 
+	if (e->flows) {
+		struct ch_flow_key k = { .family = 4, .l4proto = 6,
+					 .sport = (uint16_t)(20000 + i % 40000), .dport = 80 };
+
+		k.saddr[0] = 198, k.saddr[1] = 18, k.saddr[2] = (uint8_t)(i >> 8);
+		k.saddr[3] = (uint8_t)i;
+		k.daddr[0] = 10, k.daddr[3] = 1;
+		flow = ch_flow_open(e->flows, &k, CH_FLOW_ESTABLISHED);
+		if (flow < 0)
+			return false;	/* table full: after a reclaim */
+		e->flows_opened++;
+	}
+	e->next_conn++;
 	memset(c, 0, sizeof(*c));
-	c->id = 1000 + i;
+	c->id = flow >= 0 ? (uint64_t)flow + 1 : 1000 + i;
+	c->flow = flow;
+	c->sport = (uint16_t)(20000 + i % 40000);
 	c->len = vnf_mix_request(i, c->req, &c->fam);
 	c->dport = 80;
 	if (e->kind[0] && !strcmp(e->kind[0], "fw") && i % 5 == 4)
@@ -206,6 +239,7 @@ static void conn_open(struct env *e, struct conn *c)
 	c->rules = e->reload_phase == 0 ? RULES_A : e->reload_phase == 1 ? RULES_EITHER :
 		   RULES_B;
 	e->started++;
+	return true;
 }
 
 /* Segment size of a connection's descriptor: 100-1448 bytes, deterministic. */
@@ -320,6 +354,10 @@ static void take_results(struct env *e)
 		c->inflight--;
 		e->freebuf[e->nfree++] = buf;
 		if (c->off == c->len && c->inflight == 0) {
+			if (c->flow >= 0)
+				ch_flow_close(e->flows, (uint32_t)c->flow,
+					      ch_sched_counters(e->s, 0)->arrivals,
+					      ch_sched_counters(e->s, 1)->arrivals);
 			conn_check(e, c);
 			e->finished++;
 			c->id = 0;
@@ -345,14 +383,14 @@ static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
 	p.region = 0;
 	p.buf = buf;
 	p.len = len;
-	p.flow = TCR_FLOW_NONE;
+	p.flow = c->flow >= 0 ? (uint32_t)c->flow : TCR_FLOW_NONE;
 	p.family = 4;
 	p.l4proto = 6;
 	p.tcp_flags = 0x18;
-	p.sport = (uint16_t)(20000 + c->id % 40000);
+	p.sport = c->sport;
 	p.dport = c->dport;
-	p.saddr[0] = 198, p.saddr[1] = 18, p.saddr[2] = (uint8_t)(c->id >> 8);
-	p.saddr[3] = (uint8_t)c->id;
+	p.saddr[0] = 198, p.saddr[1] = 18, p.saddr[2] = (uint8_t)((c->sport - 20000) >> 8);
+	p.saddr[3] = (uint8_t)(c->sport - 20000);
 	p.daddr[0] = 10, p.daddr[3] = 1;
 	p.tsc = tcr_tsc_now();
 	if (ch_sched_submit(e->s, 0, &p, 1) != 1)
@@ -422,12 +460,16 @@ static void pump(struct env *e, int secs, bool reload)
 		for (int i = 0; i < OPEN; i++) {
 			struct conn *c = &e->conns[i];
 
-			if (!c->id && e->started < e->target && c->inflight == 0)
-				conn_open(e, c);
+			if (!c->id && e->started < e->target && c->inflight == 0 &&
+			    !conn_open(e, c))
+				continue;
 			if (c->id && c->off < c->len && submit_one(e, c, (uint32_t)i))
 				moved = true;
 		}
 		take_results(e);
+		if (e->flows)
+			ch_flow_reclaim(e->flows, ch_sched_counters(e->s, 0)->finished,
+					ch_sched_counters(e->s, 1)->finished);
 		if (reload)
 			reload_step(e);
 		if (chh_now_ns() > deadline) {
@@ -470,7 +512,11 @@ static void finish(struct env *e)
 	}
 	ch_sched_destroy(e->s);
 	tcr_region_destroy(e->data);
+	ch_flows_destroy(e->flows);
 	free(e->order);
+	if (e->flows)
+		printf("%" PRIu64 " flow table entries opened (64 entries, conn ids reused)\n",
+		       e->flows_opened);
 	printf("%" PRIu64 " connections (%" PRIu64 " clean, %" PRIu64 " attacks), %" PRIu64
 	       " descriptors, %" PRIu64 " connections denied; denied by family:", e->finished,
 	       e->clean_conns, e->attack_conns, e->submitted, e->denied_conns);
@@ -519,9 +565,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	urcu_memb_register_thread();
 	sc = argv[optind];
+	if (!strcmp(sc, "flows"))
+		e->use_flows = true;
 	setup(e, n);
 	e->reload_phase = 2;	/* one rule file from the start (reload: below) */
 	if (!strcmp(sc, "ids") && e->ids_rules) {
+		add_vnf(e, "ids", e->ids_rules);
+	} else if (!strcmp(sc, "flows") && e->ids_rules) {
 		add_vnf(e, "ids", e->ids_rules);
 	} else if (!strcmp(sc, "waf")) {
 		add_vnf(e, "waf", NULL);
