@@ -116,6 +116,17 @@ static const struct {
 	{ HDR "(flow:to_server,only_stream; sid:1;)",
 	  "unsupported flow option 'only_stream'" },
 	{ HDR "(pcre:\"/a/C\"; sid:1;)", "unsupported pcre flag 'C'" },
+	{ HDR "(pcre:\"/a/K\"; sid:1;)", "unsupported pcre flag 'K'" },
+	{ HDR "(pcre:\"/a/S\"; sid:1;)", "unsupported pcre flag 'S'" },
+	{ HDR "(pcre:\"/a/Y\"; sid:1;)", "unsupported pcre flag 'Y'" },
+	{ HDR "(pcre:\"/a/I\"; sid:1;)", "unsupported pcre flag 'I'" },
+	{ HDR "(pcre:\"/a/D\"; sid:1;)", "unsupported pcre flag 'D'" },
+	{ HDR "(flow:to_server,no_stream; sid:1;)",
+	  "unsupported flow option 'no_stream'" },
+	{ HDR "(content:\"200\"; http_stat_code; sid:1;)",
+	  "unsupported option 'http_stat_code'" },
+	{ HDR "(content:\"OK\"; http_stat_msg; sid:1;)",
+	  "unsupported option 'http_stat_msg'" },
 	{ HDR "(flowbits:set,a&b; sid:1;)",
 	  "unsupported flowbits name 'a&b' (groups and operators are not "
 	  "supported)" },
@@ -135,6 +146,7 @@ static const struct {
 	{ "include $RULE_PATH/x.rules", "unsupported keyword 'include'" },
 	{ "preprocessor stream5_global: track_tcp yes",
 	  "unsupported keyword 'preprocessor'" },
+	{ "config detection: search-method ac", "unsupported keyword 'config'" },
 };
 
 START_TEST(unsupported_option)
