@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,8 @@ static uint32_t ids_judge(void *p, void *engine, const struct vnf_pkt *pk,
 	bool created;
 
 	*rule = 0;
+	if (pk->d.l4proto != IPPROTO_TCP)
+		return VNF_VERDICT_ALLOW;	/* byte streams only: see vnf/README.md */
 	s = vnf_stream_get(ts->st, pk, f, &created);
 	if (!s)
 		goto fail;

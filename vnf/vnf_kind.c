@@ -69,10 +69,9 @@ int vnf_engines_init(struct vnf_engines *es, const struct vnf_kind *k,
 int vnf_engines_reload(struct vnf_engines *es, char *err, size_t errlen)
 {
 	struct vnf_engine *n, *old;
-	uint64_t gen = tc_load_acquire(&es->gen) + 1;
 
 	/* Built aside, outside the lock: threads keep judging meanwhile. */
-	n = engine_build(es->kind, &es->opts, gen, err, errlen);
+	n = engine_build(es->kind, &es->opts, 0, err, errlen);
 	if (!n)
 		return -errno;
 	pthread_mutex_lock(&es->lock);

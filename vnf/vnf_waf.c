@@ -23,6 +23,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,8 @@ static uint32_t waf_judge(void *p, void *engine, const struct vnf_pkt *pk,
 	bool created;
 
 	*rule = 0;
+	if (pk->d.l4proto != IPPROTO_TCP)
+		return VNF_VERDICT_ALLOW;	/* byte streams only: see vnf/README.md */
 	s = vnf_stream_get(ts->st, pk, f, &created);
 	if (!s)
 		goto fail;

@@ -237,6 +237,14 @@ START_TEST(test_ids_offsets)
 	p = to_srv(22, 5000, "abc", 42002);
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
 	ck_assert_uint_eq(rule, VNF_RULE_STREAM_GAP);
+	/* Not TCP (a datagram): not a stream, not inspected. */
+	p = to_srv(23, 777, "EVILPATTERN", 42003);
+	p.d.l4proto = 17;
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	p.d.l4proto = 6;
+	p.d.seq = 0;
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 1001);
 	vnf_kthread_fini(&kt);
 	vnf_engines_fini(&es);
 }
@@ -441,6 +449,10 @@ START_TEST(test_waf_rules_file)
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
 	ck_assert_uint_eq(rule, 777001);
 	p = to_srv(2, 0, "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n", 40001);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	/* A datagram is not an HTTP stream: passed uninspected. */
+	p = to_srv(3, 0, "GET /forbidden/x HTTP/1.1\r\nHost: a\r\n\r\n", 40002);
+	p.d.l4proto = 17;
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
 	vnf_kthread_fini(&kt);
 	vnf_engines_fini(&es);
