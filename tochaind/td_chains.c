@@ -202,11 +202,39 @@ static int ensure_vnf(struct daemon *d, struct td_state *st, struct td_vm *vm, c
 }
 
 /*
+ * Does the TOE's chain @tc (from its stats) look like @ch?  The TOE
+ * reports the name and the number of hops; a chain whose hops changed
+ * since @prev (the state the TOE was converged to, NULL: unknown) is
+ * set again whatever it looks like.
+ */
+static bool toe_has_chain(json_t *tc, const struct td_chain *ch, struct td_state *prev)
+{
+	json_t *name = json_object_get(tc, "name"), *hops = json_object_get(tc, "hops");
+	struct td_chain *was = prev ? td_state_find_dir(prev, ch->vm, ch->dir) : NULL;
+
+	if (!tc || !json_is_string(name) || strcmp(json_string_value(name), ch->name))
+		return false;
+	if (prev && (!was || strcmp(was->name, ch->name) || td_chain_hops_differ(was, ch)))
+		return false;
+	if (json_is_integer(hops))
+		return json_integer_value(hops) == ch->nhops;
+	if (json_is_array(hops)) {
+		json_t *want = td_hops_json(ch);
+		bool same = json_equal(hops, want);
+
+		json_decref(want);
+		return same;
+	}
+	return false;
+}
+
+/*
  * Make @vm's TOE run exactly @st's chains of @vm, with one live instance
  * per VNF they use, and nothing else.  Instance pids are written to @st.
+ * @prev: the state the TOE was last converged to, or NULL (repair).
  */
-static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm, char *err,
-		    size_t errlen)
+static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
+		    struct td_state *prev, char *err, size_t errlen)
 {
 	json_t *ls = NULL, *stats = NULL, *tvnfs, *tchains, *r;
 	int rc = -EIO;
@@ -238,15 +266,11 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm, cha
 		json_t *tc = find_named(tchains, "dir", td_dir_name((enum td_dir)dir));
 
 		if (ch) {
-			json_t *hops = td_hops_json(ch);
-			bool same = tc && json_is_string(json_object_get(tc, "name")) &&
-				    !strcmp(json_string_value(json_object_get(tc, "name")), ch->name) &&
-				    json_equal(json_object_get(tc, "hops"), hops);
+			json_t *hops;
 
-			if (same) {
-				json_decref(hops);
+			if (toe_has_chain(tc, ch, prev))
 				continue;
-			}
+			hops = td_hops_json(ch);
 			r = toe_call(vm, "chain.set", json_pack("{s:s, s:s, s:o}", "dir",
 								td_dir_name(ch->dir), "name", ch->name,
 								"hops", hops), err, errlen);
@@ -428,7 +452,7 @@ static int realize(struct daemon *d, struct td_state *next, const struct td_plan
 		if (!created[i] && !vm_dirty(cur, next, vm->name))
 			continue;
 		touched[i] = true;
-		rc = converge(d, next, vm, err, errlen);
+		rc = converge(d, next, vm, cur, err, errlen);
 		if (rc)
 			goto undo;
 	}
@@ -437,7 +461,7 @@ static int realize(struct daemon *d, struct td_state *next, const struct td_plan
 
 		if (vm_in(next, vm->name) || !vm_dirty(cur, next, vm->name))
 			continue;
-		rc = converge(d, next, vm, err, errlen);
+		rc = converge(d, next, vm, cur, err, errlen);
 		if (rc)
 			goto undo;
 	}
@@ -486,12 +510,12 @@ undo:
 
 		if (created[i])
 			td_vm_destroy(d->cfg, &next->vms[i]);
-		else if (touched[i] && vm && converge(d, cur, vm, ignore, sizeof(ignore)))
+		else if (touched[i] && vm && converge(d, cur, vm, next, ignore, sizeof(ignore)))
 			td_log("undo: %s", ignore);
 	}
 	for (unsigned int i = 0; i < cur->nvms; i++)
 		if (!vm_in(next, cur->vms[i].name) && vm_dirty(cur, next, cur->vms[i].name) &&
-		    converge(d, cur, &cur->vms[i], ignore, sizeof(ignore)))
+		    converge(d, cur, &cur->vms[i], next, ignore, sizeof(ignore)))
 			td_log("undo: %s", ignore);
 	rules_restore(d, undo, nundo);
 out:
@@ -916,7 +940,7 @@ static void repair(struct daemon *d, unsigned int i)
 
 	if (!vm_has_work(d, vm->name))
 		return;
-	if (converge(d, &d->st, vm, err, sizeof(err))) {
+	if (converge(d, &d->st, vm, NULL, err, sizeof(err))) {
 		td_log("%s (retrying in %d ms)", err, REPAIR_BACKOFF_MS);
 		d->retry_ms[i] = now_ms() + REPAIR_BACKOFF_MS;
 	}

@@ -534,7 +534,7 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 		}
 		close(ready[0]);
 		setsid();
-		snprintf(logp, sizeof(logp), "%s/tochaind->log", cfg->state_dir);
+		snprintf(logp, sizeof(logp), "%s/tochaind.log", cfg->state_dir);
 		logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (logfd >= 0) {
 			dup2(logfd, 1);

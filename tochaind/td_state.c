@@ -238,14 +238,17 @@ const char *td_dir_name(enum td_dir d)
 
 json_t *td_vnf_json(const struct td_vnf *v)
 {
-	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:I, s:I}", "name", v->name,
+	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:I}", "name", v->name,
 			      "kind", td_kind_name(v->kind), "threads", (int)v->threads,
 			      "on_failure", v->fail_open ? "open" : "closed",
-			      "rate", (json_int_t)v->rate, "calibrated", (json_int_t)v->calibrated);
+			      "calibrated", (json_int_t)v->calibrated);
 	json_t *a;
 
 	if (!o)
 		return NULL;
+	/* absent, not 0: a given rate is at least 1 */
+	if (v->rate)
+		json_object_set_new(o, "rate", json_integer((json_int_t)v->rate));
 	if (v->rules[0])
 		json_object_set_new(o, "rules", json_string(v->rules));
 	if (v->nargs) {

@@ -72,6 +72,7 @@ td_field() {
 }
 
 fail() {
+	[ -n "${TD_KEEP:-}" ] && cp -r "$work" /tmp/td-keep
 	for f in "$work"/py-*.log "$work"/state/toe-*.log; do [ -f "$f" ] && { echo "== $f"; tail -5 "$f"; }; done
 	echo "FAIL: $*"
 	[ -f "$work/state/tochaind.log" ] && tail -20 "$work/state/tochaind.log"

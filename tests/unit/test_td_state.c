@@ -93,7 +93,7 @@ END_TEST
 
 START_TEST(save_load_roundtrip)
 {
-	struct td_state a, b;
+	static struct td_state a, b;
 	const char *why;
 	char err[256];
 
@@ -128,9 +128,84 @@ START_TEST(save_load_roundtrip)
 }
 END_TEST
 
+/* VNFs, chains and instances survive a save and a strict reload. */
+START_TEST(objects_roundtrip)
+{
+	static struct td_state a, b;
+	static const char topo[] =
+		"{\"vnfs\": [{\"name\": \"fw\", \"kind\": \"fw\", \"rules\": \"/r/fw.rules\", \"threads\": 2,"
+		"  \"on_failure\": \"open\", \"rate\": 7000, \"args\": [\"--paranoia=2\"]},"
+		" {\"name\": \"n\", \"kind\": \"null\"}],"
+		" \"chains\": [{\"name\": \"web-in\", \"vm\": \"vm0\", \"dir\": \"in\", \"sla\": 100,"
+		"  \"hops\": [[\"fw\"], [\"n\"]]}]}";
+	json_t *t = json_loads(topo, 0, NULL);
+	const char *why;
+	char err[256];
+
+	memset(&a, 0, sizeof(a));
+	strcpy(a.vms[0].name, "vm0");
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/24", &a.vms[0].ip, &why), 0);
+	a.vms[0].region_size = 1 << 20;
+	strcpy(a.vms[0].region, "/r");
+	a.nvms = 1;
+	ck_assert_int_eq(td_vnf_from_json(json_array_get(json_object_get(t, "vnfs"), 0), false,
+					  &a.vnfs[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(td_vnf_from_json(json_array_get(json_object_get(t, "vnfs"), 1), false,
+					  &a.vnfs[1], err, sizeof(err)), 0);
+	a.vnfs[1].calibrated = 123456;
+	a.nvnfs = 2;
+	ck_assert_int_eq(td_chain_from_json(json_array_get(json_object_get(t, "chains"), 0),
+					    &a.chains[0], err, sizeof(err)), 0);
+	a.nchains = 1;
+	strcpy(a.insts[0].vnf, "n");
+	strcpy(a.insts[0].vm, "vm0");
+	a.insts[0].pid = 4242;
+	a.ninsts = 1;
+	json_decref(t);
+	ck_assert_int_eq(td_state_check(&a, err, sizeof(err)), 0);
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_msg(td_state_load(path, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_mem_eq(&a.vnfs[0], &b.vnfs[0], sizeof(a.vnfs[0]));
+	ck_assert_mem_eq(&a.vnfs[1], &b.vnfs[1], sizeof(a.vnfs[1]));
+	ck_assert_mem_eq(&a.chains[0], &b.chains[0], sizeof(a.chains[0]));
+	ck_assert_mem_eq(&a.insts[0], &b.insts[0], sizeof(a.insts[0]));
+	ck_assert_uint_eq(b.vnfs[0].threads, 2);
+	ck_assert(b.vnfs[0].fail_open);
+	/* a chain naming an unknown VNF, or an instance of one, is refused whole */
+	strcpy(a.chains[0].hop[1][0], "zz");
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), -EBADMSG);
+	ck_assert_msg(strstr(err, "unknown vnf 'zz'"), "%s", err);
+	ck_assert_uint_eq(b.nvms + b.nvnfs + b.nchains, 0);
+	strcpy(a.chains[0].hop[1][0], "n");
+	strcpy(a.insts[0].vnf, "gone");
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), -EBADMSG);
+	/* and validation of single objects */
+	t = json_loads("{\"name\": \"x\", \"kind\": \"null\", \"rate\": 0}", 0, NULL);
+	ck_assert_int_eq(td_vnf_from_json(t, false, &b.vnfs[0], err, sizeof(err)), -EINVAL);
+	json_decref(t);
+	t = json_loads("{\"name\": \"x\", \"kind\": \"null\", \"calibrated\": 5}", 0, NULL);
+	ck_assert_int_eq(td_vnf_from_json(t, false, &b.vnfs[0], err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(td_vnf_from_json(t, true, &b.vnfs[0], err, sizeof(err)), 0);
+	json_decref(t);
+	t = json_loads("{\"name\": \"x\", \"vm\": \"v\", \"dir\": \"up\", \"hops\": [[\"a\"]]}", 0, NULL);
+	ck_assert_int_eq(td_chain_from_json(t, &a.chains[1], err, sizeof(err)), -EINVAL);
+	json_decref(t);
+	t = json_loads("{\"name\": \"x\", \"vm\": \"v\", \"dir\": \"in\", \"hops\": []}", 0, NULL);
+	ck_assert_int_eq(td_chain_from_json(t, &a.chains[1], err, sizeof(err)), -EINVAL);
+	json_decref(t);
+	ck_assert(!td_objname_valid("A", &why));
+	ck_assert(td_objname_valid("web_in-2", &why));
+	ck_assert(!td_vnf_arg_valid("--rules=/x", &why));
+	ck_assert(!td_vnf_arg_valid("-x", &why));
+	ck_assert(td_vnf_arg_valid("--deny-marker=ATTACK", &why));
+}
+END_TEST
+
 START_TEST(missing_file_is_empty_state)
 {
-	struct td_state st;
+	static struct td_state st;
 	char err[256];
 
 	ck_assert_int_eq(td_state_load("/nonexistent/state.json", &st, err, sizeof(err)), 0);
@@ -160,7 +235,7 @@ START_TEST(bad_files_are_refused_whole)
 		"{\"version\": 1, \"version\": 1, \"vms\": []}",
 		"\x01\x02garbage",
 	};
-	struct td_state st;
+	static struct td_state st;
 	char err[256];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -183,6 +258,7 @@ int main(void)
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, sizes);
 	tcase_add_test(tc, save_load_roundtrip);
+	tcase_add_test(tc, objects_roundtrip);
 	tcase_add_test(tc, missing_file_is_empty_state);
 	tcase_add_test(tc, bad_files_are_refused_whole);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# timeout: 180
+# tochaind SIGKILLed and restarted while a client fetches through a chain:
+# no clean request fails, the chain stays (chain ls, the TOE's chain
+# version unchanged, VNF pids unchanged); a VNF instance killed with
+# SIGKILL is restarted by the daemon and rejoins (fetches work again).
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+. "$top/tochaind/td_testlib.sh"
+for c in ip python3 curl; do
+	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+
+td_setup 212
+cat >"$work/t.topo" <<'T'
+vm web1 ip=10.64.0.2/24
+vnf a kind=null
+vnf b kind=null
+chain web-in vm=web1 dir=in hop=a hop=b
+vnf c kind=null
+chain web-out vm=web1 dir=out hop=c
+T
+sfc apply -f "$work/t.topo" >/dev/null || fail "apply"
+mkdir "$work/www"
+head -c 65536 /dev/urandom >"$work/www/blob"
+td_client 10.64.0.1
+td_serve web1 "$work/www" 8080
+tc_wait_port "$CL" 10.64.0.2 8080 15 || fail "the web server did not come up"
+ver_in=$(sfc --json chain show web-in | td_json 'j["toe"]["version"]')
+ver_out=$(sfc --json chain show web-out | td_json 'j["toe"]["version"]')
+pids=$(sfc --json vnf ls | td_json '" ".join(str(i["pid"]) for v in j["vnfs"] for i in v["instances"])')
+
+# A bounded load: 150 sequential fetches, failures counted.
+ip netns exec "$CL" bash -c 'ok=0; bad=0; for i in $(seq 150); do
+	if curl -s -o /dev/null --max-time 10 -w "%{http_code}" http://10.64.0.2:8080/blob | grep -q 200; then
+		ok=$((ok+1)); else bad=$((bad+1)); fi; done; echo "$ok $bad"' >"$work/load" &
+load=$!
+sleep 0.5
+echo "--- tochaind SIGKILLed twice under load"
+for k in 1 2; do
+	td_kill9 || fail "kill"
+	sleep 0.3
+	td_start || fail "tochaind did not restart"
+	sleep 0.3
+done
+wait $load
+read -r ok bad <"$work/load"
+echo "load: $ok ok, $bad failed"
+[ "$bad" = 0 ] && [ "$ok" = 150 ] || fail "$bad clean requests failed across the restarts"
+[ "$(sfc --json chain ls | td_json '" ".join(sorted(c["name"] for c in j["chains"]))')" = "web-in web-out" ] ||
+	fail "chain ls after the restarts"
+[ "$(sfc --json chain show web-in | td_json 'j["toe"]["version"]')" = "$ver_in" ] || fail "the in chain was set again"
+[ "$(sfc --json chain show web-out | td_json 'j["toe"]["version"]')" = "$ver_out" ] || fail "the out chain was set again"
+[ "$(sfc --json vnf ls | td_json '" ".join(str(i["pid"]) for v in j["vnfs"] for i in v["instances"])')" = "$pids" ] ||
+	fail "VNF instances were replaced"
+
+echo "--- a VNF instance killed is restarted and rejoins"
+old=$(sfc --json vnf show b | td_json 'j["instances"][0]["pid"]')
+kill -9 "$old"
+new=$old
+for i in $(seq 50); do
+	new=$(sfc --json vnf show b | td_json 'j["instances"][0]["pid"] if j["instances"][0]["running"] else 0')
+	[ "$new" != "$old" ] && [ "$new" != 0 ] && break
+	sleep 0.1
+done
+[ "$new" != "$old" ] && [ "$new" != 0 ] || fail "vnf b was not restarted"
+echo "vnf b: pid $old killed, restarted as $new"
+for i in 1 2 3; do
+	code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.64.0.2:8080/blob)
+	[ "$code" = 200 ] || fail "fetch $i after the VNF restart: $code"
+done
+grep -q "vnf b (pid $old) is not running, restarting it" "$work/state/tochaind.log" || fail "no log line"
+echo PASS
