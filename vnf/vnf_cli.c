@@ -245,8 +245,11 @@ static double now_s(void)
 #define CAL_REQS	1000
 #define CAL_SEG		1448
 
-int vnf_calibrate(struct vnf_engines *es, double seconds, struct vnf_calib *out)
+int vnf_calibrate(struct vnf_engines *es, double seconds, uint64_t cost_ns,
+		  struct vnf_calib *out)
 {
+	const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
+	uint64_t cost = cal->invariant ? cost_ns * cal->hz / 1000000000ull : cost_ns;
 	struct vnf_kthread kt;
 	char (*req)[VNF_MIX_MAX];
 	uint32_t len[CAL_REQS];
@@ -291,7 +294,11 @@ int vnf_calibrate(struct vnf_engines *es, double seconds, struct vnf_calib *out)
 			pk.d.seq = off;
 			pk.data = (const uint8_t *)req[i] + off;
 			pk.len = pk.d.len = len[i] - off < CAL_SEG ? len[i] - off : CAL_SEG;
-			if (vnf_kthread_judge(&kt, &pk, NULL, &rule) == VNF_VERDICT_DENY) {
+			uint32_t v = vnf_kthread_judge(&kt, &pk, NULL, &rule);
+
+			if (cost)
+				burn(cost);
+			if (v == VNF_VERDICT_DENY) {
 				out->denied++;
 				break;	/* the connection is aborted */
 			}
@@ -441,7 +448,7 @@ int vnf_main(int argc, char **argv)
 		double pps, mbps;
 
 		vnf_log_set_quiet(true);	/* alerts of the mix's attacks */
-		r = vnf_calibrate(&es, seconds, &cal);
+		r = vnf_calibrate(&es, seconds, so.cost_ns, &cal);
 		vnf_engines_fini(&es);
 		if (r) {
 			fprintf(stderr, "tochain-vnf: calibrate: %s\n", strerror(-r));

@@ -35,10 +35,12 @@ struct vnf_calib {
 
 /*
  * One thread, no scheduler: judge the built-in mix (vnf_mix.h) as
- * 1448-byte descriptors of one connection per request for @seconds.
+ * 1448-byte descriptors of one connection per request for @seconds, with
+ * @cost_ns of extra busy time per descriptor (--cost-ns, as when serving).
  * 0 or -errno.
  */
-int vnf_calibrate(struct vnf_engines *es, double seconds, struct vnf_calib *out);
+int vnf_calibrate(struct vnf_engines *es, double seconds, uint64_t cost_ns,
+		  struct vnf_calib *out);
 
 /* The tochain-vnf command line (main.c calls only this). */
 int vnf_main(int argc, char **argv);

@@ -577,7 +577,7 @@ START_TEST(test_calibrate)
 	struct vnf_calib c;
 
 	engines(&es, "ids", write_file("fam.rules", ids_family_rules));
-	ck_assert_int_eq(vnf_calibrate(&es, 0.2, &c), 0);
+	ck_assert_int_eq(vnf_calibrate(&es, 0.2, 0, &c), 0);
 	ck_assert_uint_gt(c.packets, 100);
 	ck_assert_uint_gt(c.requests, 100);
 	ck_assert(c.seconds >= 0.2 && c.seconds < 2);
@@ -585,6 +585,12 @@ START_TEST(test_calibrate)
 	ck_assert_uint_ge(c.denied * 100, c.requests * 8);
 	ck_assert_uint_le(c.denied * 100, c.requests * 12);
 	ck_assert_uint_gt(c.bytes, c.packets * 300);
+	vnf_engines_fini(&es);
+	/* --cost-ns: 100 us per descriptor bounds the rate at 10,000/s. */
+	engines(&es, "null", NULL);
+	ck_assert_int_eq(vnf_calibrate(&es, 0.2, 100000, &c), 0);
+	ck_assert_uint_gt(c.packets, 10);
+	ck_assert_double_le((double)c.packets / c.seconds, 10000 * 1.05);
 	vnf_engines_fini(&es);
 }
 END_TEST
