@@ -545,6 +545,51 @@ START_TEST(test_reload_fw)
 }
 END_TEST
 
+START_TEST(test_reload_waf)
+{
+	struct vnf_engines es;
+	struct vnf_kthread kt;
+	struct vnf_kind_opts o = { 0 };
+	struct vnf_pkt p;
+	char err[512];
+	uint32_t rule;
+
+	/* No CRS: one site rule per generation, so that this test is fast. */
+	write_file("site.conf", "SecRule REQUEST_URI \"@contains /old\" "
+		   "\"id:777001,phase:1,deny,status:403,log\"\n");
+	o.rules = write_file("w.conf", "crs_dir = none\nrules = site.conf\n");
+	ck_assert_int_eq(vnf_engines_init(&es, &vnf_kind_waf, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(vnf_kthread_init(&kt, &es), 0);
+	/* Connection 1: half a request on the first rules. */
+	p = to_srv(1, 0, "GET /old/x HTTP/1.1\r\nHo", 40000);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	write_file("site.conf", "SecRule REQUEST_URI \"@contains /new\" "
+		   "\"id:777002,phase:1,deny,status:403,log\"\n");
+	ck_assert_int_eq(vnf_engines_reload(&es, err, sizeof(err)), 0);
+	vnf_kthread_refresh(&kt);
+	p = to_srv(2, 0, "GET /new/x HTTP/1.1\r\nHost: a\r\n\r\n", 40001);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 777002);
+	p = to_srv(3, 0, "GET /old/x HTTP/1.1\r\nHost: a\r\n\r\n", 40002);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	/* Connection 1 finishes its request on the rules it started with. */
+	p = to_srv(1, 23, "st: a\r\n\r\n", 40000);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 777001);
+	/* A rule file that does not parse: refused, the rules stay. */
+	write_file("site.conf", "SecRule REQUEST_URI \"@contains /x\" \"id:777003,phase:1,deny\"\n"
+		   "SecBogusDirective On\n");
+	ck_assert_int_ne(vnf_engines_reload(&es, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "site.conf") != NULL, "%s", err);
+	vnf_kthread_refresh(&kt);
+	p = to_srv(4, 0, "GET /new/x HTTP/1.1\r\nHost: a\r\n\r\n", 40003);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 777002);
+	vnf_kthread_fini(&kt);
+	vnf_engines_fini(&es);
+}
+END_TEST
+
 START_TEST(test_bad_files)
 {
 	struct vnf_engines es;
@@ -613,6 +658,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_waf_rules_file);
 	tcase_add_test(tc, test_reload_ids);
 	tcase_add_test(tc, test_reload_fw);
+	tcase_add_test(tc, test_reload_waf);
 	tcase_add_test(tc, test_bad_files);
 	tcase_add_test(tc, test_calibrate);
 	suite_add_tcase(s, tc);
