@@ -32,25 +32,33 @@ tt_setup() {
 	declare -gA VNF_PID=()
 }
 
-ctl() {
-	python3 - "$region.ctl" "$1" "${2:-{\}}" <<'EOF'
+# tt_ctl print|ok CMD JSON: one request; "print" prints the reply line,
+# "ok" prints the result and fails unless the reply is ok.
+tt_ctl() {
+	python3 - "$region.ctl" "$@" <<'EOF'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
 s.connect(sys.argv[1])
-s.sendall((json.dumps({"v": 1, "cmd": sys.argv[2], "args": json.loads(sys.argv[3])}) + "\n").encode())
-print(s.makefile().readline().strip())
+s.sendall((json.dumps({"v": 1, "cmd": sys.argv[3], "args": json.loads(sys.argv[4])}) + "\n").encode())
+line = s.makefile().readline().strip()
+if sys.argv[2] == "print":
+    print(line)
+    sys.exit(0)
+r = json.loads(line)
+if not r["ok"]:
+    print("FAIL: ctl %s %s: %s" % (sys.argv[3], sys.argv[4], line), file=sys.stderr)
+    sys.exit(1)
+print(json.dumps(r["result"]))
 EOF
 }
 
+ctl() {
+	tt_ctl print "$1" "${2:-{\}}"
+}
+
 ctl_ok() {
-	local r
-	r=$(ctl "$@")
-	if ! printf '%s' "$r" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["ok"] else 1)'; then
-		echo "FAIL: ctl $1 ${2:-}: $r" >&2
-		return 1
-	fi
-	printf '%s' "$r" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["result"]))'
+	tt_ctl ok "$1" "${2:-{\}}"
 }
 
 tt_json() {
@@ -60,8 +68,9 @@ tt_json() {
 tt_vnf() {
 	local name=$1 args=${2:-"{}"} reg
 	shift 2 || shift $#
-	reg=$(ctl_ok vnf.add "$(python3 -c 'import json,sys; a=json.loads(sys.argv[2]); a["name"]=sys.argv[1]; print(json.dumps(a))' "$name" "$args")" |
-		tt_json 'j["region"]') || exit 1
+	# {"name":NAME} merged with the extra args
+	[ "$args" = "{}" ] && args="{\"name\":\"$name\"}" || args="{\"name\":\"$name\",${args#\{}"
+	reg=$(ctl_ok vnf.add "$args" | tt_json 'j["region"]') || exit 1
 	"$build/bin/tochain-vnf" --kind null --region "$reg" --stats "$work/$name.stats" \
 		--attach-timeout 5000 "$@" 2>>$work/vnf-$name.log &
 	VNF_PID[$name]=$!
@@ -89,6 +98,30 @@ tt_serve() {
 	PY=$!
 	tc_on_exit "kill -9 $PY"
 	tc_wait_port "$CL" 10.81.0.2 "$2" 15
+}
+
+# tt_load SECONDS URL SHA OUT: fetch URL in a loop for SECONDS in the
+# background; writes "ok N bad N" to OUT at the end.  Its pid in $LOAD.
+tt_load() {
+	local secs=$1 url=$2 want=$3 out=$4
+	(
+		set +e +o pipefail	# a failed fetch is counted, not fatal
+		local end=$(( $(date +%s) + secs )) ok=0 bad=0 got
+		while [ "$(date +%s)" -lt $end ]; do
+			got=$(ip netns exec "$CL" curl -sS --max-time 10 "$url" 2>>$out.err |
+				sha256sum | cut -d' ' -f1)
+			if [ "$got" = "$want" ]; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
+		done
+		echo "ok $ok bad $bad" >$out
+	) &
+	LOAD=$!
+}
+
+# tt_fetch URL: one fetch; prints curl's exit code.
+tt_fetch() {
+	local rc=0
+	ip netns exec "$CL" curl -sS --max-time 10 -o /dev/null "$1" 2>/dev/null || rc=$?
+	echo $rc
 }
 
 # tt_toe_stop: SIGTERM the TOE; it must exit and remove its files.
