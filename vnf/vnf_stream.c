@@ -129,12 +129,20 @@ struct vnf_stream *vnf_stream_get(struct vnf_streams *t, const struct vnf_pkt *p
 	for (s = t->bucket[b]; s; s = s->hnext)
 		if (s->conn_id == pk->d.conn_id)
 			break;
-	if (s && (s->has_flow != !!f || (f && s->gen != f->gen))) {
+	if (s && f && s->has_flow && s->gen != f->gen) {
 		/* The conn id's flow entry was reused: a new connection. */
 		vnf_stream_drop(t, s);
 		s = NULL;
 	}
+	if (s && f && !s->has_flow) {
+		/* The flow table came after the first bytes: the same connection. */
+		s->has_flow = true;
+		s->gen = f->gen;
+		s->region = f->region;
+		s->fidx = f->idx;
+	}
 	if (s) {
+		/* Without @f (an entry that kept changing while read) nothing is known: same. */
 		if (t->head != s) {
 			lru_unlink(t, s);
 			lru_front(t, s);

@@ -5,7 +5,9 @@
  *
  * KEY.  A connection is the descriptor's conn_id together with its flow
  * table entry's generation (vnf_flow(); a new generation is a new
- * connection in a reused entry).  Without a flow table the conn id alone.
+ * connection in a reused entry).  Without a flow table the conn id alone;
+ * a descriptor whose entry could not be read (NULL flow) belongs to the
+ * stream its conn id has.
  *
  * DIRECTION.  The descriptor's 5-tuple is the sender -> receiver of its
  * bytes.  The connection's server is fixed at its first descriptor: the
@@ -65,7 +67,8 @@ void vnf_streams_destroy(struct vnf_streams *t);
 /*
  * The stream of @pk (flow entry @f or NULL), created if new (*created
  * true, priv NULL).  A stream of the same conn id with another
- * generation is freed first.  NULL + errno (ENOMEM).
+ * generation is freed first; one without flow information adopts @f's.
+ * NULL + errno (ENOMEM).
  */
 struct vnf_stream *vnf_stream_get(struct vnf_streams *t, const struct vnf_pkt *pk,
 				  const struct vnf_flow *f, bool *created);

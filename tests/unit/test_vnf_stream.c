@@ -120,6 +120,9 @@ START_TEST(test_generation_and_free)
 	s->priv = malloc(8);
 	ck_assert_ptr_eq(vnf_stream_get(t, &p, &f, &created), s);
 	ck_assert(!created);
+	/* No flow information (entry busy): the stream the conn id has. */
+	ck_assert_ptr_eq(vnf_stream_get(t, &p, NULL, &created), s);
+	ck_assert(!created);
 	f.gen = 2;
 	s = vnf_stream_get(t, &p, &f, &created);
 	ck_assert(created);
@@ -131,6 +134,12 @@ START_TEST(test_generation_and_free)
 	ck_assert_uint_eq(freed, 2);
 	ck_assert_uint_eq(vnf_streams_count(t), 0);
 	vnf_stream_forget(t, 7);	/* none: nothing happens */
+	/* A stream begun without a flow entry adopts the first one seen. */
+	s = vnf_stream_get(t, &p, NULL, &created);
+	ck_assert(created && !s->has_flow);
+	ck_assert_ptr_eq(vnf_stream_get(t, &p, &f, &created), s);
+	ck_assert(!created && s->has_flow && s->gen == 2);
+	vnf_stream_forget(t, 7);
 	s = vnf_stream_get(t, &p, &f, &created);
 	s->priv = malloc(8);
 	vnf_streams_destroy(t);
