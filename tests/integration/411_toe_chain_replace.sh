@@ -70,6 +70,7 @@ echo "$(cat $work/ctl.txt) chain replacements/deletions; requests ok $ok failed 
 
 sleep 0.3
 st=$(ctl_ok stats)
+echo "after the load: $(echo "$st" | tt_json 'json.dumps(j["chains"])')"
 ctl chain.del '{"dir":"in"}' >/dev/null; ctl chain.del '{"dir":"out"}' >/dev/null
 ctl_ok chain.set '{"dir":"in","name":"last","hops":[["a"]]}' >/dev/null
 st=$(ctl_ok stats)
