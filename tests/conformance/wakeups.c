@@ -2,7 +2,7 @@
 /*
  * Wake-ups of a multithreaded guest process (tests/integration/108_*).
  *
- *   gl-wakeups serve PORT N ROUNDS        the guest, under tochain-run
+ *   gl-wakeups serve PORT N ROUNDS [quick] the guest, under tochain-run
  *   gl-wakeups drive ADDR PORT N ROUNDS   the peer, on kernel sockets
  *
  * The guest accepts N + 1 connections and blocks one thread in recv() on
@@ -17,8 +17,9 @@
  * every eventfd of the process: the doorbell and the runtime's own) while
  * other threads check that timed waits end on time and never early:
  * recv with SO_RCVTIMEO, poll, select, epoll_wait on the idle connection,
- * recvfrom on an idle UDP socket with SO_RCVTIMEO.  An echo thread that
- * sees EOF before the peer closed is a failure too.
+ * recvfrom on an idle UDP socket with SO_RCVTIMEO ("quick": without that
+ * quarter).  An echo thread that sees EOF before the peer closed is a
+ * failure too.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -45,6 +46,7 @@
 #define ECHO_WAIT_MS	3000
 
 static int nconn, rounds;
+static bool quick;
 static int conn[MAXCONN + 1];
 static atomic_int echoes, failures, checks, injected;
 static atomic_bool stop, inject_on;
@@ -293,7 +295,7 @@ static int serve(int port)
 	pthread_create(&busy[1], NULL, burn_thread, NULL);
 	/* second half: spurious wake-ups and timed waits */
 	while (atomic_load(&echoes) < 2 * rounds * nconn) {
-		if (!timed_on && atomic_load(&echoes) >= 2 * rounds * nconn * 3 / 4) {
+		if (!quick && !timed_on && atomic_load(&echoes) >= 2 * rounds * nconn * 3 / 4) {
 			atomic_store(&inject_on, true);
 			for (int k = 0; k < 4; k++)
 				pthread_create(&timed[k], NULL, timed_thread, (void *)(intptr_t)k);
@@ -412,7 +414,9 @@ static int drive(const char *addr, int port)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && strcmp(argv[1], "serve") == 0) {
+	if ((argc == 5 || (argc == 6 && strcmp(argv[5], "quick") == 0)) &&
+	    strcmp(argv[1], "serve") == 0) {
+		quick = argc == 6;
 		nconn = atoi(argv[3]);
 		rounds = atoi(argv[4]);
 		if (nconn < 2 || nconn > MAXCONN || rounds < 2)

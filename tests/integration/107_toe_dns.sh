@@ -45,6 +45,7 @@ cat >$work/echo.py <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
 while True:
     d, a = s.recvfrom(65536)
     if d == b"big":
@@ -52,8 +53,11 @@ while True:
     else:
         s.sendto(b"echo:" + d, a)
 PY
-ip netns exec "$CL" python3 $work/echo.py 10.87.0.1 5300 >/dev/null 2>&1 &
+ip netns exec "$CL" python3 $work/echo.py 10.87.0.1 5300 >$work/echo.out 2>&1 &
 tc_on_exit "kill -9 $!"
+# bound before the first datagram (python starts slowly on a loaded machine)
+for i in $(seq 100); do grep -q ready $work/echo.out && break; sleep 0.1; done
+grep -q ready $work/echo.out || { echo "FAIL: the UDP echo server did not start"; exit 1; }
 cat >$work/udp.py <<'PY'
 import select, socket, sys
 srv = (sys.argv[1], 5300)
