@@ -2,7 +2,17 @@
 # Builds the test guest: a kernel and an initramfs holding busybox,
 # tochain_ivshmem.ko and ivshmem-guest-test, for the guest driver tests.
 #
-#   vm/build-guest.sh BUILD_DIR
+#   vm/build-guest.sh BUILD_DIR [--runtime]
+#
+# --runtime: the guest of the runtime tests (704..): the same initramfs
+# plus a second archive with the guest runtime (tochain-run,
+# libtochain-preload.so), Debian's dynamically linked busybox as
+# /bin/busybox-dyn (its httpd, wget, nc: programs the runtime can be
+# preloaded into; fetched once with apt-get download into the cache),
+# Debian's python3 with the modules of http.server (vm/guest-pymods.py),
+# the shared libraries they need, and vm/rt-init.sh as /init.  Writes
+# BUILD_DIR/vm/guest-rt/{kernel,initramfs.cpio}; a test may append one
+# more archive (newc) with /guest.sh and data.
 #
 # Needs BUILD_DIR/guest-drivers/tochain_ivshmem.ko and
 # BUILD_DIR/vm/ivshmem-guest-test (make builds both).  Writes
@@ -16,7 +26,9 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:?usage: build-guest.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: build-guest.sh BUILD_DIR [--runtime]}" && pwd)
+runtime=
+[ "${2:-}" = --runtime ] && runtime=1
 ko=$build/guest-drivers/tochain_ivshmem.ko
 prog=$build/vm/ivshmem-guest-test
 out=$build/vm/guest
@@ -61,21 +73,105 @@ if [ -s "$pvh" ]; then kernel=$pvh; else kernel=$kroot/boot/vmlinuz-$kver; fi
 key=$( { echo "$kver $kernel"; sha256sum "$ko" "$prog" "$busybox" \
 	"$top/vm/init.sh" "$0" | cut -d' ' -f1; } | sha256sum | cut -d' ' -f1)
 if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && [ -f "$out/initramfs.cpio" ]; then
-	echo "$out"
-	exit 0
+	[ -n "$runtime" ] || { echo "$out"; exit 0; }
+else
+	build_base=1
 fi
 
-mkdir -p "$out"
-tmp=$(mktemp -d "$out/.root.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp"/{bin,lib,proc,sys,dev,tmp}
-cp "$busybox" "$tmp/bin/busybox"
-cp "$prog" "$tmp/bin/ivshmem-guest-test"
-cp "$ko" "$tmp/lib/tochain_ivshmem.ko"
-cp "$top/vm/init.sh" "$tmp/init"
-chmod 755 "$tmp/init" "$tmp/bin/busybox" "$tmp/bin/ivshmem-guest-test"
-(cd "$tmp" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$out/initramfs.cpio.tmp"
-mv "$out/initramfs.cpio.tmp" "$out/initramfs.cpio"
-ln -sf "$kernel" "$out/kernel"
-echo "$key" >"$out/key"
-echo "$out"
+if [ -n "${build_base:-}" ]; then
+	mkdir -p "$out"
+	tmp=$(mktemp -d "$out/.root.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	mkdir -p "$tmp"/{bin,lib,proc,sys,dev,tmp}
+	cp "$busybox" "$tmp/bin/busybox"
+	cp "$prog" "$tmp/bin/ivshmem-guest-test"
+	cp "$ko" "$tmp/lib/tochain_ivshmem.ko"
+	cp "$top/vm/init.sh" "$tmp/init"
+	chmod 755 "$tmp/init" "$tmp/bin/busybox" "$tmp/bin/ivshmem-guest-test"
+	(cd "$tmp" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$out/initramfs.cpio.tmp"
+	mv "$out/initramfs.cpio.tmp" "$out/initramfs.cpio"
+	ln -sf "$kernel" "$out/kernel"
+	echo "$key" >"$out/key"
+	rm -rf "$tmp"
+fi
+[ -n "$runtime" ] || { echo "$out"; exit 0; }
+
+# ---- the runtime guest: the base archive plus a second one ----
+run=$build/bin/tochain-run
+so=$build/lib/libtochain-preload.so
+for f in "$run" "$so"; do
+	[ -f "$f" ] || { echo "build-guest: $f missing (make $f)" >&2; exit 1; }
+done
+cache=${TOCHAIN_CACHE:-/var/cache/tochain}
+if [ -z "${TOCHAIN_CACHE:-}" ] && ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/tochain
+fi
+bbdir=$cache/busybox-dyn
+if [ ! -x "$bbdir/bin/busybox" ]; then
+	btmp=$(mktemp -d "/tmp/tochain-bb.XXXXXX")
+	if ! (cd "$btmp" && apt-get download -q busybox >&2 2>/dev/null) ||
+		! dpkg-deb -x "$btmp"/busybox_*.deb "$btmp/root"; then
+		rm -rf "$btmp"
+		echo "build-guest: cannot download Debian's busybox package" >&2
+		exit 1
+	fi
+	rm -rf "$bbdir"
+	mkdir -p "$bbdir/bin"
+	cp "$btmp/root/bin/busybox" "$bbdir/bin/busybox"
+	rm -rf "$btmp"
+fi
+bbdyn=$bbdir/bin/busybox
+ldd "$bbdyn" >/dev/null 2>&1 || { echo "build-guest: $bbdyn is not dynamically linked" >&2; exit 1; }
+
+py=
+[ -x /usr/bin/python3.11 ] && py=/usr/bin/python3.11
+rout=$build/vm/guest-rt
+rkey=$( { cat "$out/key"; sha256sum "$run" "$so" "$bbdyn" "$top/vm/rt-init.sh" \
+	"$top/vm/guest-pymods.py" ${py:+"$py"} | cut -d' ' -f1; } |
+	sha256sum | cut -d' ' -f1)
+if [ -f "$rout/key" ] && [ "$(cat "$rout/key")" = "$rkey" ] && [ -f "$rout/initramfs.cpio" ]; then
+	echo "$rout"
+	exit 0
+fi
+mkdir -p "$rout"
+rtmp=$(mktemp -d "$rout/.root.XXXXXX")
+trap 'rm -rf "$rtmp"' EXIT
+mkdir -p "$rtmp"/{bin,usr/bin,usr/lib,etc,www}
+cp "$bbdyn" "$rtmp/bin/busybox-dyn"
+cp "$run" "$rtmp/usr/bin/tochain-run"
+cp "$so" "$rtmp/usr/lib/libtochain-preload.so"
+cp "$top/vm/rt-init.sh" "$rtmp/init"
+chmod 755 "$rtmp/init" "$rtmp/bin/busybox-dyn" "$rtmp/usr/bin/tochain-run"
+# the shared libraries (and the loader) of everything dynamic, at their paths
+for f in "$bbdyn" "$run" "$so"; do
+	ldd "$f" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'
+done | sort -u | while read -r lib; do
+	mkdir -p "$rtmp$(dirname "$lib")"
+	cp -L "$lib" "$rtmp$lib"
+done
+# Debian's python3 (if installed) with the modules http.server needs
+if [ -n "$py" ]; then
+	mkdir -p "$rtmp/usr/bin"
+	cp "$py" "$rtmp/usr/bin/python3"
+	"$py" "$top/vm/guest-pymods.py" "$rtmp" 2>/dev/null | sort -u | while read -r m; do
+		case $m in /usr/lib/python3*) ;; *) continue ;; esac
+		mkdir -p "$rtmp$(dirname "$m")"
+		cp -L "$m" "$rtmp$m"
+	done
+	# compiled here: compiling at import takes seconds per module under TCG
+	"$py" -m compileall -q -j 0 -s "$rtmp" -p / "$rtmp/usr/lib" >/dev/null
+	ldd "$py" | awk '/=> \// { print $3 }' | while read -r lib; do
+		mkdir -p "$rtmp$(dirname "$lib")"
+		cp -L "$lib" "$rtmp$lib"
+	done
+fi
+printf 'root:x:0:0:root:/:/bin/sh\n' >"$rtmp/etc/passwd"
+printf 'root:x:0:\n' >"$rtmp/etc/group"
+printf '127.0.0.1 localhost\n' >"$rtmp/etc/hosts"
+(cd "$rtmp" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$rout/rt.cpio"
+cat "$out/initramfs.cpio" "$rout/rt.cpio" >"$rout/initramfs.cpio.tmp"
+mv "$rout/initramfs.cpio.tmp" "$rout/initramfs.cpio"
+rm -f "$rout/rt.cpio"
+ln -sf "$kernel" "$rout/kernel"
+echo "$rkey" >"$rout/key"
+echo "$rout"
