@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime inside a real VM (gl_vm_*): the region is the guest
+ * driver's /dev/tochain/NAME, and a channel is claimed through the
+ * driver from the host link's claim table (struct tcr_link in
+ * region_layout.h, ivshmem/ivs_link.h) instead of the TOE's UNIX socket.
+ *
+ * The claim file plays the part of the host's UNIX connection: opened
+ * without close-on-exec (it survives exec until the new image has
+ * adopted its sockets), dropped by a forked child, and its closing (exit,
+ * crash) is how the host learns the process is gone.  It polls
+ * readable only when the device went away.
+ *
+ * Wake-ups, doorbell mode: an eventfd bound to the slot's MSI-X vector
+ * (the link rings it for the TOE), and the doorbell ioctl to the link on
+ * the same vector.  Poll mode (ivshmem-plain, no interrupts): a periodic
+ * timerfd of the link's poll_us stands in for the eventfd, and waking
+ * the TOE bumps the slot's kick counter, which the link polls.
+ */
+#ifndef TOCHAIN_GL_VM_H
+#define TOCHAIN_GL_VM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gl_rt;
+
+struct gl_vm_wake {
+	int dev;		/* the claim file (gl_rt.conn), -1 on the host */
+	bool doorbell;		/* doorbell mode, else poll mode */
+	uint16_t peer, vector;	/* the link's peer id, the slot's vector */
+	uint32_t *kick;		/* the slot's kick counter (poll mode) */
+};
+
+/* Is @path a character device (the guest driver's node)? */
+bool gl_vm_is_dev(const char *path);
+
+/*
+ * Claim a channel for this process: open rt->path as rt->conn, take a
+ * slot, set up rt->wake (its efd_mine and vm part).  0 with *channel and
+ * *epoch, or -errno: -ENOBUFS no slot offered now, -ENETDOWN no link,
+ * others from open/ioctl.  On error the caller's detach closes rt->conn.
+ */
+int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch);
+
+/* Wake the TOE through the link. */
+void gl_vm_wake_host(const struct gl_vm_wake *v);
+
+/* Is @fd, inherited across exec, a claim file of our region (an old channel)? */
+bool gl_vm_is_old_conn(const struct gl_rt *rt, int fd);
+
+#endif /* TOCHAIN_GL_VM_H */
