@@ -17,6 +17,9 @@
  *           an entry and its conn id is the entry's index + 1, so conn ids
  *           come back for new connections in reused entries (a new
  *           generation): the VNF must start a fresh stream for each
+ *   resp    in chain [ids] and out chain [ids] (the same VNF): each clean
+ *           request is answered on the out chain (server -> client bytes);
+ *           every 7th response leaks "root:x:0:0:" (a to_client rule)
  *   reload  chain [ids]       --ids-rules has some families; mid-run the file is
  *                             replaced by --ids-rules2 (all families) and the VNF
  *                             gets SIGHUP; then a broken file and SIGHUP again
@@ -83,6 +86,10 @@ struct conn {
 	int first_back_phase;		/* reload phase then */
 	uint16_t dport, sport;
 	int flow;			/* flow table entry, -1: none */
+	/* resp: the response on the out chain, after the request came back */
+	char resp[1024];
+	uint32_t resp_len, resp_off;
+	bool leak;
 };
 
 struct env {
@@ -100,7 +107,9 @@ struct env {
 	uint32_t freebuf[NBUFS], nfree;
 	struct ch_pkt sub[NBUFS];
 	uint32_t buf_conn[NBUFS];	/* slot of conns[] a buffer belongs to */
-	uint64_t next_cookie, expect_cookie, *order;
+	uint64_t next_cookie, expect_cookie[2], *order[2], order_n[2];
+	bool responses;			/* resp scenario */
+	uint64_t resp_denied;
 	struct conn conns[OPEN];
 	uint64_t next_conn, started, finished, target;
 	uint64_t submitted, results, denied_conns, clean_conns, attack_conns;
@@ -191,20 +200,21 @@ static void setup(struct env *e, uint64_t target)
 	for (uint32_t i = 0; i < NBUFS; i++)
 		e->freebuf[e->nfree++] = NBUFS - 1 - i;
 	e->target = target;
-	e->order = calloc(target * 64 + 1024, sizeof(uint64_t));
-	if (!e->order || ch_sched_start(e->s)) {
+	e->order[0] = calloc(target * 64 + 1024, sizeof(uint64_t));
+	e->order[1] = calloc(target * 64 + 1024, sizeof(uint64_t));
+	if (!e->order[0] || !e->order[1] || ch_sched_start(e->s)) {
 		printf("FAIL: start\n");
 		exit(1);
 	}
 }
 
-static void set_chain(struct env *e)
+static void set_chain(struct env *e, uint32_t chain)
 {
-	struct ch_chain_cfg c = { .region = 0, .dir = CH_DIR_IN, .nhops = 1 };
+	struct ch_chain_cfg c = { .region = 0, .dir = chain ? CH_DIR_OUT : CH_DIR_IN, .nhops = 1 };
 
 	for (uint32_t v = 0; v < e->nv; v++)
 		c.hop[0].vnf[c.hop[0].nvnfs++] = v;
-	if (ch_sched_chain_set(e->s, 0, &c, NULL)) {
+	if (ch_sched_chain_set(e->s, chain, &c, NULL)) {
 		printf("FAIL: chain_set\n");
 		exit(1);
 	}
@@ -238,6 +248,13 @@ static bool conn_open(struct env *e, struct conn *c)
 		c->dport = 8080;
 	c->rules = e->reload_phase == 0 ? RULES_A : e->reload_phase == 1 ? RULES_EITHER :
 		   RULES_B;
+	if (e->responses && c->fam == VNF_MIX_CLEAN) {
+		c->leak = i % 7 == 3;
+		c->resp_len = (uint32_t)snprintf(c->resp, sizeof(c->resp),
+			"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"
+			"%s", c->leak ? 40 : 41, c->leak ? "root:x:0:0:root:/root:/bin/bash\nxxxxxxxx" :
+			"all is well with the world, nothing here.");
+	}
 	e->started++;
 	return true;
 }
@@ -288,6 +305,12 @@ static void conn_check(struct env *e, const struct conn *c)
 			      c->deny_rule);
 		return;
 	}
+	if (!attack && c->leak) {
+		CHECK(c->denied && c->deny_rule == 2006, "leaking response (conn %" PRIu64 "): "
+		      "denied %d rule %u\n", c->id, c->denied, c->deny_rule);
+		e->resp_denied += c->denied;
+		return;
+	}
 	if (!attack) {
 		CHECK(!c->denied, "clean request (conn %" PRIu64 ") denied by %s rule %u\n", c->id,
 		      c->deny_vnf < e->nv ? e->kind[c->deny_vnf] : "?", c->deny_rule);
@@ -317,10 +340,10 @@ static void conn_check(struct env *e, const struct conn *c)
 		      "): waf rule %u\n", name, c->id, c->deny_rule);
 }
 
-static void take_results(struct env *e)
+static void take_results(struct env *e, uint32_t chain)
 {
 	struct ch_result res[32];
-	unsigned int k = ch_sched_take(e->s, 0, res, 32);
+	unsigned int k = ch_sched_take(e->s, chain, res, 32);
 
 	for (unsigned int i = 0; i < k; i++) {
 		const struct ch_result *r = &res[i];
@@ -330,12 +353,12 @@ static void take_results(struct env *e)
 		CHECK(buf < NBUFS, "result with buffer %u\n", buf);
 		if (buf >= NBUFS)
 			continue;
-		CHECK(r->pkt.cookie == e->order[e->expect_cookie],
-		      "got cookie %" PRIu64 ", expected %" PRIu64 "\n", r->pkt.cookie,
-		      e->order[e->expect_cookie]);
+		CHECK(r->chain == chain && r->pkt.cookie == e->order[chain][e->expect_cookie[chain]],
+		      "chain %u: got cookie %" PRIu64 ", expected %" PRIu64 "\n", chain,
+		      r->pkt.cookie, e->order[chain][e->expect_cookie[chain]]);
 		CHECK(!memcmp(&r->pkt, &e->sub[buf], sizeof(r->pkt)), "descriptor %" PRIu64
 		      " changed\n", r->pkt.cookie);
-		e->expect_cookie++;
+		e->expect_cookie[chain]++;
 		e->results++;
 		c = &e->conns[e->buf_conn[buf]];
 		CHECK(c->id == r->pkt.conn_id, "result of conn %" PRIu64 " for slot of %" PRIu64 "\n",
@@ -353,7 +376,8 @@ static void take_results(struct env *e)
 		}
 		c->inflight--;
 		e->freebuf[e->nfree++] = buf;
-		if (c->off == c->len && c->inflight == 0) {
+		if (c->off == c->len && c->inflight == 0 &&
+		    (c->denied || c->resp_off == c->resp_len)) {
 			if (c->flow >= 0)
 				ch_flow_close(e->flows, (uint32_t)c->flow,
 					      ch_sched_counters(e->s, 0)->arrivals,
@@ -367,19 +391,22 @@ static void take_results(struct env *e)
 
 static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
 {
-	uint32_t len = seg_len(c), buf;
+	/* The response once the whole request came back allowed. */
+	bool resp = c->off == c->len;
+	uint32_t len = resp ? c->resp_len - c->resp_off : seg_len(c), buf;
+	uint32_t chain = resp ? 1 : 0;
 	struct ch_pkt p;
 
 	if (!e->nfree)
 		return false;
-	if (len > c->len - c->off)
+	if (!resp && len > c->len - c->off)
 		len = c->len - c->off;
 	buf = e->freebuf[e->nfree - 1];
-	memcpy(tcr_region_slot(e->data, buf), c->req + c->off, len);
+	memcpy(tcr_region_slot(e->data, buf), resp ? c->resp + c->resp_off : c->req + c->off, len);
 	memset(&p, 0, sizeof(p));
 	p.cookie = e->next_cookie;
 	p.conn_id = c->id;
-	p.seq = c->off;
+	p.seq = resp ? c->resp_off : c->off;
 	p.region = 0;
 	p.buf = buf;
 	p.len = len;
@@ -392,15 +419,29 @@ static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
 	p.saddr[0] = 198, p.saddr[1] = 18, p.saddr[2] = (uint8_t)((c->sport - 20000) >> 8);
 	p.saddr[3] = (uint8_t)(c->sport - 20000);
 	p.daddr[0] = 10, p.daddr[3] = 1;
+	if (resp) {
+		/* Server -> client: the 5-tuple the other way round. */
+		uint8_t a[16];
+
+		memcpy(a, p.saddr, 16);
+		memcpy(p.saddr, p.daddr, 16);
+		memcpy(p.daddr, a, 16);
+		p.sport = c->dport;
+		p.dport = c->sport;
+	}
 	p.tsc = tcr_tsc_now();
-	if (ch_sched_submit(e->s, 0, &p, 1) != 1)
+	if (ch_sched_submit(e->s, chain, &p, 1) != 1)
 		return false;
 	e->nfree--;
+	e->next_cookie++;
 	e->sub[buf] = p;
 	e->buf_conn[buf] = slot;
-	e->order[e->next_cookie++] = p.cookie;
+	e->order[chain][e->order_n[chain]++] = p.cookie;
 	e->submitted++;
-	c->off += len;
+	if (resp)
+		c->resp_off += len;
+	else
+		c->off += len;
 	c->inflight++;
 	return true;
 }
@@ -463,10 +504,13 @@ static void pump(struct env *e, int secs, bool reload)
 			if (!c->id && e->started < e->target && c->inflight == 0 &&
 			    !conn_open(e, c))
 				continue;
-			if (c->id && c->off < c->len && submit_one(e, c, (uint32_t)i))
+			if (c->id && (c->off < c->len ||
+				      (c->inflight == 0 && !c->denied && c->resp_off < c->resp_len)) &&
+			    submit_one(e, c, (uint32_t)i))
 				moved = true;
 		}
-		take_results(e);
+		take_results(e, 0);
+		take_results(e, 1);
 		if (e->flows)
 			ch_flow_reclaim(e->flows, ch_sched_counters(e->s, 0)->finished,
 					ch_sched_counters(e->s, 1)->finished);
@@ -513,7 +557,10 @@ static void finish(struct env *e)
 	ch_sched_destroy(e->s);
 	tcr_region_destroy(e->data);
 	ch_flows_destroy(e->flows);
-	free(e->order);
+	free(e->order[0]);
+	free(e->order[1]);
+	if (e->responses)
+		printf("%" PRIu64 " leaking responses denied on the out chain\n", e->resp_denied);
 	if (e->flows)
 		printf("%" PRIu64 " flow table entries opened (64 entries, conn ids reused)\n",
 		       e->flows_opened);
@@ -573,6 +620,9 @@ int main(int argc, char **argv)
 		add_vnf(e, "ids", e->ids_rules);
 	} else if (!strcmp(sc, "flows") && e->ids_rules) {
 		add_vnf(e, "ids", e->ids_rules);
+	} else if (!strcmp(sc, "resp") && e->ids_rules) {
+		add_vnf(e, "ids", e->ids_rules);
+		e->responses = true;
 	} else if (!strcmp(sc, "waf")) {
 		add_vnf(e, "waf", NULL);
 	} else if (!strcmp(sc, "fw") && e->fw_rules) {
@@ -589,10 +639,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vnf-drive: unknown scenario %s or missing rule files\n", sc);
 		return 2;
 	}
-	set_chain(e);
+	set_chain(e, 0);
+	if (e->responses)
+		set_chain(e, 1);
 	pump(e, 50, !strcmp(sc, "reload"));
 	if (!strcmp(sc, "reload"))
 		CHECK(e->reload_phase == 3, "reload: reached phase %d of 3\n", e->reload_phase);
+	if (e->responses)
+		CHECK(e->resp_denied > 0, "no leaking response denied\n");
 	if (strcmp(sc, "fw"))
 		for (int f = 1; f < VNF_MIX_NFAMILIES; f++)
 			CHECK(e->fam_denied[f] > 0, "no %s attack denied\n",

@@ -8,7 +8,8 @@
 # denied with the sid (ids) or a CRS rule (waf) of their family, clean
 # requests allowed; each VNF saw every descriptor; nothing left in flight.
 # Scenarios: ids (2 threads, flow dispatch), ids with a flow table whose
-# entries (and conn ids) are reused, waf (2 threads), fw (port rules), a
+# entries (and conn ids) are reused, ids on both chains judging responses
+# as server -> client streams, waf (2 threads), fw (port rules), a
 # parallel hop ids || waf, and a SIGHUP reload mid-run (new rules take over
 # for new connections, a broken file afterwards changes nothing).
 # timeout: 240
@@ -36,6 +37,9 @@ grep -q "ids alert sid 2100: session cookie seen" "$errs"
 # Conn ids reused by new connections in reused flow table entries (a new
 # generation): each must be inspected as a stream of its own.
 run flows -n 2000 --threads 2 --ids-rules "$td/families.rules"
+# The same VNF on the in and out chains: responses (server -> client
+# bytes) leaking /etc/passwd denied by a to_client rule.
+run resp -n 2000 --threads 2 --ids-rules "$td/families.rules"
 run waf -n 120 --threads 2
 run fw -n 1000 --fw-rules "$td/web.fw"
 run par -n 120 --ids-rules "$td/families.rules"
