@@ -11,6 +11,7 @@
  *   ivshmem-guest-test unplug NAME [--no-replug]
  *   ivshmem-guest-test pair NAME MY_ID OTHER_ID   (peer ids 1 and 2)
  *   ivshmem-guest-test dup NAME    (two devices whose regions share a name)
+ *   ivshmem-guest-test claim NAME  (the VM link claim table, vm-host-tool link)
  *
  * The region's contents follow vm_test_layout.h.
  */
@@ -734,6 +735,127 @@ static int test_unplug(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/*
+ * Claims of the VM link's table (the host wrote a fake one with
+ * vm-host-tool link FILE 4 --stale: slot 0 left CLAIMED by "an earlier
+ * boot", slots 1..3 OFFERED, poll mode).
+ */
+static uint32_t slot_state(struct tcr_header *h, unsigned int i)
+{
+	return __atomic_load_n(&h->link.slot[i].state, __ATOMIC_ACQUIRE);
+}
+
+static int claim(int fd, struct tochain_ivshmem_claim *c)
+{
+	memset(c, 0, sizeof(*c));
+	return ioctl(fd, TOCHAIN_IVSHMEM_IOC_CLAIM, c);
+}
+
+static int test_claim(int argc, char **argv)
+{
+	struct tochain_ivshmem_claim a, b, c, x;
+	struct pollfd pfd;
+	struct tcr_header *h;
+	char path[300];
+	int fm, fa, fb, fc, p[2], ret;
+	uint8_t *m;
+	size_t size;
+	pid_t kid = -1;
+
+	(void)argc;
+	/* the mapping has a file of its own: a mapping holds its file, and so a claim */
+	fm = attach(argv[2], 30, &m, &size);
+	check(fm >= 0, "open and map", "%s", strerror(errno));
+	if (fm < 0)
+		return 1;
+	h = (struct tcr_header *)m;
+	fa = open_dev(argv[2], 1, path, sizeof(path));
+	check(slot_state(h, 0) == TCR_LINK_RELEASED, "stale claim released at probe",
+	      "slot 0 state %u", slot_state(h, 0));
+
+	ret = claim(fa, &a);
+	check(ret == 0 && a.slot == 1 && a.channel == 11 && a.epoch == 7 && a.vector == 1 &&
+	      a.mode == TCR_LINK_POLL && a.poll_us == 300 && a.cookie != 0,
+	      "claim", "ret %d errno %d slot %u channel %u epoch %u vector %u mode %u poll %u",
+	      ret, errno, a.slot, a.channel, a.epoch, a.vector, a.mode, a.poll_us);
+	check(slot_state(h, 1) == TCR_LINK_CLAIMED && h->link.slot[1].cookie == a.cookie &&
+	      h->link.slot[1].pid == (uint32_t)getpid(), "claim written to the table",
+	      "state %u cookie %u pid %u", slot_state(h, 1), h->link.slot[1].cookie,
+	      h->link.slot[1].pid);
+	check(claim(fa, &x) < 0 && errno == EBUSY, "second claim on one file EBUSY",
+	      "errno %d", errno);
+	memset(&x, 0, sizeof(x));
+	check(ioctl(fa, TOCHAIN_IVSHMEM_IOC_CLAIM_INFO, &x) == 0 && x.slot == a.slot &&
+	      x.cookie == a.cookie, "claim info", "errno %d slot %u", errno, x.slot);
+
+	fb = open(path, O_RDWR | O_CLOEXEC);
+	check(ioctl(fb, TOCHAIN_IVSHMEM_IOC_CLAIM_INFO, &x) < 0 && errno == ENOENT,
+	      "claim info without a claim ENOENT", "errno %d", errno);
+	ret = claim(fb, &b);
+	check(ret == 0 && b.slot == 2 && b.cookie != a.cookie, "claim on another file",
+	      "ret %d slot %u", ret, b.slot);
+
+	/* a child claims the last slot and is killed: the driver releases it */
+	if (pipe(p) == 0 && (kid = fork()) == 0) {
+		int fk = open(path, O_RDWR);
+		struct tochain_ivshmem_claim k;
+
+		if (fk < 0 || claim(fk, &k) || k.slot != 3)
+			_exit(1);
+		if (write(p[1], "c", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	{
+		char ch = 0;
+
+		check(read(p[0], &ch, 1) == 1 && ch == 'c' && slot_state(h, 3) == TCR_LINK_CLAIMED,
+		      "claim in a child", "state %u", slot_state(h, 3));
+	}
+	fc = open(path, O_RDWR | O_CLOEXEC);
+	check(claim(fc, &c) < 0 && errno == EAGAIN, "no slot left EAGAIN", "errno %d", errno);
+	if (kid > 0) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	check(slot_state(h, 3) == TCR_LINK_RELEASED, "killed child's claim released",
+	      "state %u", slot_state(h, 3));
+
+	/* a forked child sharing B's file exits: the file lives on in us */
+	if ((kid = fork()) == 0)
+		_exit(0);
+	waitpid(kid, NULL, 0);
+	check(slot_state(h, 2) == TCR_LINK_CLAIMED, "claim survives a sharing child's exit",
+	      "state %u", slot_state(h, 2));
+
+	close(fa);
+	check(slot_state(h, 1) == TCR_LINK_RELEASED, "close releases", "state %u",
+	      slot_state(h, 1));
+
+	pfd.fd = fb;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	check(poll(&pfd, 1, 0) == 0, "poll quiet while the device is there", "revents %#x",
+	      pfd.revents);
+
+	/* no table (magic cleared): ENOENT */
+	__atomic_store_n(&h->link.magic, 0u, __ATOMIC_RELEASE);
+	check(claim(fc, &c) < 0 && errno == ENOENT, "no link ENOENT", "errno %d", errno);
+	/* a table that claims more slots than fit is clamped, never overrun */
+	__atomic_store_n(&h->link.nslots, 1000u, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->link.magic, TCR_LINK_MAGIC, __ATOMIC_RELEASE);
+	check(claim(fc, &c) < 0 && errno == EAGAIN, "oversized table clamped", "errno %d", errno);
+	__atomic_store_n(&h->link.nslots, 4u, __ATOMIC_RELAXED);
+	close(fc);
+	close(fb);
+	check(slot_state(h, 2) == TCR_LINK_RELEASED, "last close releases", "state %u",
+	      slot_state(h, 2));
+	munmap(m, size);
+	close(fm);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -747,8 +869,10 @@ int main(int argc, char **argv)
 		return test_pair(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "dup"))
 		return test_dup(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "claim"))
+		return test_claim(argc, argv);
 	fprintf(stderr, "usage: ivshmem-guest-test plain NAME [--fallback] |"
 		" doorbell NAME HOST_PEER | unplug NAME [--no-replug] |"
-		" pair NAME MY_ID OTHER_ID | dup NAME\n");
+		" pair NAME MY_ID OTHER_ID | dup NAME | claim NAME\n");
 	return 2;
 }

@@ -15,6 +15,12 @@
  *       in the mailbox.  Prints "ready", "join ID", "rang ID", "bell"
  *       lines; exits 0 when all happened in time.
  *
+ *   vm-host-tool link FILE NSLOTS [--stale]
+ *       publish a fake VM link claim table: NSLOTS slots OFFERED (channel
+ *       10 + i, epoch 7, vector i), poll mode, poll_us 300; --stale leaves
+ *       slot 0 CLAIMED, as an earlier boot of the guest would
+ *   vm-host-tool slots FILE        print "slot I state S pid P cookie C"
+ *
  * Exit status: 0 ok, 1 check failed or timed out, 2 usage.
  */
 #include <errno.h>
@@ -239,6 +245,55 @@ static int cmd_doorbell(int argc, char **argv)
 	return ok ? 0 : 1;
 }
 
+static int cmd_link(int argc, char **argv)
+{
+	struct tcr_header *h;
+	unsigned long n;
+	size_t len;
+
+	if (argc < 4)
+		return 2;
+	n = strtoul(argv[3], NULL, 0);
+	if (n == 0 || n > TCR_LINK_SLOTS)
+		return 2;
+	h = (struct tcr_header *)map_file(argv[2], &len, false, 0);
+	memset(&h->link, 0, sizeof(h->link));
+	for (unsigned long i = 0; i < n; i++) {
+		struct tcr_link_slot *sl = &h->link.slot[i];
+
+		sl->channel = 10 + (uint32_t)i;
+		sl->epoch = 7;
+		sl->vector = (uint32_t)i;
+		sl->state = TCR_LINK_OFFERED;
+	}
+	if (argc > 4 && !strcmp(argv[4], "--stale")) {
+		h->link.slot[0].state = TCR_LINK_CLAIMED;
+		h->link.slot[0].cookie = 12345;
+	}
+	h->link.nslots = (uint32_t)n;
+	h->link.mode = TCR_LINK_POLL;
+	h->link.poll_us = 300;
+	atomic_store_explicit((_Atomic uint32_t *)&h->link.magic, TCR_LINK_MAGIC,
+			      memory_order_release);
+	munmap(h, len);
+	return 0;
+}
+
+static int cmd_slots(int argc, char **argv)
+{
+	struct tcr_header *h;
+	size_t len;
+
+	if (argc < 3)
+		return 2;
+	h = (struct tcr_header *)map_file(argv[2], &len, false, 0);
+	for (uint32_t i = 0; i < h->link.nslots && i < TCR_LINK_SLOTS; i++)
+		printf("slot %u state %u pid %u cookie %u\n", i, h->link.slot[i].state,
+		       h->link.slot[i].pid, h->link.slot[i].cookie);
+	munmap(h, len);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret = 2;
@@ -252,9 +307,14 @@ int main(int argc, char **argv)
 			ret = cmd_check(argc, argv);
 		else if (!strcmp(argv[1], "doorbell"))
 			ret = cmd_doorbell(argc, argv);
+		else if (!strcmp(argv[1], "link"))
+			ret = cmd_link(argc, argv);
+		else if (!strcmp(argv[1], "slots"))
+			ret = cmd_slots(argc, argv);
 	}
 	if (ret == 2)
 		fprintf(stderr, "usage: vm-host-tool init FILE SIZE NAME [--formatting] |"
-			" ready FILE | check FILE | doorbell SOCKET FILE VECTORS TIMEOUT_S\n");
+			" ready FILE | check FILE | doorbell SOCKET FILE VECTORS TIMEOUT_S |"
+			" link FILE NSLOTS [--stale] | slots FILE\n");
 	return ret;
 }
