@@ -671,7 +671,11 @@ static json_t *cmd_vnf_del(struct daemon *d, json_t *args)
 		return ctl_reply_fail("out of memory");
 	strcpy(name, v->name);
 	*next = d->st;
-	*td_state_find_vnf(next, name) = next->vnfs[--next->nvnfs];
+	{
+		struct td_vnf *gone = td_state_find_vnf(next, name);
+
+		*gone = next->vnfs[--next->nvnfs];
+	}
 	for (unsigned int i = next->ninsts; i-- > 0;)
 		if (!strcmp(next->insts[i].vnf, name))
 			td_state_drop_inst(next, &next->insts[i]);
@@ -783,7 +787,12 @@ static json_t *cmd_chain_del(struct daemon *d, json_t *args)
 		return ctl_reply_fail("out of memory");
 	strcpy(name, c->name);
 	*next = d->st;
-	*td_state_find_chain(next, name) = next->chains[--next->nchains];
+	{
+		/* two statements: the order of a = b's sides is unspecified */
+		struct td_chain *gone = td_state_find_chain(next, name);
+
+		*gone = next->chains[--next->nchains];
+	}
 	reply = remove_to(d, next, "chain del");
 	free(next);
 	return reply ? reply : ctl_reply_ok(json_pack("{s:s}", "deleted", name));

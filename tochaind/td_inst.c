@@ -67,6 +67,7 @@ int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const str
 		  const char *region, pid_t *pid, char *err, size_t errlen)
 {
 	char *argv[16 + TD_MAX_VNF_ARGS], buf[2][PATH_MAX], logp[PATH_MAX + 64], cg[256];
+	int ex[2], child_errno = 0;
 	pid_t p;
 
 	if (access(cfg->vnf_path, X_OK)) {
@@ -76,10 +77,15 @@ int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const str
 	build_argv(cfg, v, region, false, argv, buf);
 	snprintf(logp, sizeof(logp), "%s/vnf-%s-%s.log", cfg->state_dir, v->name, vm->name);
 	cgroup_name(cfg, v->name, vm->name, cg, sizeof(cg));
+	/* closed by a successful exec: until then the pid is not tochain-vnf yet */
+	if (pipe2(ex, O_CLOEXEC))
+		return -errno;
 	p = fork();
 	if (p < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -errno;
+		close(ex[0]);
+		close(ex[1]);
+		return -EAGAIN;
 	}
 	if (p == 0) {
 		struct cg_group g;
@@ -101,7 +107,19 @@ int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const str
 			dup2(logfd, 2);
 		}
 		execv(cfg->vnf_path, argv);
+		child_errno = errno;
+		if (write(ex[1], &child_errno, sizeof(child_errno)) < 0)
+			_exit(126);
 		_exit(127);
+	}
+	close(ex[1]);
+	while (read(ex[0], &child_errno, sizeof(child_errno)) < 0 && errno == EINTR)
+		;
+	close(ex[0]);
+	if (child_errno) {
+		waitpid(p, NULL, 0);
+		snprintf(err, errlen, "cannot run %.200s: %s", cfg->vnf_path, strerror(child_errno));
+		return -child_errno;
 	}
 	*pid = p;
 	return 0;
