@@ -130,6 +130,8 @@ tt_toe_stop() {
 	kill -TERM $TOE
 	for i in $(seq 50); do kill -0 $TOE 2>/dev/null || break; sleep 0.1; done
 	if kill -0 $TOE 2>/dev/null; then echo "FAIL: TOE ignored SIGTERM"; return 1; fi
+	wait $TOE || { echo "FAIL: TOE exit status $?"; tail $work/toe.log; return 1; }
+	if grep -q 'Sanitizer\|runtime error' $work/toe.log; then cat $work/toe.log; echo "FAIL: sanitizer report"; return 1; fi
 	for f in "$region.sock" "$region.ctl" "$region.counters" "$region.flows" "$region.out"; do
 		[ ! -e "$f" ] || { echo "FAIL: $f left behind"; return 1; }
 	done

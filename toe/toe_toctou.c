@@ -304,6 +304,7 @@ int main(int argc, char **argv)
 	err = attach(&g, region);
 	if (err) {
 		fprintf(stderr, "toe-toctou: attach: %s\n", strerror(-err));
+		tcr_region_destroy(g.r);
 		return 1;
 	}
 	if (size > g.r->geo.slot_size)
@@ -314,6 +315,7 @@ int main(int argc, char **argv)
 		err = one_conn(&g, &to, bufs, size, delay, &sent);
 		if (err) {
 			fprintf(stderr, "toe-toctou: connection %u: %s\n", i, strerror(-err));
+			tcr_region_destroy(g.r);
 			return 1;
 		}
 		printf("conn %u sent %u reset %d\n", i, sent, g.reset ? 1 : 0);
@@ -324,5 +326,8 @@ int main(int argc, char **argv)
 	}
 	printf("conns %u completed %u reset %u\n", conns, completed, resets);
 	close(g.conn);
+	close(g.efd_mine);
+	close(g.efd_toe);
+	tcr_region_destroy(g.r);
 	return 0;
 }
