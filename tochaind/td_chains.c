@@ -711,11 +711,131 @@ static json_t *cmd_vnf_calibrate(struct daemon *d, json_t *args)
 				      (json_int_t)pps, "f", (json_int_t)td_vnf_f(v)));
 }
 
+/* --- tochain-sched registration (host-sched/README.md, sched.register) --- */
+
+static struct td_schedreg *sched_slot(struct daemon *d, const char *chain, bool make)
+{
+	struct td_schedreg *free_slot = NULL;
+
+	for (unsigned int i = 0; i < TD_MAX_CHAINS; i++) {
+		if (!strcmp(d->sched[i].chain, chain))
+			return &d->sched[i];
+		if (!d->sched[i].chain[0] && !free_slot)
+			free_slot = &d->sched[i];
+	}
+	if (make && free_slot) {
+		memset(free_slot, 0, sizeof(*free_slot));
+		snprintf(free_slot->chain, sizeof(free_slot->chain), "%s", chain);
+	}
+	return make ? free_slot : NULL;
+}
+
+static const char *sched_note(struct daemon *d, const struct td_chain *c)
+{
+	struct td_schedreg *r = sched_slot(d, c->name, false);
+
+	if (!c->sla)
+		return "no SLA";
+	return r && r->note[0] ? r->note : "not registered yet";
+}
+
+/* The service threads of @pid (all tasks but the main one when it has
+ * others).  Count, at most @max. */
+static int service_tids(pid_t pid, pid_t *tids, int max)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)) && n < max) {
+		int tid = atoi(e->d_name);
+
+		if (tid > 0 && tid != pid)
+			tids[n++] = tid;
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * Register the service threads of @c's instances as role vnf with
+ * tochain-sched, once all of them run; again when an instance was
+ * replaced.  Not reachable is not an error (the note says so).
+ */
+static void sched_register(struct daemon *d, const struct td_chain *c)
+{
+	struct td_schedreg *r = sched_slot(d, c->name, true);
+	struct td_vm *vm = td_state_find_vm(&d->st, c->vm);
+	pid_t pids[TD_MAX_HOPS * TD_MAX_PER_HOP] = { 0 };
+	unsigned int k = 0, nthreads = 0;
+	char counters[PATH_MAX + 16];
+
+	if (!r || !vm || !c->sla)
+		return;
+	for (unsigned int h = 0; h < c->nhops; h++)
+		for (unsigned int j = 0; j < c->hop_len[h]; j++, k++) {
+			struct td_inst *in = td_state_find_inst(&d->st, c->hop[h][j], c->vm);
+
+			pids[k] = in ? in->pid : 0;
+		}
+	if (r->done && !memcmp(pids, r->pids, sizeof(pids)))
+		return;
+	if (access(d->cfg->sched_socket, F_OK)) {
+		snprintf(r->note, sizeof(r->note),
+			 "tochain-sched is not reachable at %.100s: the SLA is admitted, not enforced",
+			 d->cfg->sched_socket);
+		return;
+	}
+	snprintf(counters, sizeof(counters), "%s.counters", vm->region);
+	k = 0;
+	for (unsigned int h = 0; h < c->nhops; h++)
+		for (unsigned int j = 0; j < c->hop_len[h]; j++, k++) {
+			struct td_vnf *v = td_state_find_vnf(&d->st, c->hop[h][j]);
+			pid_t tids[TD_MAX_THREADS + 8];
+			int n = pids[k] ? service_tids(pids[k], tids, TD_MAX_THREADS + 8) : 0;
+
+			if (!v || n < (int)v->threads)
+				return;	/* not all threads run yet: next tick */
+			for (int t = 0; t < n; t++) {
+				const char *why = NULL;
+				json_t *rep = ctl_call_timeout(d->cfg->sched_socket, "sched.register",
+					json_pack("{s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:i, s:s, s:i}",
+						  "role", "vnf", "tid", (int)tids[t], "vm", c->vm,
+						  "chain", c->name, "vnf", v->name,
+						  "sla", (json_int_t)c->sla, "f", (json_int_t)td_vnf_f(v),
+						  "threads", n, "region", counters, "index", (int)c->dir),
+					TOE_CALL_MS, &why);
+				json_t *e = json_object_get(rep, "error");
+
+				if (!rep || !json_is_true(json_object_get(rep, "ok"))) {
+					snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s",
+						 rep ? (json_is_string(e) ? json_string_value(e) : "refused")
+						     : why);
+					json_decref(rep);
+					memcpy(r->pids, pids, sizeof(pids));
+					r->done = true;
+					td_log("chain %s: %s", c->name, r->note);
+					return;
+				}
+				json_decref(rep);
+			}
+			nthreads += (unsigned int)n;
+		}
+	snprintf(r->note, sizeof(r->note), "registered with tochain-sched: %u threads", nthreads);
+	memcpy(r->pids, pids, sizeof(pids));
+	r->done = true;
+	td_log("chain %s: %s", c->name, r->note);
+}
+
 static json_t *chain_json_full(struct daemon *d, const struct td_chain *c, bool live)
 {
 	json_t *o = td_chain_json(c), *insts = json_array();
 	struct td_vm *vm = td_state_find_vm(&d->st, c->vm);
-	int idx = (int)(c - d->st.chains);
 
 	for (unsigned int h = 0; h < c->nhops; h++)
 		for (unsigned int k = 0; k < c->hop_len[h]; k++) {
@@ -736,8 +856,7 @@ static json_t *chain_json_full(struct daemon *d, const struct td_chain *c, bool 
 			json_object_set_new(o, "toe_error", json_string(st ? "the TOE does not run this chain" : err));
 		json_decref(st);
 	}
-	json_object_set_new(o, "sched", json_string(d->sched_note[idx][0] ? d->sched_note[idx] :
-						    c->sla ? "not registered" : "no SLA")); 
+	json_object_set_new(o, "sched", json_string(sched_note(d, c)));
 	return o;
 }
 
@@ -974,6 +1093,12 @@ void td_chains_toe_restarted(struct daemon *d, struct td_vm *vm)
 void td_chains_tick(struct daemon *d)
 {
 	long long now = now_ms();
+
+	for (unsigned int i = 0; i < TD_MAX_CHAINS; i++)
+		if (d->sched[i].chain[0] && !td_state_find_chain(&d->st, d->sched[i].chain))
+			d->sched[i].chain[0] = '\0';
+	for (unsigned int i = 0; i < d->st.nchains; i++)
+		sched_register(d, &d->st.chains[i]);
 
 	for (unsigned int i = 0; i < d->st.nvms; i++) {
 		struct td_vm *vm = &d->st.vms[i];

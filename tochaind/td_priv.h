@@ -20,7 +20,12 @@ struct daemon {
 	char state_path[PATH_MAX + 16];
 	struct td_libvirt *lv;	/* libvirt backend: VMs with a domain */
 	long long retry_ms[TD_MAX_VMS];	/* no liveness repair of VM i before */
-	char sched_note[TD_MAX_CHAINS][160];	/* chain i: tochain-sched registration */
+	struct td_schedreg {		/* a chain's registration with tochain-sched */
+		char chain[TD_OBJ_NAME_MAX];	/* "" : slot free */
+		bool done;		/* registered (or refused: see note) */
+		pid_t pids[TD_MAX_HOPS * TD_MAX_PER_HOP];	/* instances registered */
+		char note[200];
+	} sched[TD_MAX_CHAINS];
 };
 
 void td_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
