@@ -16,3 +16,4 @@ $(eval $(call program,tochain-ivshmem-server,$(call objs,ivshmem/main.c) $(IVS_L
 $(eval $(call program,tochain-vmlink,$(call objs,ivshmem/vmlink_main.c) $(IVS_LIB)))
 $(eval $(call unit_test,test_ivs_server,$(IVS_LIB)))
 $(eval $(call unit_test,test_ivs_proto,$(IVS_LIB)))
+$(eval $(call unit_test,test_ivs_link,$(IVS_LIB) $(BUILD)/lib/libtochain-region.a))
