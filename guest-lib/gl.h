@@ -33,6 +33,8 @@
 
 #include "srpc.h"
 
+#include "gl_vm.h"
+
 /* ---- the real libc (gl_real.c) ---- */
 struct gl_real {
 	int (*socket)(int, int, int);
@@ -88,8 +90,9 @@ void gl_real_init(void);
 
 /* ---- the doorbell (gl_wake.c): the one place that knows how we sleep ---- */
 struct gl_wake {
-	int efd_mine;	/* the TOE writes it to wake us */
-	int efd_host;	/* we write it to wake the TOE */
+	int efd_mine;	/* the TOE writes it to wake us (in a VM: gl_vm.h) */
+	int efd_host;	/* we write it to wake the TOE (-1 in a VM) */
+	struct gl_vm_wake vm;	/* in a VM: the link's doorbell (vm.dev >= 0) */
 };
 /* The fd a sleeper adds to its real wait. */
 int gl_wake_fd(const struct gl_wake *w);
@@ -137,6 +140,7 @@ struct gl_waiter;
 struct gl_rt {
 	pthread_mutex_t mu;
 	bool configured;	/* TOCHAIN_REGION was given */
+	bool vm;		/* it is the guest driver's device (gl_vm.h) */
 	bool attached;
 	bool broken;		/* the channel failed: calls return ENETDOWN */
 	pid_t pid;		/* process the channel belongs to */

@@ -67,6 +67,7 @@ __attribute__((constructor)) static void gl_init(void)
 	if (path && *path) {
 		gl_rt.path = strdup(path);
 		gl_rt.configured = gl_rt.path != NULL;
+		gl_rt.vm = gl_vm_is_dev(path);
 	}
 	pthread_atfork(gl_lock, gl_unlock, gl_after_fork_child);
 	if (gl_rt.configured)

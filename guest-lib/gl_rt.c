@@ -32,7 +32,7 @@
 struct gl_rt gl_rt = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.conn = -1,
-	.wake = { -1, -1 },
+	.wake = { .efd_mine = -1, .efd_host = -1, .vm = { .dev = -1 } },
 };
 
 struct gl_waiter {
@@ -262,10 +262,17 @@ static int attach(struct gl_rt *rt)
 		if (!rt->stash || !rt->buf_off || !rt->buf_len || !rt->by_id)
 			return -ENOMEM;
 	}
-	rt->wake.efd_mine = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rt->wake.efd_mine < 0)
-		return -errno;
-	err = handshake(rt, &w);
+	if (rt->vm) {
+		/* inside a VM: a channel the host link attached, claimed through the driver */
+		err = gl_vm_claim(rt, &w.channel, &w.epoch);
+		if (err == -ENOBUFS)
+			err = -EBUSY;
+	} else {
+		rt->wake.efd_mine = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (rt->wake.efd_mine < 0)
+			return -errno;
+		err = handshake(rt, &w);
+	}
 	if (!err)
 		err = tcr_chan_attach(&rt->ch, rt->r, w.channel, 0);
 	if (err) {
@@ -1516,7 +1523,8 @@ void gl_after_exec(void)
 				break;
 			any = true;
 			adopt_inherited(rt, fd, id);
-		} else if (!strncmp(target, "socket:", 7) && nold < 16 && is_old_conn(rt, fd)) {
+		} else if (nold < 16 && (rt->vm ? gl_vm_is_old_conn(rt, fd) :
+				 !strncmp(target, "socket:", 7) && is_old_conn(rt, fd))) {
 			old[nold++] = fd;
 		}
 	}

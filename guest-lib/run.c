@@ -3,8 +3,11 @@
  * tochain-run [--region PATH] -- CMD [ARGS]: run an unmodified program
  * with the guest runtime preloaded.  The runtime is
  * <dir of tochain-run>/../lib/libtochain-preload.so (TOCHAIN_PRELOAD
- * overrides); the region is --region or TOCHAIN_REGION.
+ * overrides); the region is --region or TOCHAIN_REGION, and inside a VM
+ * without either the one region the guest driver named
+ * (/dev/tochain/NAME).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -83,6 +86,33 @@ static bool is_static_elf(const char *cmd)
 	return !found_interp;
 }
 
+/*
+ * Inside a VM: the region device of the guest driver, if there is
+ * exactly one named after its region (nodes still called ivshmem<N> carry
+ * no valid region yet).  0, -ENOENT none, -EEXIST several.
+ */
+static int find_vm_region(char *out, size_t len)
+{
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	d = opendir("/dev/tochain");
+	if (!d)
+		return -ENOENT;
+	while ((e = readdir(d)) != NULL) {
+		const char *n = e->d_name;
+
+		if (n[0] == '.' || (!strncmp(n, "ivshmem", 7) && n[7] &&
+				    strspn(n + 7, "0123456789") == strlen(n + 7)))
+			continue;
+		if (found++ == 0)
+			snprintf(out, len, "/dev/tochain/%s", n);
+	}
+	closedir(d);
+	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tochain-run [--region PATH] -- CMD [ARGS]\n");
@@ -90,7 +120,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	char exe[PATH_MAX], lib[PATH_MAX + 64], *pre;
+	char exe[PATH_MAX], lib[PATH_MAX + 64], dev[PATH_MAX], *pre;
 	const char *region = getenv("TOCHAIN_REGION"), *old, *libp;
 	ssize_t n;
 	int i = 1;
@@ -117,8 +147,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!region || !*region) {
-		fprintf(stderr, "tochain-run: no region: give --region PATH or set TOCHAIN_REGION\n");
-		return 2;
+		int err = find_vm_region(dev, sizeof(dev));
+
+		if (err) {
+			fprintf(stderr, "tochain-run: no region: give --region PATH or set "
+				"TOCHAIN_REGION%s\n", err == -EEXIST ?
+				" (several under /dev/tochain)" : "");
+			return 2;
+		}
+		region = dev;
 	}
 	if (access(region, R_OK | W_OK)) {
 		fprintf(stderr, "tochain-run: --region %s: %s\n", region, strerror(errno));
