@@ -499,17 +499,14 @@ static int mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
-int td_daemon_run(struct td_config *cfg, int foreground)
+static int run(struct daemon *d, struct td_config *cfg, int foreground)
 {
-	struct daemon *d = calloc(1, sizeof(*d));
 	struct timespec now, last_tick;
 	char err[512] = "";
 	sigset_t mask;
 	int lfd, sfd, rc;
 	int ready[2] = { -1, -1 };
 
-	if (!d)
-		return 1;
 	d->cfg = cfg;
 	if ((rc = mkdirs(cfg->state_dir, 0700)) || (rc = mkdirs(cfg->region_dir, 0700))) {
 		fprintf(stderr, "tochaind: cannot create %s or %s: %s\n", cfg->state_dir,
@@ -624,6 +621,18 @@ int td_daemon_run(struct td_config *cfg, int foreground)
 	unlink(cfg->socket);
 	td_libvirt_destroy(d->lv);
 	td_log("exiting; %u TOEs left running", d->st.nvms);
-	free(d);
 	return 0;
+}
+
+int td_daemon_run(struct td_config *cfg, int foreground)
+{
+	/* the daemon object is large (the whole state): not on the stack */
+	struct daemon *d = calloc(1, sizeof(*d));
+	int rc;
+
+	if (!d)
+		return 1;
+	rc = run(d, cfg, foreground);
+	free(d);
+	return rc;
 }

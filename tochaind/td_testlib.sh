@@ -92,3 +92,18 @@ td_serve() {
 	PY=$!
 	tc_on_exit "kill -9 $PY"
 }
+
+# td_stop_check: stop tochaind (SIGTERM) and fail on sanitizer reports in its log.
+td_stop_check() {
+	local p i
+	p=$(td_pid)
+	[ -n "$p" ] || fail "tochaind is not running"
+	kill $p
+	for i in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+	kill -0 $p 2>/dev/null && fail "tochaind ignored SIGTERM"
+	if grep -q "runtime error\|AddressSanitizer\|LeakSanitizer" "$work/state/tochaind.log"; then
+		grep -A5 "runtime error\|Sanitizer" "$work/state/tochaind.log" | head -20
+		fail "sanitizer report in tochaind's log"
+	fi
+	td_start
+}

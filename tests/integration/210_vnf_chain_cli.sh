@@ -130,4 +130,5 @@ sfc vnf del n1 >/dev/null
 sfc vnf del fw >/dev/null
 [ ! -e "$work/state/rules/fw.rules" ] || fail "rules copy left behind"
 [ "$(sfc --json vnf ls | td_json '[v["name"] for v in j["vnfs"]]')" = "['n2']" ] || fail "vnf ls after del"
+td_stop_check
 echo PASS

@@ -79,4 +79,5 @@ done
 after=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps([j["vms"],j["vnfs"],j["chains"]]))' "$work/state/state.json")
 [ "$before" = "$after" ] || fail "a refused apply changed the state"
 [ "$(sfc --json vnf ls | td_json 'len(j["vnfs"])')" = 3 ] || fail "vnf d exists"
+td_stop_check
 echo PASS

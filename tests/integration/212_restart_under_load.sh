@@ -73,4 +73,5 @@ for i in 1 2 3; do
 	[ "$code" = 200 ] || fail "fetch $i after the VNF restart: $code"
 done
 grep -q "vnf b (pid $old) is not running, restarting it" "$work/state/tochaind.log" || fail "no log line"
+td_stop_check
 echo PASS

@@ -45,4 +45,5 @@ st=$(sfc --json stats)
 [ "$(echo "$st" | td_json 'j["chains"][0]["denied"]')" = 1 ] || fail "denied is not 1: $st"
 [ "$(echo "$st" | td_json 'len(j["denials"]) == 1 and j["denials"][0]["vnf"] == "guard" and j["denials"][0]["chain"] == "web-in"')" = True ] ||
 	fail "stats.denials: $st"
+td_stop_check
 echo PASS
