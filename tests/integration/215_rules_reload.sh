@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# timeout: 120
+# A fw VNF's rules are tochaind's copy: editing the user's file changes
+# nothing until `sfc-ctl apply` sees the new content, replaces the copy
+# and SIGHUPs the instance, which reloads: a port the new rules drop is
+# then refused (connection reset) while the chain and the instance stay.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+. "$top/tochaind/td_testlib.sh"
+for c in ip python3 curl; do
+	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+
+td_setup 215
+echo 'accept in tcp dport 8080' >"$work/fw.rules"
+cat >"$work/t.topo" <<'T'
+vm web1 ip=10.69.0.2/24
+vnf fw kind=fw rules=fw.rules
+chain web-in vm=web1 dir=in hop=fw
+T
+sfc apply -f "$work/t.topo" >/dev/null
+mkdir "$work/www"
+echo hello >"$work/www/index.html"
+td_client 10.69.0.1
+td_serve web1 "$work/www" 8080
+tc_wait_port "$CL" 10.69.0.2 8080 15 || fail "the web server did not come up"
+get() { ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.69.0.2:8080/ || true; }
+[ "$(get)" = 200 ] || fail "fetch with accepting rules"
+pid=$(sfc --json vnf show fw | td_json 'j["instances"][0]["pid"]')
+
+echo 'drop in tcp dport 8080 comment "closed"' >"$work/fw.rules"
+[ "$(get)" = 200 ] || fail "an edit of the user's file took effect without apply"
+sfc apply -f "$work/t.topo" | tee "$work/out"
+[ "$(cat "$work/out")" = "updated vnf fw" ] || fail "apply did not see the new rules"
+cmp -s "$work/fw.rules" "$work/state/rules/fw.rules" || fail "the copy was not replaced"
+for i in $(seq 30); do grep -q "reloaded" "$work/state/vnf-fw-web1.log" && break; sleep 0.1; done
+grep -q "reloaded" "$work/state/vnf-fw-web1.log" || fail "the instance did not reload: $(cat "$work/state/vnf-fw-web1.log")"
+code=$(get)
+[ "$code" != 200 ] || fail "fetch still works after the reload"
+echo "after the reload: http code '$code' (reset)"
+[ "$(sfc --json vnf show fw | td_json 'j["instances"][0]["pid"]')" = "$pid" ] || fail "the instance was replaced"
+sfc apply -f "$work/t.topo" | grep -qx "no changes" || fail "a third apply changed something"
+td_stop_check
+echo PASS
