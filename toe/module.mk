@@ -1,6 +1,6 @@
 # toe: tochain-toe, the per-VM TCP offload engine (toe_*), with its chain
 # stage (libtochain-chain.a) and control socket (ctl/, jansson).
-TOE_SRCS := toe/toe.c toe/toe_chain.c toe/toe_ctl.c
+TOE_SRCS := toe/toe.c toe/toe_sock.c toe/toe_chan.c toe/toe_stage.c toe/toe_chain.c toe/toe_ctl.c
 TOE_LIB := $(BUILD)/lib/libtochain-toe.a
 TOE_LDLIBS := $(CH_URCU_LIBS) -ljansson -lpthread
 LIBS += $(TOE_LIB)
