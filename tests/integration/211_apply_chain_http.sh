@@ -25,14 +25,19 @@ vnf b kind=null
 vnf c kind=null threads=2    # parallel with b
 chain web-in vm=web1 dir=in hop=a hop=b,c
 T
+t0=$(date +%s%N)
 sfc apply -f "$work/web.topo" | tee "$work/out"
+t1=$(date +%s%N)
+echo "apply (1 VM, 3 VNFs, 1 chain): $(( (t1 - t0) / 1000000 )) ms"
 grep -q "created chain web-in" "$work/out" || fail "apply did not create the chain"
 [ "$(sfc --json chain ls | td_json 'len(j["chains"])')" = 1 ] || fail "chain ls"
 for v in a b c; do
 	[ "$(sfc --json vnf show $v | td_json 'j["instances"][0]["running"]')" = True ] || fail "vnf $v not running"
 done
 echo "--- applied twice: no changes"
+t0=$(date +%s%N)
 sfc apply -f "$work/web.topo" | tee "$work/out2"
+echo "apply with nothing to do: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 [ "$(cat "$work/out2")" = "no changes" ] || fail "second apply changed something"
 ver=$(sfc --json chain show web-in | td_json 'j["toe"]["version"]')
 
@@ -48,7 +53,9 @@ for i in 1 2 3; do
 done
 echo "3 fetches of 1 MiB through [a] -> [b,c]: sha256 ok"
 sleep 0.3
-sfc stats
+sfc stats --watch 1 --count 2 >"$work/watch"
+cat "$work/watch"
+[ "$(grep -c '^CHAIN' "$work/watch")" = 2 ] || fail "stats --watch 1 --count 2 did not print two tables"
 st=$(sfc --json stats web-in)
 arr=$(echo "$st" | td_json 'j["chains"][0]["arrivals"]')
 fin=$(echo "$st" | td_json 'j["chains"][0]["finished"]')
