@@ -13,6 +13,8 @@ $(eval $(call program,tochain-toe,$(call objs,toe/main.c) $(TOE_ALL_LIBS),$(TOE_
 
 $(eval $(call unit_test,test_toe_guest,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_toe_guest.o: CPPFLAGS += -Isockrpc -Itoe -Ichain -Ivnf -Ictl
+$(eval $(call unit_test,test_toe_ctl,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_toe_ctl.o: CPPFLAGS += -Isockrpc -Itoe -Ichain -Ivnf -Ictl
 
 # Hostile guest for test 413: rewrites outbound payload after submitting it.
 $(eval $(call test_prog,toe-toctou,$(call objs,toe/toe_toctou.c) $(BUILD)/lib/libtochain-sockrpc.a $(CH_REGION_LIB)))
