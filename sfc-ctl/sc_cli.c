@@ -441,11 +441,14 @@ static void print_stats(json_t *res)
 			       jstr(ch, "error"));
 			continue;
 		}
-		char sla[48] = "-";
+		char sla[96] = "-";
 
 		if (jint(ch, "sla"))
 			snprintf(sla, sizeof(sla), "%lld (%s)", jint(ch, "sla"),
 				 jint(ch, "pps") >= jint(ch, "sla") ? "met" : "below");
+		if (json_is_number(json_object_get(ch, "cpu_quota")))
+			snprintf(sla + strlen(sla), sizeof(sla) - strlen(sla), ", quota %.2f cpu on %lld vcpus",
+				 json_number_value(json_object_get(ch, "cpu_quota")), jint(ch, "vnf_vcpus"));
 		printf("%-16s %-10s %-4s %10lld %10lld %8lld %6lld %6lld %9lld %s\n", jstr(ch, "name"),
 		       jstr(ch, "vm"), jstr(ch, "dir"), jint(ch, "arrivals"), jint(ch, "finished"),
 		       jint(ch, "denied"), jint(ch, "in_qlen"), jint(ch, "out_qlen"), jint(ch, "pps"), sla);

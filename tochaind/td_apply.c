@@ -337,7 +337,27 @@ json_t *td_plan_json(const struct td_plan *p)
 	return a;
 }
 
+static int admit(const struct td_state *st, unsigned int npcpu, char *why, size_t whylen,
+		 const char *want, uint64_t *ticks, uint32_t *nvcpu);
+
 int td_admit(const struct td_state *st, unsigned int npcpu, char *why, size_t whylen)
+{
+	return admit(st, npcpu, why, whylen, NULL, NULL, NULL);
+}
+
+int td_chain_quota(const struct td_state *st, unsigned int npcpu, const char *name,
+		   uint64_t *ticks, uint32_t *nvcpu)
+{
+	char why[256];
+
+	*ticks = UINT64_MAX;
+	if (admit(st, npcpu, why, sizeof(why), name, ticks, nvcpu))
+		return -EINVAL;
+	return *ticks == UINT64_MAX ? -ENOENT : 0;
+}
+
+static int admit(const struct td_state *st, unsigned int npcpu, char *why, size_t whylen,
+		 const char *want, uint64_t *ticks, uint32_t *nvcpu)
 {
 	struct hs_chain_cfg *cfg;
 	struct hs_chain_quota *q;
@@ -399,6 +419,11 @@ int td_admit(const struct td_state *st, unsigned int npcpu, char *why, size_t wh
 			snprintf(why, whylen, "SLA refused on %u CPUs: %s", npcpu, msg);
 		}
 	}
+	for (uint32_t i = 0; !rc && want && i < n; i++)
+		if (!strcmp(cfg[i].name, want)) {
+			*ticks = q[i].ticks;
+			*nvcpu = q[i].nvcpu;
+		}
 	free(cfg);
 	free(q);
 	return rc;

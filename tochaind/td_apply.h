@@ -64,6 +64,12 @@ json_t *td_plan_json(const struct td_plan *p);
  */
 int td_admit(const struct td_state *st, unsigned int npcpu, char *why, size_t whylen);
 
+/* The CPU quota admission gives chain @name: ticks per period summed over
+ * its VNF vCPUs (of TD_ADMIT_G per CPU) and their count.  0, or -ENOENT
+ * (no SLA), or an admission error. */
+int td_chain_quota(const struct td_state *st, unsigned int npcpu, const char *name,
+		   uint64_t *ticks, uint32_t *nvcpu);
+
 /* Do two VNF definitions differ in what the TOE or the process sees
  * (kind, threads, on-failure, args)? */
 bool td_vnf_runtime_differs(const struct td_vnf *a, const struct td_vnf *b);

@@ -973,6 +973,16 @@ static json_t *cmd_stats(struct daemon *d, json_t *args)
 			json_object_set_new(o, "vm", json_string(vm->name));
 			json_object_set_new(o, "dir", json_string(td_dir_name(ch->dir)));
 			json_object_set_new(o, "sla", json_integer((json_int_t)ch->sla));
+			{
+				uint64_t ticks;
+				uint32_t nv;
+
+				/* what admission reserves: CPUs' worth over its VNF vCPUs */
+				if (!td_chain_quota(&d->st, ncpus(), ch->name, &ticks, &nv)) {
+					json_object_set_new(o, "cpu_quota", json_real((double)ticks / TD_ADMIT_G));
+					json_object_set_new(o, "vnf_vcpus", json_integer(nv));
+				}
+			}
 			if (!tc)
 				json_object_set_new(o, "error", json_string(st ? "the TOE does not run this chain" : err));
 			json_array_append_new(chains, o);

@@ -46,6 +46,10 @@ sfc chain ls
 	fail "the TOE does not run the chain"
 sfc chain set-sla web-in 2000
 [ "$(sfc --json chain show web-in | td_json 'j["sla"]')" = 2000 ] || fail "set-sla"
+sfc stats web-in
+# n1: f 400000, n2: calibrated; both need a few ticks of 50 for 2000 pkt/s
+[ "$(sfc --json stats web-in | td_json '0 < j["chains"][0]["cpu_quota"] < 1 and j["chains"][0]["vnf_vcpus"] == 2')" = True ] ||
+	fail "stats has no CPU quota: $(sfc --json stats web-in)"
 sfc chain add web2-out --vm web2 --dir out --hop n1,n2 >/dev/null
 [ "$(sfc --json vnf show n1 | td_json 'len(j["instances"])')" = 2 ] || fail "one instance per VM"
 

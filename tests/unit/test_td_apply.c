@@ -151,6 +151,16 @@ START_TEST(admission)
 				 " \"chains\": [{\"name\": \"web-in\", \"vm\": \"web1\", \"dir\": \"in\","
 				 " \"sla\": 10000, \"hops\": [[\"fw\"], [\"ids\"]]}]}", &again), 0);
 	ck_assert_msg(td_admit(&again, 2, err, sizeof(err)) == 0, "%s", err);
+	{
+		uint64_t ticks;
+		uint32_t nv;
+
+		/* eq. 2: ceil(10000 * 50 / 50000) = 10 ticks per VNF, one vCPU each */
+		ck_assert_int_eq(td_chain_quota(&again, 2, "web-in", &ticks, &nv), 0);
+		ck_assert_uint_eq(ticks, 20);
+		ck_assert_uint_eq(nv, 2);
+		ck_assert_int_eq(td_chain_quota(&next, 2, "web-in", &ticks, &nv), -ENOENT);
+	}
 	/* the same on one CPU (two VNF vCPUs) is not */
 	ck_assert_int_ne(td_admit(&again, 1, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "web-in"), "%s", err);
