@@ -338,6 +338,9 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 		}
 		h.addrlen = sl <= SRPC_DGRAM_ADDR_MAX ? sl : 0;
 		memcpy(h.addr, &ss, h.addrlen);
+		/* the source, kept private for the chain stage (the slot is the guest's) */
+		memcpy(&t->buf_dst[idx].a, &ss, sizeof(ss));
+		t->buf_dst[idx].len = sl;
 		memcpy(slot, &h, sizeof(h));
 		d.slot = idx;
 		d.len = SRPC_DGRAM_HDR + (uint32_t)n;

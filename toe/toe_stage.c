@@ -76,6 +76,58 @@ static void fill_pkt(const struct toe_sock *s, uint32_t dir, struct ch_pkt *p)
 	}
 }
 
+static void sa_side(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+	}
+}
+
+/*
+ * A datagram's 5-tuple: the socket's local address (looked up once) and
+ * the peer of this datagram: its source (inbound, recorded privately at
+ * recvfrom) or its validated destination (outbound; the connected peer
+ * when it names none).
+ */
+static void dgram_tuple(struct toe *t, struct toe_sock *s, uint32_t idx, uint32_t dir,
+			struct ch_pkt *p)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+
+	if (!s->key.family && getsockname(s->fd, (struct sockaddr *)&me, &ml) == 0 &&
+	    (me.ss_family == AF_INET || me.ss_family == AF_INET6)) {
+		s->key.family = (uint8_t)me.ss_family;
+		s->key.l4proto = IPPROTO_UDP;
+		sa_side(&me, s->key.saddr, &s->key.sport);
+	}
+	if (t->buf_dst[idx].len) {
+		memcpy(&peer, &t->buf_dst[idx].a, sizeof(peer));
+	} else if (getpeername(s->fd, (struct sockaddr *)&peer, &pl)) {
+		return;
+	}
+	if (peer.ss_family != s->key.family)
+		return;
+	p->family = s->key.family;
+	if (dir == TOE_DIR_OUT) {
+		memcpy(p->saddr, s->key.saddr, 16);
+		p->sport = s->key.sport;
+		sa_side(&peer, p->daddr, &p->dport);
+	} else {
+		memcpy(p->daddr, s->key.saddr, 16);
+		p->dport = s->key.sport;
+		sa_side(&peer, p->saddr, &p->sport);
+	}
+}
+
 static void addr_str(char *out, size_t size, uint8_t family, const uint8_t *a, uint16_t port)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
@@ -149,6 +201,8 @@ static bool stage_in(struct toe *t)
 
 		if (s && !s->denied && toe_chain_active(t->tc, TOE_DIR_IN)) {
 			fill_pkt(s, TOE_DIR_IN, &p);
+			if (s->dgram)
+				dgram_tuple(t, s, idx, TOE_DIR_IN, &p);
 			p.cookie = idx;
 			p.region = TOE_REGION_GUEST;
 			p.buf = idx;
@@ -195,6 +249,8 @@ static bool stage_out(struct toe *t)
 		/* buf_off/buf_len were validated against the slot in take_tx */
 		memcpy(toe_item_data(t, x), toe_item_data(t, idx) + t->buf_off[idx], len);
 		fill_pkt(s, TOE_DIR_OUT, &p);
+		if (s->dgram)
+			dgram_tuple(t, s, idx, TOE_DIR_OUT, &p);
 		p.cookie = x;
 		p.region = TOE_REGION_OUT;
 		p.buf = (uint32_t)o;
