@@ -1100,9 +1100,80 @@ void td_chains_toe_restarted(struct daemon *d, struct td_vm *vm)
 	repair(d, (unsigned int)(vm - d->st.vms));
 }
 
+/*
+ * A VM run by a libvirt domain: tochain-sched finds the domain's vCPU
+ * threads itself (sched.register by "domain", host-sched/README.md) and
+ * follows them across domain restarts, so tochaind registers it once.
+ * Not reachable is not an error: retried at the next tick.
+ */
+static struct td_schedvm *schedvm_slot(struct daemon *d, const char *vm, bool make)
+{
+	struct td_schedvm *free_slot = NULL;
+
+	for (unsigned int i = 0; i < TD_MAX_VMS; i++) {
+		if (!strcmp(d->schedvm[i].vm, vm))
+			return &d->schedvm[i];
+		if (!d->schedvm[i].vm[0] && !free_slot)
+			free_slot = &d->schedvm[i];
+	}
+	if (make && free_slot) {
+		memset(free_slot, 0, sizeof(*free_slot));
+		snprintf(free_slot->vm, sizeof(free_slot->vm), "%s", vm);
+	}
+	return make ? free_slot : NULL;
+}
+
+static void sched_register_vm(struct daemon *d, const struct td_vm *vm)
+{
+	struct td_schedvm *r = schedvm_slot(d, vm->name, true);
+	const char *why = NULL;
+	json_t *rep, *e;
+
+	if (!r || r->done)
+		return;
+	if (access(d->cfg->sched_socket, F_OK)) {
+		snprintf(r->note, sizeof(r->note),
+			 "tochain-sched is not reachable at %.100s: vCPUs not scheduled",
+			 d->cfg->sched_socket);
+		return;
+	}
+	rep = ctl_call_timeout(d->cfg->sched_socket, "sched.register",
+			       json_pack("{s:s, s:s, s:s}", "role", "vm", "domain", vm->domain,
+					 "vm", vm->name),
+			       TOE_CALL_MS, &why);
+	if (!rep) {
+		snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s", why ? why : "no reply");
+		return;		/* retried at the next tick */
+	}
+	r->done = true;
+	e = json_object_get(rep, "error");
+	if (json_is_true(json_object_get(rep, "ok")))
+		snprintf(r->note, sizeof(r->note), "registered with tochain-sched: %zu vCPU threads",
+			 json_array_size(json_object_get(json_object_get(rep, "result"), "tids")));
+	else
+		snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s",
+			 json_is_string(e) ? json_string_value(e) : "refused");
+	td_log("vm %s (domain %s): %s", vm->name, vm->domain, r->note);
+	json_decref(rep);
+}
+
+const char *td_chains_sched_vm_note(struct daemon *d, const char *vm)
+{
+	struct td_schedvm *r = schedvm_slot(d, vm, false);
+
+	return r && r->note[0] ? r->note : NULL;
+}
+
 void td_chains_tick(struct daemon *d)
 {
 	long long now = now_ms();
+
+	for (unsigned int i = 0; i < TD_MAX_VMS; i++)
+		if (d->schedvm[i].vm[0] && !td_state_find_vm(&d->st, d->schedvm[i].vm))
+			d->schedvm[i].vm[0] = '\0';
+	for (unsigned int i = 0; i < d->st.nvms; i++)
+		if (d->st.vms[i].domain[0])
+			sched_register_vm(d, &d->st.vms[i]);
 
 	for (unsigned int i = 0; i < TD_MAX_CHAINS; i++)
 		if (d->sched[i].chain[0] && !td_state_find_chain(&d->st, d->sched[i].chain))

@@ -218,6 +218,8 @@ static void vm_json_domain(struct daemon *d, const struct td_vm *vm, json_t *o)
 	json_object_set_new(o, "vcpu_tids", a);
 	if (n < 0)
 		json_object_set_new(o, "domain_error", json_string(err[0] ? err : strerror(-n)));
+	if (td_chains_sched_vm_note(d, vm->name))
+		json_object_set_new(o, "sched", json_string(td_chains_sched_vm_note(d, vm->name)));
 }
 
 static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)

@@ -26,6 +26,11 @@ struct daemon {
 		pid_t pids[TD_MAX_HOPS * TD_MAX_PER_HOP];	/* instances registered */
 		char note[200];
 	} sched[TD_MAX_CHAINS];
+	struct td_schedvm {		/* a domain VM's vCPUs with tochain-sched */
+		char vm[TD_OBJ_NAME_MAX];	/* "" : slot free */
+		bool done;		/* registered (or refused: see note) */
+		char note[200];
+	} schedvm[TD_MAX_VMS];
 };
 
 void td_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -44,6 +49,9 @@ void td_chains_tick(struct daemon *d);
 
 /* A VM's TOE was restarted: its chains and VNFs are gone; redo them. */
 void td_chains_toe_restarted(struct daemon *d, struct td_vm *vm);
+
+/* What tochain-sched knows of VM @vm's vCPUs (a domain VM), or NULL. */
+const char *td_chains_sched_vm_note(struct daemon *d, const char *vm);
 
 /* The chain using VM @vm, or NULL (vm del refuses while one does). */
 const struct td_chain *td_chains_of_vm(struct daemon *d, const char *vm);

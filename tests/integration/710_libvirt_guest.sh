@@ -29,13 +29,14 @@ fab=tcf$TC_SUFFIX
 dom=tochain-710-$$
 vm=web1
 export TOCHAIN_SOCKET=$work/ctl.sock
-tdpid=
+tdpid= schedpid=
 sfc() { "$bin/sfc-ctl" "$@"; }
 cleanup() {
 	set +e
 	[ -n "$tdpid" ] && sfc vm del "$vm" >/dev/null 2>&1
 	lv_domain_destroy "$dom"
 	if [ -n "$tdpid" ]; then kill "$tdpid"; wait "$tdpid"; fi
+	if [ -n "$schedpid" ]; then kill "$schedpid"; wait "$schedpid"; fi
 	ip netns del "$fab-$vm" 2>/dev/null
 	ip netns del "$fab" 2>/dev/null
 	rm -f "/dev/shm/tochain-$fab-$vm"
@@ -60,9 +61,15 @@ if ! lv_daemon_start; then
 fi
 echo "libvirtd: $([ "$LV_STARTED" = 1 ] && echo started || echo already running), ready after $(vm_since "$t0") s"
 
+# The CPU scheduler (libvirt backend on the host cgroups): tochaind
+# registers the domain's vCPUs with it by domain name.
+"$bin/tochain-sched" --socket "$work/sched.sock" --backend libvirt --libvirt-uri "$LV_URI" \
+	--cgroup "tochain-710-$$" --sync-cpus 0-1 --duration 400 --print-every 0 \
+	>"$work/sched.log" 2>&1 &
+schedpid=$!
 "$bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
 	--fabric-ns "$fab" --bridge tcbr0 --region-dir "$regions" --libvirt-uri "$LV_URI" \
-	2>"$work/tochaind.log" &
+	--sched-socket "$work/sched.sock" 2>"$work/tochaind.log" &
 tdpid=$!
 for i in $(seq 100); do [ -S "$TOCHAIN_SOCKET" ] && break; sleep 0.1; done
 sfc version >/dev/null || fail "tochaind does not answer"
@@ -113,6 +120,24 @@ for t in $tids; do
 	[[ $comm == "CPU "[0-9]*/* ]] || fail "thread $t is '$comm', not a vCPU thread"
 done
 sfc vm show "$vm" | grep -q "^vcpu_tids *$tids\$" || fail "text vm show: no vcpu_tids line"
+
+echo "--- tochaind registered the domain's vCPUs with tochain-sched"
+for i in $(seq 50); do
+	"$bin/tochain-sched" --socket "$work/sched.sock" --ctl sched.show >"$work/sched.json" 2>&1 || true
+	grep -q "\"$dom\"" "$work/sched.json" && break
+	sleep 0.2
+done
+python3 - "$dom" "$tids" "$vm" "$work/sched.json" <<'PY' || fail "domain not in sched show: $(cat "$work/sched.json")"
+import json, sys
+dom, tids, vm = sys.argv[1], set(map(int, sys.argv[2].split())), sys.argv[3]
+r = json.load(open(sys.argv[4]))
+assert any(d.get("domain", d.get("name")) == dom for d in r["domains"]), r["domains"]
+got = {t["tid"] for t in r["threads"] if t.get("domain") == dom}
+assert got == tids, (got, tids)
+assert all(t.get("vm") == vm for t in r["threads"] if t.get("domain") == dom)
+PY
+[ "$(field sched)" = "registered with tochain-sched: 1 vCPU threads" ] ||
+	fail "vm show has no sched note: $(sfc --json vm show "$vm")"
 
 echo "--- vm del unplugs the device"
 t1=$(date +%s.%N)
