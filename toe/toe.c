@@ -120,7 +120,12 @@ struct toe *toe_create(const struct toe_params *p)
 	for (int i = 0; i < HELLO_MAX; i++)
 		t->hello[i].fd = -1;
 	err = ENOMEM;
-	out_nbufs = p->nbufs / 4 > 16 ? p->nbufs / 4 : 16;
+	/*
+	 * One R.out slot per region buffer: a copy lives only while its guest
+	 * buffer is held, so R.out can never be what a socket waits for
+	 * (the file is sparse: untouched slots cost no memory).
+	 */
+	out_nbufs = p->nbufs;
 	t->nitems = p->nbufs + out_nbufs;
 	t->ch = calloc(p->nchannels, sizeof(*t->ch));
 	t->socks = calloc(p->max_socks, sizeof(*t->socks));
@@ -132,10 +137,11 @@ struct toe *toe_create(const struct toe_params *p)
 	t->buf_epoch = calloc(p->nbufs, sizeof(uint32_t));
 	t->buf_dst = calloc(t->nitems, sizeof(*t->buf_dst));
 	t->buf_seq = calloc(t->nitems, sizeof(uint64_t));
+	t->buf_src = calloc(t->nitems, sizeof(uint32_t));
 	t->sock_path = malloc(strlen(p->region_path) + 6);
 	t->ctl_path = malloc(strlen(p->region_path) + 5);
 	if (!t->ch || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
-	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq ||
+	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq || !t->buf_src ||
 	    !t->sock_path || !t->ctl_path)
 		goto out_free;
 	sprintf(t->ctl_path, "%s.ctl", p->region_path);
@@ -223,6 +229,7 @@ out_region:
 	tcr_region_destroy(t->r);
 out_free:
 	free(t->ctl_path);
+	free(t->buf_src);
 	free(t->buf_seq);
 	free(t->sock_path);
 	free(t->buf_epoch);
@@ -412,6 +419,7 @@ void toe_destroy(struct toe *t)
 	tcr_pool_destroy(t->pool);
 	tcr_region_destroy(t->r);
 	free(t->ctl_path);
+	free(t->buf_src);
 	free(t->buf_seq);
 	free(t->sock_path);
 	free(t->buf_epoch);

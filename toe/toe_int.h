@@ -126,6 +126,7 @@ struct toe {
 	uint32_t *buf_epoch;	/* that channel's epoch then */
 	struct toe_dgaddr *buf_dst;	/* destination of a TX datagram */
 	uint64_t *buf_seq;	/* stream offset of an RX buffer's first byte */
+	uint32_t *buf_src;	/* R.out copy: the guest buffer it was copied from */
 	/* the per-direction stages */
 	struct bufq in_input, in_output;	/* inbound */
 	struct bufq out_input, out_output;	/* outbound */

@@ -179,7 +179,12 @@ void toe_regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
 
 	t->buf_sock[idx] = 0;	/* not an RX buffer: DONE must not count it */
 	if (idx >= t->p.nbufs) {	/* a private copy in R.out */
+		uint32_t src = t->buf_src[idx];
+
 		toe_chain_out_free(t->tc, idx - t->p.nbufs);
+		/* the guest's buffer goes back now, as without a chain */
+		if (src < t->p.nbufs)
+			toe_regrant(t, src, sock_id);
 		return;
 	}
 	ch = t->buf_chan[idx];

@@ -244,7 +244,7 @@ static bool stage_out(struct toe *t)
 		}
 		o = toe_chain_out_alloc(t->tc);
 		if (o < 0)
-			break;	/* R.out full: slots come back as data is sent */
+			break;	/* cannot happen: one slot per guest buffer */
 		x = t->p.nbufs + (uint32_t)o;
 		/* buf_off/buf_len were validated against the slot in take_tx */
 		memcpy(toe_item_data(t, x), toe_item_data(t, idx) + t->buf_off[idx], len);
@@ -267,8 +267,13 @@ static bool stage_out(struct toe *t)
 		t->buf_off[x] = 0;
 		t->buf_dst[x] = t->buf_dst[idx];
 		toe_bufq_pop(t, &t->out_input);
-		/* the copy is what goes on: the guest's buffer is granted back now */
-		toe_regrant(t, idx, s->id);
+		/*
+		 * The copy is what goes on; the guest's buffer (never read
+		 * again) is granted back with it once its bytes are in the
+		 * kernel, so the guest's per-socket bound on data in flight
+		 * holds as without a chain and no socket can fill R.out.
+		 */
+		t->buf_src[x] = idx;
 		did = true;
 	}
 	return did;
