@@ -103,6 +103,18 @@ static void stop_pid(struct daemon *d, const struct td_vm *vm, const char *vnf, 
 	td_inst_stop(d->cfg, pid, region, vnf, vm->name);
 }
 
+/* No fw VNF serves @vm any more (in @st): take its nftables table away. */
+static void fw_nft_drop(struct daemon *d, struct td_state *st, struct td_vm *vm)
+{
+	char err[512];
+
+	for (unsigned int i = 0; i < st->nvnfs; i++)
+		if (st->vnfs[i].kind == TD_KIND_FW && td_state_vm_uses(st, vm->name, st->vnfs[i].name))
+			return;
+	if (td_fw_nft(d->cfg, NULL, vm, err, sizeof(err)))
+		td_log("vm %s: %s", vm->name, err);
+}
+
 /* Start an instance of @v for @vm and attach it in the TOE. */
 static int start_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		      const struct td_vnf *v, const char *region, char *err, size_t errlen)
@@ -111,6 +123,9 @@ static int start_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
 	json_t *r;
 	pid_t pid;
 
+	/* a fw VNF's kernel half first: the in-chain half never runs without it */
+	if (v->kind == TD_KIND_FW && td_fw_nft(d->cfg, v, vm, err, errlen))
+		return -EIO;
 	if (td_inst_spawn(d->cfg, v, vm, region, &pid, err, errlen))
 		return -EIO;
 	r = toe_call(vm, "vnf.attach", json_pack("{s:s, s:i}", "name", v->name, "pid", (int)pid),
@@ -301,6 +316,7 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		json_decref(r);
 		stop_pid(d, vm, json_string_value(n), json_is_integer(pid) ? (pid_t)json_integer_value(pid) : 0);
 		td_log("vm %s: vnf %s detached", vm->name, json_string_value(n));
+		fw_nft_drop(d, st, vm);
 	}
 	/* 4. instance records of this VM nothing needs */
 	for (unsigned int k = st->ninsts; k-- > 0;) {
@@ -371,6 +387,9 @@ static void rules_restore(struct daemon *d, struct rules_undo *u, unsigned int n
 /* SIGHUP the instances of @vnf: they reload their rules copy. */
 static void reload_rules(struct daemon *d, const char *vnf)
 {
+	struct td_vnf *v = td_state_find_vnf(&d->st, vnf);
+	char err[512];
+
 	for (unsigned int i = 0; i < d->st.ninsts; i++) {
 		struct td_inst *in = &d->st.insts[i];
 		struct td_vm *vm = td_state_find_vm(&d->st, in->vm);
@@ -379,6 +398,8 @@ static void reload_rules(struct daemon *d, const char *vnf)
 		if (strcmp(in->vnf, vnf) || !vm)
 			continue;
 		td_inst_region(vm, vnf, region, sizeof(region));
+		if (v && v->kind == TD_KIND_FW && td_fw_nft(d->cfg, v, vm, err, sizeof(err)))
+			td_log("vm %s: %s (the in-chain rules reload anyway)", vm->name, err);
 		if (td_inst_alive(in->pid, region)) {
 			kill(in->pid, SIGHUP);
 			td_log("vm %s: vnf %s (pid %d) reloads its rules", vm->name, vnf, (int)in->pid);

@@ -88,6 +88,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		self[n] = '\0';
 		snprintf(cfg->toe_path, sizeof(cfg->toe_path), "%s/tochain-toe", dirname(self));
 		snprintf(cfg->vnf_path, sizeof(cfg->vnf_path), "%.4000s/tochain-vnf", self);
+		snprintf(cfg->fwapply_path, sizeof(cfg->fwapply_path), "%.4000s/tochain-fw-apply", self);
 	}
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		const char *why = NULL;

@@ -262,6 +262,29 @@ static int run_capture(char *const argv[], int timeout_ms, char *out, size_t out
 	return -EIO;
 }
 
+int td_fw_nft(const struct td_config *cfg, const struct td_vnf *v, const struct td_vm *vm,
+	      char *err, size_t errlen)
+{
+	char rules[PATH_MAX], out[4096], why[400] = "";
+	char *argv[] = { (char *)cfg->fwapply_path, "--netns", (char *)vm->netns,
+			 v ? "apply" : "remove", rules, NULL };
+	int rc;
+
+	if (!v)
+		argv[4] = NULL;
+	else
+		td_rules_copy_path(cfg, v->name, rules, sizeof(rules));
+	if (access(cfg->fwapply_path, X_OK)) {
+		snprintf(err, errlen, "cannot run %s: %s", cfg->fwapply_path, strerror(errno));
+		return -ENOENT;
+	}
+	rc = run_capture(argv, CALIBRATE_MS, out, sizeof(out), why, sizeof(why));
+	if (rc)
+		snprintf(err, errlen, "tochain-fw-apply %s in %s: %s", v ? "apply" : "remove",
+			 vm->netns, why);
+	return rc;
+}
+
 int td_vnf_calibrate(const struct td_config *cfg, const struct td_vnf *v, uint64_t *pps,
 		     char *err, size_t errlen)
 {

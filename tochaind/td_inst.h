@@ -42,6 +42,15 @@ bool td_inst_alive(pid_t pid, const char *region);
 void td_inst_stop(const struct td_config *cfg, pid_t pid, const char *region, const char *vnf,
 		  const char *vm);
 
+/*
+ * The nftables half of a fw VNF (vnf-fw/README.md): put the rules copy of
+ * @v into @vm's TOE namespace as table inet tochain_fw (@v NULL: remove
+ * that table; idempotent).  One table per namespace: the last fw VNF
+ * applied to a VM wins.  0 or -errno with @err.
+ */
+int td_fw_nft(const struct td_config *cfg, const struct td_vnf *v, const struct td_vm *vm,
+	      char *err, size_t errlen);
+
 /* Run tochain-vnf --calibrate --json for @v; *@pps = the measured f. */
 int td_vnf_calibrate(const struct td_config *cfg, const struct td_vnf *v, uint64_t *pps,
 		     char *err, size_t errlen);

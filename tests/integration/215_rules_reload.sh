@@ -4,6 +4,8 @@
 # nothing until `sfc-ctl apply` sees the new content, replaces the copy
 # and SIGHUPs the instance, which reloads: a port the new rules drop is
 # then refused (connection reset) while the chain and the instance stay.
+# The nftables half follows in the TOE's namespace (applied with the
+# instance, reloaded with it, removed when no chain uses the fw).
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -30,6 +32,10 @@ tc_wait_port "$CL" 10.69.0.2 8080 15 || fail "the web server did not come up"
 get() { ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.69.0.2:8080/ || true; }
 [ "$(get)" = 200 ] || fail "fetch with accepting rules"
 pid=$(sfc --json vnf show fw | td_json 'j["instances"][0]["pid"]')
+ns=$(sfc --json vm show web1 | td_json 'j["netns"]')
+nftlist() { ip netns exec "$ns" nft list table inet tochain_fw 2>/dev/null || true; }
+nftlist | grep -q 'tcp dport 8080 .*accept' ||
+	fail "the nftables half is not in the TOE's namespace: $(nftlist)"
 
 echo 'drop in tcp dport 8080 comment "closed"' >"$work/fw.rules"
 [ "$(get)" = 200 ] || fail "an edit of the user's file took effect without apply"
@@ -42,6 +48,9 @@ code=$(get)
 [ "$code" != 200 ] || fail "fetch still works after the reload"
 echo "after the reload: http code '$code' (reset)"
 [ "$(sfc --json vnf show fw | td_json 'j["instances"][0]["pid"]')" = "$pid" ] || fail "the instance was replaced"
+nftlist | grep -q 'tcp dport 8080 .*drop' || fail "the nftables half was not reloaded: $(nftlist)"
 sfc apply -f "$work/t.topo" | grep -qx "no changes" || fail "a third apply changed something"
+sfc chain del web-in >/dev/null
+[ -z "$(nftlist)" ] || fail "the nftables half outlived the last chain using the fw: $(nftlist)"
 td_stop_check
 echo PASS
