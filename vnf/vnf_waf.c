@@ -137,13 +137,34 @@ static void *waf_thread(const struct vnf_kind_opts *o)
 	return ts;
 }
 
+/* CRS rule ids that only add up the anomaly score or report it. */
+static bool crs_scoring(unsigned int id)
+{
+	return (id >= 949000 && id < 950000) || (id >= 959000 && id < 960000) ||
+	       (id >= 980000 && id < 981000);
+}
+
+/* CRS attack families: 930 LFI ... 944 Java (not 920/921 protocol rules). */
+static bool crs_attack(unsigned int id)
+{
+	return id >= 930000 && id < 945000;
+}
+
 uint32_t vnf_waf_rule(const struct waf_verdict *v)
 {
+	/*
+	 * A deny is the sum of several rules' scores.  Name the first attack
+	 * family rule that matched (942100 for an SQL injection) rather than
+	 * a protocol warning that happened to match first (920350, a numeric
+	 * Host header, scores on almost every request to an address).
+	 */
+	for (unsigned int i = 0; i < v->n_matched; i++)
+		if (crs_attack(v->matched[i]))
+			return v->matched[i];
 	for (unsigned int i = 0; i < v->n_matched; i++) {
 		unsigned int id = v->matched[i];
 
-		if (id != v->rule_id && !(id >= 949000 && id < 950000) &&
-		    !(id >= 959000 && id < 960000) && !(id >= 980000 && id < 981000))
+		if (id != v->rule_id && !crs_scoring(id))
 			return id;
 	}
 	return v->rule_id ? v->rule_id : VNF_RULE_ENGINE;

@@ -17,6 +17,7 @@
 #include "vnf_cli.h"
 #include "vnf_kind.h"
 #include "vnf_mix.h"
+#include "vnf_waf.h"
 
 static char base[64];
 static struct vnf_engines waf_pl1;	/* the CRS, loaded once (slow) in main */
@@ -430,6 +431,26 @@ START_TEST(test_waf_mix_families)
 }
 END_TEST
 
+/* A deny names the attack family rule, not the protocol warning that
+ * matched first nor the anomaly score rule. */
+START_TEST(test_waf_rule_named)
+{
+	struct waf_verdict v = { .rule_id = 949110, .n_matched = 4,
+				 .matched = { 920350, 942100, 942190, 949110 } };
+
+	ck_assert_uint_eq(vnf_waf_rule(&v), 942100);
+	v.n_matched = 2;
+	v.matched[1] = 949110;
+	ck_assert_uint_eq(vnf_waf_rule(&v), 920350);	/* no attack rule: the first other */
+	v.n_matched = 1;
+	v.matched[0] = 949110;
+	ck_assert_uint_eq(vnf_waf_rule(&v), 949110);
+	v.n_matched = 0;
+	v.rule_id = 0;
+	ck_assert_uint_eq(vnf_waf_rule(&v), VNF_RULE_ENGINE);
+}
+END_TEST
+
 START_TEST(test_waf_rules_file)
 {
 	struct vnf_engines es;
@@ -655,6 +676,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_ids_mix_families);
 	tcase_add_test(tc, test_waf_pipelined_split);
 	tcase_add_test(tc, test_waf_mix_families);
+	tcase_add_test(tc, test_waf_rule_named);
 	tcase_add_test(tc, test_waf_rules_file);
 	tcase_add_test(tc, test_reload_ids);
 	tcase_add_test(tc, test_reload_fw);
