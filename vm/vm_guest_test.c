@@ -691,6 +691,13 @@ static int test_unplug(int argc, char **argv)
 	      "errno %d", errno);
 	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED &&
 	      errno == ENODEV, "mmap ENODEV after unplug", "errno %d", errno);
+	{
+		/* the runtime waits on its claim file for this (gl_vm.h) */
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		check(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP),
+		      "poll HUP after unplug", "revents %#x", pfd.revents);
+	}
 	check(wait_gone(path, 10), "node removed", "%s still there", path);
 
 	r.stop = 1;

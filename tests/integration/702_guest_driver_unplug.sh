@@ -50,7 +50,7 @@ run_flavour() { # plain|doorbell
 	local flavour=$1 t0 t1 add add2 args cmd
 	local checks=("hot-added device attached" "host pattern on the hot-added device"
 		"SIGBUS on access after unplug" "ioctl ENODEV after unplug"
-		"mmap ENODEV after unplug" "node removed" "concurrent ioctls end with ENODEV"
+		"mmap ENODEV after unplug" "poll HUP after unplug" "node removed" "concurrent ioctls end with ENODEV"
 		"concurrent open/mmap/close loop" "forked child with the mapping gets SIGBUS" rmmod)
 	rm -f "$work/serial.log" "$work/qmp.log"
 	"$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name"
