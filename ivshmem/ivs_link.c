@@ -319,6 +319,28 @@ static void from_guest(struct ivs_link *l, unsigned int i, bool rang)
 	l->st.to_toe++;
 }
 
+/*
+ * The TOE hung up slot @i's channel: it dropped that channel (its guest
+ * process broke the protocol) or the TOE is gone.  Offer a new channel in
+ * the slot at once; the TOE is gone when that cannot connect (or the
+ * region says DEAD).  Returns true when the link should stop.  A process
+ * still holding the old claim finds its channel closed (ENETDOWN).
+ */
+static bool toe_hangup(struct ivs_link *l, unsigned int i)
+{
+	struct link_slot *s = &l->slot[i];
+	int err;
+
+	say(l, "slot %u: the TOE closed channel %u", i, s->channel);
+	toe_detach(l, s);
+	tc_store_release(&l->tab->slot[i].state, (uint32_t)TCR_LINK_FREE);
+	s->pending = true;
+	if (tc_load_acquire(&l->hdr->state) != TCR_STATE_READY)
+		return true;
+	err = offer(l, i);
+	return err == -ECONNREFUSED || err == -ENOENT;
+}
+
 static void on_peer(void *arg, unsigned int peer, bool joined)
 {
 	struct ivs_link *l = arg;
@@ -563,9 +585,10 @@ int ivs_link_run(struct ivs_link *l)
 				break;
 			case TOK_CONN:
 				/* The TOE never writes here after the welcome. */
-				say(l, "the TOE closed channel %u: stopping", l->slot[i].channel);
-				ret = -EPIPE;
-				l->stop = true;
+				if (i < l->cfg.nslots && toe_hangup(l, i)) {
+					ret = -EPIPE;
+					l->stop = true;
+				}
 				break;
 			case TOK_GEFD:
 				if (i < l->cfg.nslots && l->slot[i].efd_guest >= 0)

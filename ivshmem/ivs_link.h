@@ -29,6 +29,11 @@
  * fresh channel in the slot.  When a guest leaves the ivshmem server
  * (QEMU exited or was reset) its slots are recycled the same way.
  *
+ * When the TOE hangs up one channel (it drops a guest process that broke
+ * the protocol) the link offers a new channel in that slot; it stops only
+ * when the TOE is gone (no one listens on the attach socket, or the
+ * region is no longer READY).
+ *
  * Trust: the guest writes the claim table.  The link keeps its own copy
  * of what it offered (connection, eventfds, channel, epoch, vector) and
  * reads only a slot's state, its kick counter and the claimer's peer id,
@@ -80,8 +85,9 @@ struct ivs_link *ivs_link_create(const struct ivs_link_config *cfg);
 
 /*
  * Relay until ivs_link_stop(), SIGTERM/SIGINT (blocked by create, taken
- * through a signalfd) or the TOE going away.  0 on a stop or signal,
- * -EPIPE when the TOE went away, -errno on a fatal error of the link.
+ * through a signalfd) or the TOE going away (a channel hung up and no new
+ * one can be attached).  0 on a stop or signal, -EPIPE when the TOE went
+ * away, -errno on a fatal error of the link.
  */
 int ivs_link_run(struct ivs_link *l);
 

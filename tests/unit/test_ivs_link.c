@@ -429,9 +429,22 @@ START_TEST(doorbell_mode)
 	ck_assert(wait_state(1, TCR_LINK_OFFERED));
 	ck_assert_uint_ne(t->slot[1].channel, ch0);
 
-	/* the TOE hangs up a channel: the link stops with EPIPE */
-	k = conn_of(t->slot[1].channel);
-	shutdown(toe.conn[k], SHUT_RDWR);
+	/* the TOE drops one channel (a misbehaving process): a new one is offered */
+	ch0 = t->slot[1].channel;
+	shutdown(toe.conn[conn_of(ch0)], SHUT_RDWR);
+	for (k = 0; k < 400 && t->slot[1].channel == ch0; k++)
+		nap_ms(5);
+	ck_assert(wait_state(1, TCR_LINK_OFFERED));
+	ck_assert_uint_ne(t->slot[1].channel, ch0);
+
+	/* the TOE is gone (nobody listens): the next hang-up stops the link */
+	{
+		char sp[320];
+
+		snprintf(sp, sizeof(sp), "%s.sock", region);
+		unlink(sp);
+	}
+	shutdown(toe.conn[conn_of(t->slot[1].channel)], SHUT_RDWR);
 	pthread_join(r.thr, NULL);
 	ck_assert_int_eq(r.ret, -EPIPE);
 	ivs_link_destroy(l);
