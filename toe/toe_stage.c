@@ -298,7 +298,8 @@ static bool stage_results(struct toe *t)
 			}
 			if (s)
 				sock_deny(t, s, &r[i]);
-			rx_drop(t, s, idx);
+			/* the reset may have freed a closing socket */
+			rx_drop(t, toe_sock_get(t, t->buf_sock[idx]), idx);
 		}
 	}
 	while ((k = toe_chain_take(t->tc, TOE_DIR_OUT, r, 32)) > 0) {
