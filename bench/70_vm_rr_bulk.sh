@@ -74,17 +74,17 @@ declare -A res
 
 run_mode() { # doorbell|poll
 	local mode=$1 q0 q1 l0 l1 dev
-	rm -f "$work/serial.log" "$work/region" "$work/region.sock" "$work/ivs.sock" "$work/ready"
-	mkfifo "$work/ready"
+	rm -f "$work/serial.log" "$work/region" "$work/region.sock" "$work/ivs.sock" "$work"/ready.*
+	mkfifo "$work/ready.toe" "$work/ready.link"	# one each: the TOE closes its end late
 	ip netns exec "$VM" "$build/bin/tochain-toe" --region "$work/region" --name bench70 \
-		--channels 16 --ready-fd 3 3>"$work/ready" 2>"$work/toe.log" &
+		--channels 16 --ready-fd 3 3>"$work/ready.toe" 2>"$work/toe.log" &
 	tpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready"
+	read -r -t 30 -n 1 _ <"$work/ready.toe"
 	local lopts=(--region "$work/region" --slots 4 --poll-us "$poll_us" --ready-fd 3)
 	[ "$mode" = doorbell ] && lopts+=(--doorbell "$work/ivs.sock")
-	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready" 2>"$work/link.log" &
+	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready.link" 2>"$work/link.log" &
 	lpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready"
+	read -r -t 30 -n 1 _ <"$work/ready.link"
 	if [ "$mode" = doorbell ]; then
 		dev=(-chardev "socket,id=ivs,path=$work/ivs.sock"
 			-device "ivshmem-doorbell,chardev=ivs,vectors=4")

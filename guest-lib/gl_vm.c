@@ -28,11 +28,19 @@ bool gl_vm_is_dev(const char *path)
 	return path && stat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
-/* Poll mode: a periodic timer stands in for the doorbell eventfd. */
-static int poll_timer(uint32_t poll_us)
+static int set_period(int fd, uint32_t us)
 {
 	struct itimerspec its = { 0 };
-	int fd;
+
+	its.it_value.tv_sec = its.it_interval.tv_sec = us / 1000000;
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(us % 1000000) * 1000;
+	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+}
+
+/* Poll mode: a periodic timer stands in for the doorbell eventfd. */
+static int poll_timer(struct gl_vm_wake *v, uint32_t poll_us)
+{
+	int fd, err;
 
 	if (poll_us < GL_VM_POLL_MIN_US)
 		poll_us = GL_VM_POLL_MIN_US;
@@ -41,14 +49,38 @@ static int poll_timer(uint32_t poll_us)
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)poll_us * 1000;
-	if (timerfd_settime(fd, 0, &its, NULL)) {
-		int err = -errno;
-
+	err = set_period(fd, poll_us);
+	if (err) {
 		gl_real.close(fd);
 		return err;
 	}
+	v->tfd = fd;
+	v->base_us = v->cur_us = poll_us;
+	v->idle_ticks = 0;
 	return fd;
+}
+
+static void poll_rate(struct gl_vm_wake *v, uint32_t us)
+{
+	v->idle_ticks = 0;
+	if (us == v->cur_us)
+		return;
+	if (set_period(v->tfd, us) == 0)
+		v->cur_us = us;
+}
+
+void gl_vm_poll_tick(struct gl_vm_wake *v)
+{
+	if (v->doorbell || v->tfd < 0 || !v->ch)
+		return;
+	if (tcr_ring_count(&v->ch->ring[TCR_CH_RX]) ||
+	    tcr_ring_count(&v->ch->ring[TCR_CH_FREE])) {
+		poll_rate(v, v->base_us);
+		return;
+	}
+	if (++v->idle_ticks >= GL_VM_IDLE_TICKS && v->cur_us < GL_VM_POLL_IDLE_US)
+		poll_rate(v, v->cur_us * 2 > GL_VM_POLL_IDLE_US ? GL_VM_POLL_IDLE_US
+								: v->cur_us * 2);
 }
 
 int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch)
@@ -84,6 +116,8 @@ int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch)
 	v->peer = (uint16_t)c.host_peer;
 	v->vector = (uint16_t)c.vector;
 	v->kick = &h->link.slot[c.slot].kick;
+	v->tfd = -1;
+	v->ch = &rt->ch;
 	if (v->doorbell) {
 		struct tochain_ivshmem_irqfd b;
 
@@ -99,7 +133,7 @@ int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch)
 			return err;
 		}
 	} else {
-		fd = poll_timer(c.poll_us);
+		fd = poll_timer(v, c.poll_us);
 		if (fd < 0)
 			return fd;
 	}
@@ -110,7 +144,7 @@ int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch)
 	return 0;
 }
 
-void gl_vm_wake_host(const struct gl_vm_wake *v)
+void gl_vm_wake_host(struct gl_vm_wake *v)
 {
 	if (v->doorbell) {
 		struct tochain_ivshmem_doorbell b = { v->peer, v->vector };
@@ -126,6 +160,9 @@ void gl_vm_wake_host(const struct gl_vm_wake *v)
 	 * our store-release of the ring's tail).
 	 */
 	tc_fetch_add_release(v->kick, 1u);
+	/* an answer is likely soon: poll at full rate again */
+	if (v->cur_us != v->base_us)
+		poll_rate(v, v->base_us);
 }
 
 bool gl_vm_is_old_conn(const struct gl_rt *rt, int fd)

@@ -15,7 +15,12 @@
  * (the link rings it for the TOE), and the doorbell ioctl to the link on
  * the same vector.  Poll mode (ivshmem-plain, no interrupts): a periodic
  * timerfd of the link's poll_us stands in for the eventfd, and waking
- * the TOE bumps the slot's kick counter, which the link polls.
+ * the TOE bumps the slot's kick counter, which the link polls.  The timer
+ * backs off while nothing arrives: after GL_VM_IDLE_TICKS empty ticks its
+ * period doubles, up to GL_VM_POLL_IDLE_US; anything on RX/FREE at a tick,
+ * or a wake-up we send the TOE, puts it back to the link's poll_us.  An
+ * idle process then costs its VM little, at the price of up to
+ * GL_VM_POLL_IDLE_US of latency for the first packet after a pause.
  */
 #ifndef TOCHAIN_GL_VM_H
 #define TOCHAIN_GL_VM_H
@@ -25,11 +30,20 @@
 
 struct gl_rt;
 
+#define GL_VM_IDLE_TICKS	50
+#define GL_VM_POLL_IDLE_US	10000
+
+struct tcr_chan;
+
 struct gl_vm_wake {
 	int dev;		/* the claim file (gl_rt.conn), -1 on the host */
 	bool doorbell;		/* doorbell mode, else poll mode */
 	uint16_t peer, vector;	/* the link's peer id, the slot's vector */
 	uint32_t *kick;		/* the slot's kick counter (poll mode) */
+	/* poll mode: the timer (gl_wake.efd_mine) and its back-off */
+	int tfd;
+	uint32_t base_us, cur_us, idle_ticks;
+	const struct tcr_chan *ch;	/* whose RX/FREE show activity */
 };
 
 /* Is @path a character device (the guest driver's node)? */
@@ -44,7 +58,10 @@ bool gl_vm_is_dev(const char *path);
 int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch);
 
 /* Wake the TOE through the link. */
-void gl_vm_wake_host(const struct gl_vm_wake *v);
+void gl_vm_wake_host(struct gl_vm_wake *v);
+
+/* Poll mode: the timer fired (its count was read); adapt its period. */
+void gl_vm_poll_tick(struct gl_vm_wake *v);
 
 /* Is @fd, inherited across exec, a claim file of our region (an old channel)? */
 bool gl_vm_is_old_conn(const struct gl_rt *rt, int fd);

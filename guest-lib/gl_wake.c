@@ -34,6 +34,8 @@ void gl_wake_drain(struct gl_wake *w)
 
 	if (gl_real.read(w->efd_mine, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing pending */
+	} else if (w->vm.dev >= 0) {
+		gl_vm_poll_tick(&w->vm);	/* poll mode: adapt the timer */
 	}
 }
 

@@ -47,6 +47,8 @@
 #define PENDING_NS		(5 * 1000000LL)
 #define ATTACH_TIMEOUT_S	5
 #define MAX_LEFT		16
+#define IDLE_SCANS		50		/* poll mode: empty scans before slowing down */
+#define POLL_IDLE_NS		(10 * 1000000LL)	/* slowest scan period */
 
 enum tok_kind { TOK_SIG = 1, TOK_SRV, TOK_TIMER, TOK_CONN, TOK_GEFD, TOK_HVEC };
 #define TOK(kind, i)	(((uint64_t)(kind) << 32) | (uint32_t)(i))
@@ -70,6 +72,8 @@ struct ivs_link {
 	struct ivs_server *srv;	/* doorbell mode */
 	int ep, sfd, tfd;
 	int64_t timer_ns;	/* current period of tfd */
+	int64_t poll_ns;	/* poll mode: current scan period (backs off when idle) */
+	unsigned int idle_scans;
 	sigset_t oldmask;
 	bool stop;
 	bool doorbell;
@@ -286,8 +290,14 @@ static void to_guest(struct ivs_link *l, unsigned int i)
 	uint32_t peer;
 
 	drain_fd(l->slot[i].efd_guest);
-	if (!l->doorbell || slot_state(l, i) != TCR_LINK_CLAIMED)
-		return;	/* poll mode: the guest finds its rings itself */
+	if (!l->doorbell) {
+		/* poll mode: the guest finds its rings itself; scan at full rate */
+		l->poll_ns = (int64_t)l->cfg.poll_us * 1000;
+		l->idle_scans = 0;
+		return;
+	}
+	if (slot_state(l, i) != TCR_LINK_CLAIMED)
+		return;
 	peer = tc_load_relaxed(&l->tab->slot[i].guest_peer);
 	if (!peer_connected(l, peer))
 		return;
@@ -317,6 +327,8 @@ static void from_guest(struct ivs_link *l, unsigned int i, bool rang)
 	}
 	kick_fd(s->efd_toe);
 	l->st.to_toe++;
+	l->poll_ns = (int64_t)l->cfg.poll_us * 1000;
+	l->idle_scans = 0;
 }
 
 /*
@@ -369,7 +381,7 @@ static void handle_left(struct ivs_link *l)
 
 static void arm_timer(struct ivs_link *l)
 {
-	int64_t ns = l->doorbell ? HOUSEKEEP_NS : (int64_t)l->cfg.poll_us * 1000;
+	int64_t ns = l->doorbell ? HOUSEKEEP_NS : l->poll_ns;
 	struct itimerspec its;
 
 	for (unsigned int i = 0; i < l->cfg.nslots; i++)
@@ -383,9 +395,19 @@ static void arm_timer(struct ivs_link *l)
 	l->timer_ns = ns;
 }
 
+/*
+ * Poll mode: every poll_us while anything moves; after IDLE_SCANS scans
+ * without a kick or a wake-up from the TOE the period doubles, up to
+ * POLL_IDLE_NS (the guest's timer backs off the same way, gl_vm.h).
+ */
 static void scan(struct ivs_link *l)
 {
 	int64_t now = now_ns();
+
+	if (!l->doorbell && ++l->idle_scans >= IDLE_SCANS && l->poll_ns < POLL_IDLE_NS) {
+		l->poll_ns = l->poll_ns * 2 > POLL_IDLE_NS ? POLL_IDLE_NS : l->poll_ns * 2;
+		l->idle_scans = 0;
+	}
 
 	for (unsigned int i = 0; i < l->cfg.nslots; i++) {
 		struct link_slot *s = &l->slot[i];
@@ -461,6 +483,7 @@ struct ivs_link *ivs_link_create(const struct ivs_link_config *cfg)
 		l->cfg.nslots = IVS_LINK_DEFAULT_SLOTS;
 	if (!l->cfg.poll_us)
 		l->cfg.poll_us = IVS_LINK_DEFAULT_POLL_US;
+	l->poll_ns = (int64_t)l->cfg.poll_us * 1000;
 	if (!l->cfg.max_peers)
 		l->cfg.max_peers = 4;
 	l->doorbell = cfg->doorbell_socket != NULL;

@@ -20,7 +20,9 @@
  *   poll mode (ivshmem-plain, no interrupts): every poll_us the link
  *   looks at each claimed slot's kick counter, which the guest bumps
  *   instead of ringing, and writes the TOE's eventfd when it moved; the
- *   guest polls its rings on a timer of the same period.
+ *   guest polls its rings on a timer of the same period.  Both back off
+ *   while idle (the link after 50 scans without a kick or a wake-up from
+ *   the TOE, doubling its period up to 10 ms; the guest likewise).
  *
  * A guest process claims a slot through its driver (IOC_CLAIM); the
  * driver marks it RELEASED when the process's claim file closes (exit or

@@ -91,17 +91,18 @@ ln -s "$(readlink -f "$guest_rt/kernel")" "$work/guest/kernel"
 run_mode() { # doorbell|poll
 	local mode=$1 t0 got code dev pid i
 	rm -f "$work/serial.log" "$work/region" "$work/region.sock" "$work/ivs.sock"
-	mkfifo "$work/ready.$mode"
+	# one fifo each: the TOE may close its end after the reader has its byte
+	mkfifo "$work/ready.toe.$mode" "$work/ready.link.$mode"
 	ip netns exec "$VM" "$build/bin/tochain-toe" --region "$work/region" --name "$name" \
-		--nbufs 256 --channels 16 --ready-fd 3 3>"$work/ready.$mode" 2>"$work/toe.log" &
+		--nbufs 256 --channels 16 --ready-fd 3 3>"$work/ready.toe.$mode" 2>"$work/toe.log" &
 	tpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready.$mode" || fail "TOE did not become ready"
+	read -r -t 30 -n 1 _ <"$work/ready.toe.$mode" || fail "TOE did not become ready"
 	local lopts=(--region "$work/region" --slots 4 --verbose --ready-fd 3)
 	[ "$mode" = doorbell ] && lopts+=(--doorbell "$work/ivs.sock")
-	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready.$mode" 2>"$work/link.log" &
+	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready.link.$mode" 2>"$work/link.log" &
 	lpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready.$mode" || fail "link did not become ready"
-	rm -f "$work/ready.$mode"
+	read -r -t 30 -n 1 _ <"$work/ready.link.$mode" || fail "link did not become ready"
+	rm -f "$work/ready.toe.$mode" "$work/ready.link.$mode"
 
 	if [ "$mode" = doorbell ]; then
 		dev=(-chardev "socket,id=ivs,path=$work/ivs.sock"

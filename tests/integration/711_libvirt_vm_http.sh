@@ -53,15 +53,15 @@ fail() {
 lv_daemon_start || fail "libvirtd"
 echo "emulator: $emu"
 
-mkfifo "$work/ready"
+mkfifo "$work/ready.toe" "$work/ready.link"	# one each: the TOE closes its end late
 ip netns exec "$VM" "$build/bin/tochain-toe" --region "$work/region" --name "$name" \
-	--nbufs 256 --channels 16 --ready-fd 3 3>"$work/ready" 2>"$work/toe.log" &
+	--nbufs 256 --channels 16 --ready-fd 3 3>"$work/ready.toe" 2>"$work/toe.log" &
 tpid=$!
-read -r -t 30 -n 1 _ <"$work/ready" || fail "TOE did not become ready"
+read -r -t 30 -n 1 _ <"$work/ready.toe" || fail "TOE did not become ready"
 "$build/bin/tochain-vmlink" --region "$work/region" --doorbell "$work/ivs.sock" --slots 4 \
-	--verbose --ready-fd 3 3>"$work/ready" 2>"$work/link.log" &
+	--verbose --ready-fd 3 3>"$work/ready.link" 2>"$work/link.log" &
 lpid=$!
-read -r -t 30 -n 1 _ <"$work/ready" || fail "link did not become ready"
+read -r -t 30 -n 1 _ <"$work/ready.link" || fail "link did not become ready"
 # QEMU runs as libvirt's user: it must be able to connect (it gets the
 # region itself as a descriptor from the link, no file access needed)
 chmod 666 "$work/ivs.sock"
