@@ -124,7 +124,7 @@ bbdyn=$bbdir/bin/busybox
 ldd "$bbdyn" >/dev/null 2>&1 || { echo "build-guest: $bbdyn is not dynamically linked" >&2; exit 1; }
 
 py=
-[ -x /usr/bin/python3.11 ] && py=/usr/bin/python3.11
+[ -x /usr/bin/python3 ] && py=$(readlink -f /usr/bin/python3)	# Debian's, not a pyenv's
 rout=$build/vm/guest-rt
 rkey=$( { cat "$out/key"; sha256sum "$run" "$so" "$bbdyn" "$top/vm/rt-init.sh" \
 	"$top/vm/guest-pymods.py" ${py:+"$py"} | cut -d' ' -f1; } |
