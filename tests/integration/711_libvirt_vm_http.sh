@@ -23,7 +23,7 @@ emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>
 [ -n "$emu" ] && [ -x "$emu" ] || emu=$(command -v "$VM_QEMU" || true)
 [ -n "$emu" ] || { echo "SKIP: no QEMU"; exit 77; }
 VM_QEMU=$emu
-[ -x /usr/bin/python3 ] || { echo "SKIP: Debian's python3 not installed (the guest image copies it)"; exit 77; }
+[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (vm/deps.txt; the guest image copies it)"; exit 1; }
 guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
 
 tc_init
