@@ -78,7 +78,13 @@ struct toe_chain *toe_chain_create(const char *region_path, uint32_t nbufs,
 {
 	struct tcr_params op = { .name = "toe-out", .kind = TCR_KIND_HOST, .nbufs = out_nbufs,
 				 .slot_size = slot_size, .nchannels = 1 };
-	struct ch_sched_cfg cfg = { .nchains = 2 };
+	/*
+	 * A VNF the CPU scheduler gates (host-sched, freezer or quota) may sit
+	 * frozen with work for up to two periods (2 x 500 ms with the paper's
+	 * 10 ms x 50 ticks) without being hung: give it well more than that
+	 * before its policy applies.  A dead VNF is found by its pid at once.
+	 */
+	struct ch_sched_cfg cfg = { .nchains = 2, .hang_ns = TOE_VNF_HANG_NS };
 	struct toe_chain *tc;
 	int err = ENOMEM;
 

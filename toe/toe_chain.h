@@ -42,6 +42,7 @@
 #define TOE_DENIALS		64	/* kept for stats */
 #define TOE_REGION_GUEST	0	/* ch_pkt.region of inbound payload */
 #define TOE_REGION_OUT		1	/* ch_pkt.region of outbound copies */
+#define TOE_VNF_HANG_NS		5000000000ull	/* work out, no progress: the VNF is hung */
 
 struct toe_chain;
 
