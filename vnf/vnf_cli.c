@@ -298,12 +298,13 @@ int vnf_calibrate(struct vnf_engines *es, double seconds, uint64_t cost_ns,
 
 			if (cost)
 				burn(cost);
+			/* a Deny is judged work too: f counts what was judged */
+			out->packets++;
+			out->bytes += pk.len;
 			if (v == VNF_VERDICT_DENY) {
 				out->denied++;
 				break;	/* the connection is aborted */
 			}
-			out->packets++;
-			out->bytes += pk.len;
 		}
 		out->requests++;
 		if (es->kind->forget)
