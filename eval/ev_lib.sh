@@ -141,6 +141,8 @@ ev_cg_cleanup() {
 # EV_LOG_DIR: where the hosts' logs are copied at exit (after the
 # processes stopped, so the IDS proxy's final counters are in).
 ev_cleanup() {
+	local n
+	for n in "${!EV_TD_SOCK[@]}"; do ev_tochain_down "$n"; done
 	ev_cg_cleanup
 	if [ -n "${EV_LOG_DIR:-}" ] && [ -n "${EV_TMP:-}" ] && [ -d "$EV_TMP" ]; then
 		mkdir -p "$EV_LOG_DIR"
@@ -242,7 +244,7 @@ http {
 	}
 }
 EOF
-	ev_spawn "$cfg" server "$ns" "$dir/logs/stderr.log" nginx -p "$dir" -c "$dir/nginx.conf"
+	ev_spawn "$cfg" server "$ns" "$dir/logs/stderr.log" "${EV_SERVER_WRAP[@]}" nginx -p "$dir" -c "$dir/nginx.conf"
 }
 
 # --- the firewall host: vnf-fw rules on the forward hook ---
@@ -456,19 +458,209 @@ ev_chain_up() {
 ev_cfg_trad_up() { ev_chain_up trad "$1" 1; }
 ev_cfg_plain_up() { ev_chain_up plain "$1" 0; }
 
-# TOChain-SYNC / TOChain-CFS: to be written with the chain/VNF runtime.
-# Contract above; in short, for the chain fw -> (ids || waf) with the same
-# rule files (eval/rules/fw.rules, ids.rules + ids-vars.conf, waf.conf):
-#   - a server namespace (ev_ns + ev_server_up NAME NS ADDR 80) as the VM
-#     whose TCP stack is offloaded, its TOE, tochaind and the VNFs started
-#     with ev_spawn under roles toe / chain:tochaind / chain:fw ...;
-#   - the client namespace linked to the TOE side so that EV_ADDR[NAME]:80
-#     reaches the server through the chain;
-#   - EV_ROLES, EV_EXPECT (sqli/xss=403 if the WAF VNF answers 403, or
-#     "reset" if it aborts the connection), EV_DESC; ev_wait_http.
-# Then run.sh --configs "direct plain trad tochain-sync" picks it up.
-ev_cfg_tochain_sync_up() { ev_log "TOChain-SYNC is not implemented yet"; return 1; }
-ev_cfg_tochain_cfs_up() { ev_log "TOChain-CFS is not implemented yet"; return 1; }
+# --- TOChain: the VM's stack offloaded to its TOE, the chain in the region ---
+#
+# ev_tochain_up NAME IDX MODE HOPS_IN HOPS_OUT VNF_LINES
+#   tochaind (its own fabric namespace, state and sockets under
+#   $EV_TMP/NAME) builds one stand-in VM "web": TOE container with the
+#   VM's address, region; nginx (the same server as everywhere) runs under
+#   tochain-run in an isolated namespace on that region.  The client
+#   namespace gets a port on the fabric bridge.  VNF_LINES are topology
+#   lines (`vnf NAME kind=...`), HOPS_IN/HOPS_OUT the chains' hop lists
+#   ("hop=fw hop=ids,waf"; "" for no chain).  MODE: sync|cfs starts
+#   tochain-sched in that mode (cgroup v1/v2 backend, both CPUs
+#   synchronous), the in chain gets an SLA (EV_TOCHAIN_SLA packets/s) and
+#   the VNFs are calibrated, so its service threads are scheduled (a VNF
+#   serving both chains registers with one only); the server's processes
+#   are registered as the VM's threads.  MODE none: no CPU scheduler.
+#   EV_FW_BESIDE=1: the firewall is not a VNF but nftables in the TOE's
+#   namespace (the paper's iptables beside the offloaded stack), from the
+#   same rule file.
+#   Roles: toe (the TOE), chain:KIND per VNF instance, chain:tochaind,
+#   chain:sched, server (nginx in the VM).
+EV_TOCHAIN_SLA=${EV_TOCHAIN_SLA:-200}
+ev_tochain_up() {
+	local name=$1 idx=$2 mode=$3 hin=$4 hout=$5 vnfs=$6
+	local dir=$EV_TMP/$1 net=$EV_ADDR_NET.$((16 * $2 + 1)) fab="evf$2-$EV_SUFFIX"
+	local bin=$EV_BUILD/bin sla="" g
+	fab=${fab:0:14}
+	mkdir -p "$dir/www-unused"
+	EV_TD_SOCK[$name]=$dir/ctl.sock
+	EV_TD_FAB[$name]=$fab
+	if [ "$mode" != none ]; then
+		ev_spawn "$name" chain:sched - "$dir/sched.log" "$bin/tochain-sched" \
+			--socket "$dir/sched.sock" --mode "$mode" --cgroup "ev-sched-$EV_SUFFIX-$2" \
+			--print-every 0
+		EV_TD_SCHED[$name]=$EV_LAST_PID
+		EV_TD_SCHEDCG[$name]=ev-sched-$EV_SUFFIX-$2
+		sla=" sla=$EV_TOCHAIN_SLA"
+	fi
+	ev_spawn "$name" chain:tochaind - "$dir/tochaind.log" "$bin/tochaind" --foreground \
+		--state-dir "$dir/state" --socket "$dir/ctl.sock" --fabric-ns "$fab" \
+		--bridge tcbr0 --region-dir "$dir/regions" --sched-socket "$dir/sched.sock"
+	local i
+	for ((i = 0; i < 100; i++)); do [ -S "$dir/ctl.sock" ] && break; sleep 0.1; done
+	[ -S "$dir/ctl.sock" ] || { cat "$dir/tochaind.log" >&2; ev_die "tochaind did not start"; }
+	{
+		echo "vm web ip=$net.2/24"
+		echo "$vnfs"
+		[ -n "$hin" ] && echo "chain web-in vm=web dir=in $hin$sla"
+		[ -n "$hout" ] && echo "chain web-out vm=web dir=out $hout"
+	} >"$dir/topology"
+	if [ "$mode" != none ]; then
+		# SLAs need each VNF's f: define the VNFs, calibrate, then apply the rest
+		grep '^vnf ' "$dir/topology" >"$dir/vnfs.topology"
+		ev_sfc "$name" apply -f "$dir/vnfs.topology" >/dev/null || ev_die "$name: sfc-ctl apply (vnfs)"
+		local v
+		for v in $(awk '/^vnf / { print $2 }' "$dir/topology"); do
+			ev_sfc "$name" vnf calibrate "$v" >>"$dir/calibrate.log" || ev_die "$name: calibrate $v"
+		done
+	fi
+	ev_sfc "$name" apply -f "$dir/topology" >"$dir/apply.log" 2>&1 || { cat "$dir/apply.log" >&2; ev_die "$name: sfc-ctl apply"; }
+	if [ "${EV_FW_BESIDE:-0}" = 1 ]; then
+		ip netns exec "$fab-web" "$bin/tochain-fw-apply" apply "$EV_TOP/eval/rules/fw.rules" ||
+			ev_die "$name: tochain-fw-apply"
+	fi
+	# the client's port on the fabric bridge
+	ip link add "to-tc$2" netns "$EV_CLIENT_NS" type veth peer name "c$2" netns "$fab" ||
+		ev_die "veth to $fab"
+	ip -n "$fab" link set "c$2" master tcbr0 up
+	ip -n "$EV_CLIENT_NS" addr add "$net.1/24" dev "to-tc$2"
+	ip -n "$EV_CLIENT_NS" link set "to-tc$2" up
+	# CPU accounting: the TOE and the VNF instances tochaind started
+	local toe js
+	js=$(ev_sfc "$name" --json vm show web) || ev_die "$name: vm show"
+	toe=$(echo "$js" | python3 -c 'import json,sys; print(json.load(sys.stdin)["toe_pid"])')
+	EV_TD_REGION[$name]=$(echo "$js" | python3 -c 'import json,sys; print(json.load(sys.stdin)["region"])')
+	ev_cg_attach "$name" toe "$toe"
+	local roles="client server toe chain:tochaind" kind pid
+	[ "$mode" != none ] && roles+=" chain:sched"
+	while read -r v kind pid; do
+		ev_cg_attach "$name" "chain:$v" "$pid"
+		roles+=" chain:$v"
+	done < <(ev_sfc "$name" --json vnf ls | python3 -c '
+import json, sys
+for v in json.load(sys.stdin)["vnfs"]:
+    for i in v.get("instances", []):
+        print(v["name"], v["kind"], i["pid"])')
+	# the server: nginx in the VM, its sockets through the TOE
+	local gu
+	ev_ns gu "ev$2-vm"
+	EV_SERVER_WRAP=("$bin/tochain-run" --region "${EV_TD_REGION[$name]}" --)
+	ev_server_up "$name" "$gu" "$net.2" 80
+	EV_SERVER_WRAP=()
+	EV_ADDR[$name]=$net.2 EV_PORT[$name]=80
+	EV_ROLES[$name]=$roles
+	ev_wait_http "$EV_CLIENT_NS" "http://$net.2/" || return 1
+	if [ "$mode" != none ]; then
+		# the VM's threads for the CPU scheduler: the server's processes
+		local t
+		for pid in $(pgrep -f "nginx -p $dir/server"); do
+			for t in /proc/"$pid"/task/*; do
+				"$bin/tochain-sched" --socket "$dir/sched.sock" --ctl sched.register \
+					"{\"role\":\"vm\",\"tid\":${t##*/},\"vm\":\"web\"}" >/dev/null ||
+					ev_log "$name: cannot register nginx thread ${t##*/}"
+			done
+		done
+		g=$(ev_sfc "$name" chain show web-in | grep -i sched || true)
+		ev_log "$name: ${g:-no scheduler note}"
+	fi
+}
+
+# ev_tochain_down NAME: what tochaind built goes through tochaind (chains,
+# VM: its namespace, cgroups, TOE, instances), then the daemons stop and
+# what a killed one would leave is removed.
+ev_tochain_down() {
+	local name=$1 dir=$EV_TMP/$1 c p
+	if [ -S "${EV_TD_SOCK[$name]}" ]; then
+		for c in web-in web-out; do ev_sfc "$name" chain del "$c" >/dev/null 2>&1; done
+		ev_sfc "$name" vm del web >/dev/null 2>&1
+		for c in $(ev_sfc "$name" --json vnf ls 2>/dev/null |
+			python3 -c 'import json,sys; print(" ".join(v["name"] for v in json.load(sys.stdin)["vnfs"]))' 2>/dev/null); do
+			ev_sfc "$name" vnf del "$c" >/dev/null 2>&1
+		done
+	fi
+	for p in $(pgrep -f "tochaind --foreground --state-dir $dir/state"); do kill "$p"; done
+	[ -n "${EV_TD_SCHED[$name]:-}" ] && kill "${EV_TD_SCHED[$name]}" 2>/dev/null
+	sleep 0.3
+	pkill -9 -f "tochain-(vnf|toe) .*--region $dir/regions/" 2>/dev/null
+	pkill -9 -f "tochaind --foreground --state-dir $dir/state" 2>/dev/null
+	if [ -n "${EV_TD_SCHED[$name]:-}" ]; then
+		kill -9 "${EV_TD_SCHED[$name]}" 2>/dev/null
+		"$EV_BUILD/bin/tochain-sched" --cgroup "${EV_TD_SCHEDCG[$name]}" --cleanup >/dev/null 2>&1
+	fi
+	ip netns del "${EV_TD_FAB[$name]}-web" 2>/dev/null
+	ip netns del "${EV_TD_FAB[$name]}" 2>/dev/null
+	true
+}
+
+# sfc-ctl against configuration NAME's tochaind.
+ev_sfc() {
+	local name=$1
+	shift
+	"$EV_BUILD/bin/sfc-ctl" --socket "${EV_TD_SOCK[$name]}" "$@"
+}
+declare -gA EV_TD_SOCK EV_TD_FAB EV_TD_SCHED EV_TD_SCHEDCG EV_TD_REGION
+EV_SERVER_WRAP=()
+
+# The full chain as the TraditionalChain has it, with the same rule files:
+# in: fw -> (ids || waf); out: ids (its to_client rules: the leak probe).
+ev_tochain_vnfs() {
+	local dir=$EV_TMP/$1 threads=${EV_VNF_THREADS:-2}
+	mkdir -p "$dir"
+	# one file: tochaind keeps a copy of the rules file alone
+	cat "$EV_TOP/eval/rules/ids-vars.conf" "$EV_TOP/eval/rules/ids.rules" >"$dir/ids.rules"
+	printf '%s\n' "vnf fw kind=fw rules=$EV_TOP/eval/rules/fw.rules" \
+		"vnf ids kind=ids threads=$threads rules=$dir/ids.rules" \
+		"vnf waf kind=waf threads=$threads rules=$EV_TOP/eval/rules/waf.conf"
+}
+ev_tochain_full() { # NAME IDX MODE HOPS_IN
+	local vnfs
+	vnfs=$(ev_tochain_vnfs "$1")
+	[ "${EV_FW_BESIDE:-0}" = 1 ] && vnfs=$(echo "$vnfs" | grep -v '^vnf fw ')
+	ev_tochain_up "$1" "$2" "$3" "$4" "hop=ids" "$vnfs" || return 1
+	EV_EXPECT[$1]="clean=200 clean64k=200 sqli=reset xss=reset traversal=reset rce=reset leak=reset"
+}
+
+# TOChain-SYNC / -CFS: the chain the paper scheduled, (ids || waf) with
+# the firewall as nftables beside the TOE (as the paper ran iptables): the
+# paper's gang rule (no two VNF vCPUs of a chain on one pCPU) admits at
+# most 2 VNFs per chain on this 2-CPU machine, so fw cannot be a third.
+# One service thread per VNF: the scheduler runs as many threads of a VNF
+# as eq. 2 asks for (one at these SLAs) and keeps the others frozen, while
+# the packet scheduler would still hand them descriptors.
+ev_cfg_tochain_sync_up() {
+	EV_VNF_THREADS=1 EV_FW_BESIDE=1 ev_tochain_full tochain-sync "$1" sync "hop=ids,waf" || return 1
+	EV_DESC[tochain-sync]="TOE (+ nft fw) + chain (ids || waf), out: ids; tochain-sched sync, SLA $EV_TOCHAIN_SLA/s"
+}
+ev_cfg_tochain_cfs_up() {
+	EV_VNF_THREADS=1 EV_FW_BESIDE=1 ev_tochain_full tochain-cfs "$1" cfs "hop=ids,waf" || return 1
+	EV_DESC[tochain-cfs]="TOE (+ nft fw) + chain (ids || waf), out: ids; tochain-sched cfs"
+}
+# The full chain with no CPU scheduler, and the same VNFs in sequence.
+ev_cfg_tochain_up() {
+	ev_tochain_full tochain "$1" none "hop=fw hop=ids,waf" || return 1
+	EV_DESC[tochain]="TOE + chain fw -> (ids || waf), out: ids; no CPU scheduler"
+}
+ev_cfg_tochain_seq_up() {
+	ev_tochain_full tochain-seq "$1" none "hop=fw hop=ids hop=waf" || return 1
+	EV_DESC[tochain-seq]="TOE + chain fw -> ids -> waf (sequential), out: ids; no CPU scheduler"
+}
+# The chain's plumbing alone: the same hops of null VNFs (no inspection).
+ev_cfg_tochain_null_up() {
+	local t=${EV_VNF_THREADS:-2}
+	ev_tochain_up tochain-null "$1" none "hop=n1 hop=n2,n3" "hop=n2" \
+		"$(printf '%s\n' "vnf n1 kind=null" "vnf n2 kind=null threads=$t" "vnf n3 kind=null threads=$t")" ||
+		return 1
+	EV_EXPECT[tochain-null]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200 leak=200"
+	EV_DESC[tochain-null]="TOE + chain of null VNFs n1 -> (n2 || n3), out: n2 (no inspection)"
+}
+# TOE alone: the offloaded stack, no chain (what the chain adds to it).
+ev_cfg_tochain_nochain_up() {
+	ev_tochain_up tochain-nochain "$1" none "" "" "" || return 1
+	EV_EXPECT[tochain-nochain]="clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200 leak=200"
+	EV_DESC[tochain-nochain]="TOE only, no chain"
+}
 
 # ev_cfg_up NAME IDX: builds configuration NAME (direct, plain, trad, ...).
 ev_cfg_up() {

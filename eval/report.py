@@ -169,6 +169,37 @@ def main():
             print(("    " if markdown else "  ") + size + ": " + ", ".join(parts))
         print()
 
+    # Ratios the evaluation is about: each TOChain configuration against
+    # the baseline with the same inspection (null chain: the proxy chain
+    # without inspection; inspecting chains: the TraditionalChain) and
+    # against Direct; throughput and CPU per request.
+    pairs = []
+    for cfg in configs:
+        if not cfg.startswith("tochain"):
+            continue
+        base = "plain" if cfg in ("tochain-null", "tochain-nochain") else "trad"
+        for b in (base, "direct"):
+            if b in configs:
+                pairs.append((cfg, b))
+    if pairs:
+        print("Ratios (medians): requests/s and CPU-ms per request, TOChain / baseline:")
+        head = ["config", "baseline", "size", "req/s ratio", "CPU/req ratio"]
+        widths = [15, 8, 4, 11, 13]
+        print(row(head, widths))
+        if markdown:
+            print("|" + "---|" * len(head))
+        for cfg, b in pairs:
+            for size in sizes:
+                if (cfg, size) not in tp or (b, size) not in tp:
+                    continue
+                c1, _ = total_med(cfg, size)
+                c0, _ = total_med(b, size)
+                print(row([cfg, b, size,
+                           "%.2f" % (tp[(cfg, size)][0] / tp[(b, size)][0])
+                           if tp[(b, size)][0] else "-",
+                           "%.2f" % (c1 / c0) if c0 else "-"], widths))
+        print()
+
     # the plots stack each chain role apart (chain:ids, chain:waf, ...)
     chain_roles = sorted({r for _, r in detail})
     stack = ["client"] + chain_roles + ["toe", "server", "ksoftirqd"]

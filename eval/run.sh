@@ -5,7 +5,7 @@
 # them with wrk, interleaved (A B C A B C ...), and reports requests/s,
 # latency and CPU time per 1,000 requests by role.
 #
-#   eval/run.sh [--configs "direct plain trad"] [--sizes "1k 64k"]
+#   eval/run.sh [--configs "direct plain trad tochain-null tochain ..."] [--sizes "1k 64k"]
 #               [--rounds 3] [--seconds 8] [--warmup 1] [--connections 32]
 #               [--threads 2] [--attack-every 25] [--out DIR] [--probe-only]
 #
@@ -24,7 +24,7 @@ EV_TOP=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 EV_BUILD=${TOCHAIN_BUILD:-$EV_TOP/build}
 EV_BUILD=$(cd "$EV_BUILD" && pwd)
 
-configs="direct plain trad" sizes="1k 64k" rounds=3 secs=8 warmup=1
+configs="direct plain trad tochain-null tochain tochain-seq tochain-sync tochain-cfs" sizes="1k 64k" rounds=3 secs=8 warmup=1
 conns=32 threads=2 attack_every=25 out=$EV_BUILD/bench/eval probe_only=0
 while [ $# -gt 0 ]; do
 	case $1 in
