@@ -112,9 +112,10 @@ check: deps
 unit: all
 	scripts/run-tests.sh --unit-only $(BUILD) $(T)
 
+# VM=qemu: the web server runs in a real QEMU guest (vm/demo-vm.sh).
 demo: deps
 	$(MAKE) all
-	scripts/demo.sh $(BUILD)
+	$(if $(filter qemu,$(VM)),vm/demo-vm.sh,scripts/demo.sh) $(BUILD)
 
 bench: deps
 	$(MAKE) all
