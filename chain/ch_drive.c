@@ -239,7 +239,22 @@ static void finish(struct env *e, bool check_stats)
 	CHECK(ch_sched_in_flight(e->s) == 0, "%u descriptors still in flight\n",
 	      ch_sched_in_flight(e->s));
 	CHECK(e->nfree == NBUFS, "%u data buffers not returned\n", NBUFS - e->nfree);
-	chh_sleep_us(20000);	/* let control messages come back */
+	/*
+	 * Let control messages (grants, revokes) come back: the VNFs answer
+	 * them at once, but an idle scheduler collects them on its next
+	 * round, up to 50 ms later (longer on a loaded machine).
+	 */
+	for (int tries = 0; tries < 200; tries++) {
+		bool quiet = true;
+
+		for (uint32_t v = 0; v < e->nv && quiet; v++) {
+			ch_sched_vnf_info(e->s, v, &info);
+			quiet = info.outstanding == 0 && info.pool_free == 1024;
+		}
+		if (quiet)
+			break;
+		chh_sleep_us(10000);
+	}
 	for (uint32_t v = 0; v < e->nv; v++) {
 		ch_sched_vnf_info(e->s, v, &info);
 		CHECK(info.outstanding == 0 && info.pool_free == 1024,
