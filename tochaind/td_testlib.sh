@@ -14,6 +14,8 @@
 #                        in a fresh guest namespace; pid in $PY
 #   td_json EXPR         python3 expression over the JSON on stdin (as j)
 #   fail MSG             print FAIL and exit 1
+#   td_running PID       PID is a process that has not exited (a zombie
+#                        has: orphans wait for pid 1 to reap them)
 
 td_setup() {
 	build=$(cd "$build" && pwd)
@@ -62,6 +64,12 @@ td_cleanup() {
 }
 
 sfc() { "$build/bin/sfc-ctl" "$@"; }
+
+td_running() {
+	local st
+	st=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
 
 td_json() {
 	python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"

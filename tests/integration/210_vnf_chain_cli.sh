@@ -127,8 +127,8 @@ echo "--- deleting chains stops the instances, vnf del works again"
 sfc chain del web2-out >/dev/null || fail "chain del web2-out"
 [ "$(sfc --json vnf show n1 | td_json 'len(j["instances"])')" = 1 ] || fail "web2's instance not dropped"
 sfc chain del web-in >/dev/null
-for i in $(seq 20); do kill -0 "$p1" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$p1" 2>/dev/null && fail "n1 instance still running"
+for i in $(seq 20); do td_running "$p1" || break; sleep 0.1; done
+td_running "$p1" && fail "n1 instance still running"
 [ "$(sfc --json chain show web-in 2>/dev/null || echo gone)" = gone ] || fail "chain still there"
 sfc vnf del n1 >/dev/null
 sfc vnf del fw >/dev/null

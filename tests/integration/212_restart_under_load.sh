@@ -88,7 +88,10 @@ for i in $(seq 100); do
 done
 [ "$n$m" = 11 ] || fail "the restarted TOE did not get its chains back"
 news=$(sfc --json vnf ls | td_json '" ".join(str(i["pid"]) for v in j["vnfs"] for i in v["instances"])')
-for p in $olds; do kill -0 "$p" 2>/dev/null && fail "old instance $p still runs"; done
+for p in $olds; do
+	for i in $(seq 20); do td_running "$p" || break; sleep 0.1; done
+	td_running "$p" && fail "old instance $p still runs"
+done
 [ "$(sfc --json vnf ls | td_json 'all(i["running"] for v in j["vnfs"] for i in v["instances"]) and sum(len(v["instances"]) for v in j["vnfs"])')" = 3 ] ||
 	fail "instances after the TOE restart: $(sfc --json vnf ls)"
 echo "TOE $toe killed: restarted as $(td_field vm web1 toe_pid), chains set again, instances $olds -> $news"
