@@ -559,6 +559,7 @@ struct racer {
 	int efd;			/* bound eventfd, -1 if none */
 	volatile int stop;
 	int info_errno;			/* what INFO said in the end */
+	volatile int info_done;		/* the INFO loop ended by itself */
 	unsigned long info_calls;
 	unsigned long opens;
 	int open_errno;
@@ -573,6 +574,7 @@ static void *race_ioctl(void *arg)
 	while (!r->stop) {
 		if (get_info(r->fd, &info) < 0) {
 			r->info_errno = errno;
+			r->info_done = 1;
 			break;
 		}
 		r->info_calls++;
@@ -700,6 +702,10 @@ static int test_unplug(int argc, char **argv)
 	}
 	check(wait_gone(path, 10), "node removed", "%s still there", path);
 
+	/* the INFO loop sees the unplug on its next call, once it runs
+	 * (a loaded TCG host may not give it the vCPU for a while) */
+	for (i = 0; i < 500 && !r.info_done; i++)
+		nap_ms(10);
 	r.stop = 1;
 	pthread_join(t_ioctl, NULL);
 	pthread_join(t_open, NULL);
