@@ -217,6 +217,14 @@ struct ch_sched *ch_sched_create(const struct ch_sched_cfg *cfg)
 		goto out_free;
 
 	cp.nchains = s->cfg.nchains;
+	/*
+	 * Readers (the CPU scheduler, tcr_counters_snapshot) take the
+	 * region's ring size as the bound of a queue length: an input queue
+	 * holds at most qcap waiting plus max_flight in processing.
+	 */
+	cp.ring_size = 1;
+	while (cp.ring_size < s->cfg.qcap + s->cfg.max_flight && cp.ring_size < TCR_MAX_RING)
+		cp.ring_size <<= 1;
 	if (s->cfg.counters_path) {
 		s->ctr_region = tcr_region_create(s->cfg.counters_path, &cp);
 	} else {

@@ -476,6 +476,36 @@ START_TEST(early_end_flags_reach_the_chain_counters)
 }
 END_TEST
 
+/*
+ * The CPU scheduler bounds a queue length by the counters region's ring
+ * size: a full input queue plus a full flight must read as valid, not as
+ * bad counters (a 1-entry ring made every chain with 2 waiting "bad").
+ */
+START_TEST(counters_region_bounds_the_queue_lengths)
+{
+	struct ch_sched_cfg cfg = { .nchains = 2, .qcap = 1000, .max_flight = 500 };
+	struct tcr_counters_snap snap;
+	struct tcr_region *r;
+	struct ch_sched *cs;
+	char cpath[160];
+
+	snprintf(cpath, sizeof(cpath), "%s/counters", dir);
+	cfg.counters_path = cpath;
+	cs = ch_sched_create(&cfg);
+	ck_assert_ptr_nonnull(cs);
+	r = tcr_region_attach(cpath, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_ge(r->geo.ring_size, 1500);
+	tcr_counters_queues(ch_sched_counters(cs, 1), 1500, 1000, 0);
+	ck_assert_int_eq(tcr_counters_snapshot(tcr_region_chain(r, 1), NULL, r->geo.ring_size,
+					       &snap), 0);
+	ck_assert_uint_eq(snap.in_qlen, 1500);
+	tcr_region_destroy(r);
+	ch_sched_destroy(cs);
+	unlink(cpath);
+}
+END_TEST
+
 START_TEST(deleted_chain_revokes_grants_after_last_descriptor)
 {
 	uint32_t hops[1] = { 0x1 };
@@ -745,6 +775,7 @@ int main(void)
 	tcase_add_test(tc, duplicate_index_fails_the_vnf);
 	tcase_add_test(tc, hung_vnf_fail_open_is_bypassed_then_restarts);
 	tcase_add_test(tc, early_end_flags_reach_the_chain_counters);
+	tcase_add_test(tc, counters_region_bounds_the_queue_lengths);
 	tcase_add_test(tc, deleted_chain_revokes_grants_after_last_descriptor);
 	tcase_add_test(tc, flow_table_is_granted_with_the_region);
 	tcase_add_test(tc, flow_dispatch_keeps_a_connection_on_one_thread);
