@@ -615,10 +615,16 @@ ev_tochain_vnfs() {
 		"vnf waf kind=waf threads=$threads rules=$EV_TOP/eval/rules/waf.conf"
 }
 ev_tochain_full() { # NAME IDX MODE HOPS_IN
-	local vnfs
+	local vnfs out=ids
 	vnfs=$(ev_tochain_vnfs "$1")
 	[ "${EV_FW_BESIDE:-0}" = 1 ] && vnfs=$(echo "$vnfs" | grep -v '^vnf fw ')
-	ev_tochain_up "$1" "$2" "$3" "$4" "hop=ids" "$vnfs" || return 1
+	if [ "$3" != none ]; then
+		# The CPU scheduler gates a VNF's threads for one chain's SLA;
+		# the responses' ids must not wait for the in chain's slots.
+		vnfs+=$'\n'"$(echo "$vnfs" | sed -n 's/^vnf ids /vnf idsout /p')"
+		out=idsout
+	fi
+	ev_tochain_up "$1" "$2" "$3" "$4" "hop=$out" "$vnfs" || return 1
 	EV_EXPECT[$1]="clean=200 clean64k=200 sqli=reset xss=reset traversal=reset rce=reset leak=reset"
 }
 

@@ -91,7 +91,8 @@ one_run() {
 	local -A v
 	local kv
 	for kv in ${res#EVRESULT }; do v[${kv%%=*}]=${kv#*=}; done
-	[ "${v[requests]}" -gt 0 ] || ev_die "$c $size: no response at all"
+	# a configuration that served nothing is a result too (recorded as 0)
+	[ "${v[requests]}" -gt 0 ] || ev_log "$c $size round $r: no response at all"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" \
 		"${v[requests]}" "$(awk -v d="${v[duration_us]}" 'BEGIN { printf "%.3f", d / 1e6 }')" \
 		"$(awk -v n="${v[requests]}" -v d="${v[duration_us]}" 'BEGIN { printf "%.1f", n * 1e6 / d }')" \
