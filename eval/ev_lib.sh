@@ -577,7 +577,13 @@ for v in json.load(sys.stdin)["vnfs"]:
 # VM: its namespace, cgroups, TOE, instances), then the daemons stop and
 # what a killed one would leave is removed.
 ev_tochain_down() {
-	local name=$1 dir=$EV_TMP/$1 c p
+	local name=$1 dir=$EV_TMP/$1 c p i
+	# the CPU scheduler first: it may hold VNF threads frozen, and a
+	# frozen process does not act on SIGTERM; on exit it thaws them
+	if [ -n "${EV_TD_SCHED[$name]:-}" ]; then
+		kill "${EV_TD_SCHED[$name]}" 2>/dev/null
+		for i in $(seq 30); do kill -0 "${EV_TD_SCHED[$name]}" 2>/dev/null || break; sleep 0.1; done
+	fi
 	if [ -S "${EV_TD_SOCK[$name]}" ]; then
 		for c in web-in web-out; do ev_sfc "$name" chain del "$c" >/dev/null 2>&1; done
 		ev_sfc "$name" vm del web >/dev/null 2>&1
@@ -587,7 +593,6 @@ ev_tochain_down() {
 		done
 	fi
 	for p in $(pgrep -f "tochaind --foreground --state-dir $dir/state"); do kill "$p"; done
-	[ -n "${EV_TD_SCHED[$name]:-}" ] && kill "${EV_TD_SCHED[$name]}" 2>/dev/null
 	sleep 0.3
 	pkill -9 -f "tochain-(vnf|toe) .*--region $dir/regions/" 2>/dev/null
 	pkill -9 -f "tochaind --foreground --state-dir $dir/state" 2>/dev/null

@@ -8,6 +8,7 @@
 #   eval/run.sh [--configs "direct plain trad tochain-null tochain ..."] [--sizes "1k 64k"]
 #               [--rounds 3] [--seconds 8] [--warmup 1] [--connections 32]
 #               [--threads 2] [--attack-every 25] [--out DIR] [--probe-only]
+#               [--perf "trad tochain"]
 #
 # DIR (default BUILD/bench/eval) gets runs.tsv, cpu.tsv, meta.txt and, at
 # exit, logs/ (the IDS proxies' denies and counters, nginx error logs
@@ -26,6 +27,7 @@ EV_BUILD=$(cd "$EV_BUILD" && pwd)
 
 configs="direct plain trad tochain-null tochain tochain-seq tochain-sync tochain-cfs" sizes="1k 64k" rounds=3 secs=8 warmup=1
 conns=32 threads=2 attack_every=25 out=$EV_BUILD/bench/eval probe_only=0
+perf_cfgs="trad tochain"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--configs) configs=$2; shift ;;
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
 	--attack-every) attack_every=$2; shift ;;
 	--out) out=$2; shift ;;
 	--probe-only) probe_only=1 ;;
+	--perf) perf_cfgs=$2; shift ;;
 	*) echo "usage: see the head of $0" >&2; exit 2 ;;
 	esac
 	shift
@@ -121,6 +124,34 @@ for ((r = 1; r <= rounds; r++)); do
 		for c in $configs; do one_run "$r" "$c" "$size" "$secs"; done
 	done
 done
+# perf_run CFG SIZE: one more load run of CFG under a system-wide perf
+# profile (cpu-clock, all CPUs); prints where the CPU time went, by
+# process and object, and as CPU-ms per request (DIR/perf-CFG.txt).
+perf_run() {
+	local c=$1 size=$2 data=$out/perf-$1.data rep=$out/perf-$1.txt log=$EV_TMP/wrk-perf-$1.log n
+	perf record -e cpu-clock -F 999 -a -g -o "$data" -- sleep "$secs" >/dev/null 2>&1 &
+	local pp=$!
+	ip netns exec "$EV_CLIENT_NS" wrk -t "$threads" -c "$conns" -d "${secs}s" --timeout 5s \
+		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
+		>"$log" 2>&1
+	wait "$pp" || { ev_log "perf record failed"; return 0; }
+	n=$(sed -n 's/^EVRESULT .*requests=\([0-9]*\).*/\1/p' "$log")
+	[ -n "$n" ] && [ "$n" -gt 0 ] || return 0
+	perf report -i "$data" --stdio --no-children -g none --show-nr-samples --sort comm,dso \
+		--percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' >"$rep.raw"
+	{
+		echo "perf profile of $c, $size, $n requests in ${secs}s (cpu-clock at 999 Hz, $(nproc) CPUs; swapper = idle):"
+		awk -v n="$n" '{ printf "  %7s  %7.4f CPU-ms/req  %-16s %s\n", $1, $2 / 999 * 1000 / n, $3, $4 }' "$rep.raw"
+	} >"$rep"
+	rm -f "$rep.raw" "$data"
+	cat "$rep"
+}
+if command -v perf >/dev/null && [ -n "$perf_cfgs" ]; then
+	for c in $perf_cfgs; do
+		case " $configs " in *" $c "*) perf_run "$c" "${sizes%% *}" ;; esac
+	done
+fi
+
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r), load average before the last run: $(cut -d' ' -f1-3 /proc/loadavg)"
