@@ -222,7 +222,9 @@ void td_vm_destroy(const struct td_config *cfg, struct td_vm *vm)
 		struct cg_group g = { .root = &cfg->cg };
 
 		snprintf(g.rel, sizeof(g.rel), "%s", vm->cgroup);
-		cg_destroy(&g);
+		/* the TOE just got SIGKILL: its group empties when it is gone */
+		for (int i = 0; i < 100 && cg_destroy(&g) == -EBUSY; i++)
+			usleep(10000);
 		/* The fabric's parent group goes with its last VM. */
 		snprintf(g.rel, sizeof(g.rel), "tochain/%s", cfg->fabric_ns);
 		if (cg_destroy(&g) == 0) {
