@@ -119,6 +119,20 @@ struct gl_sock {
 	uint32_t rseq, wseq;	/* bumped on read/write readiness changes (edge triggering) */
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 	bool dgram;		/* UDP: each rxq buffer is one datagram (struct srpc_dgram) */
+	/*
+	 * Shared after fork (toe/toe_int.h, ownership): a holder reads only
+	 * after TAKE made it the owner.  need_take: not (or no longer) the
+	 * owner; frozen_n/frozen_bytes: the head of rxq (and pre) received
+	 * before the fork, dropped if another holder claimed it first; fk: a
+	 * private copy of that data for the child (fk_mine), which becomes
+	 * @pre, a readable prefix, when the child's TAKE claims it.
+	 */
+	bool need_take, fk_mine;
+	bool take_posted;	/* poll posted a TAKE, its answer is on the way */
+	uint32_t frozen_n;
+	size_t frozen_bytes;
+	uint8_t *fk, *pre;
+	size_t fk_len, pre_len, pre_off;
 };
 
 #define GL_TX_BYTES	(128u << 10)	/* bytes in flight per socket towards the TOE, */
@@ -131,8 +145,12 @@ struct gl_sock {
 #define GL_CTRL_RESERVE	2
 
 struct gl_rt;
-/* Readiness of @s as poll(2) reports it (mu held). */
-short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s);
+/*
+ * Readiness of @s as poll(2) reports it (mu held).  A shared socket this
+ * process does not own is claimed (TAKE posted without waiting): it shows
+ * data once the TOE answered.
+ */
+short gl_sock_revents(struct gl_rt *rt, struct gl_sock *s);
 
 /* ---- the runtime ---- */
 struct gl_waiter;
@@ -144,6 +162,13 @@ struct gl_rt {
 	bool attached;
 	bool broken;		/* the channel failed: calls return ENETDOWN */
 	pid_t pid;		/* process the channel belongs to */
+	uint32_t chan_no, chan_epoch;	/* our channel (exec: we name ourselves heir) */
+	struct {		/* fork: the child's channel, attached by the parent */
+		bool ok;
+		int conn;
+		struct gl_wake wake;
+		uint32_t chan_no, chan_epoch;
+	} kid;
 	char *path;
 	struct tcr_region *r;
 	struct tcr_chan ch;
@@ -227,7 +252,12 @@ int gl_getname(struct gl_rt *rt, struct gl_sock *s, bool peer, struct sockaddr *
 int gl_new_fd(struct gl_rt *rt, struct gl_sock *s, bool cloexec);
 /* The fd @fd naming @s goes away (mu held). */
 void gl_sock_put(struct gl_rt *rt, struct gl_sock *s);
-/* After fork, in the child: a channel of our own, adopt inherited sockets. */
+/*
+ * fork (pthread_atfork): the parent attaches the child's channel and has
+ * the TOE give it every socket (FORK) before fork(); the child uses it.
+ */
+void gl_fork_prepare(void);
+void gl_fork_parent(void);
 void gl_after_fork_child(void);
 /* In a new image: adopt the sockets inherited across exec, drop the old channel. */
 void gl_after_exec(void);

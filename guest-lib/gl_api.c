@@ -69,7 +69,7 @@ __attribute__((constructor)) static void gl_init(void)
 		gl_rt.configured = gl_rt.path != NULL;
 		gl_rt.vm = gl_vm_is_dev(path);
 	}
-	pthread_atfork(gl_lock, gl_unlock, gl_after_fork_child);
+	pthread_atfork(gl_fork_prepare, gl_fork_parent, gl_after_fork_child);
 	if (gl_rt.configured)
 		gl_after_exec();
 }

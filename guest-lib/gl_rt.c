@@ -33,6 +33,7 @@ struct gl_rt gl_rt = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.conn = -1,
 	.wake = { .efd_mine = -1, .efd_host = -1, .vm = { .dev = -1 } },
+	.kid = { .conn = -1, .wake = { .efd_mine = -1, .efd_host = -1, .vm = { .dev = -1 } } },
 };
 
 struct gl_waiter {
@@ -147,6 +148,15 @@ static void done_add(struct gl_rt *rt, uint32_t idx)
 		done_flush(rt);
 }
 
+static void fork_data_free(struct gl_sock *s)
+{
+	free(s->fk);
+	free(s->pre);
+	s->fk = s->pre = NULL;
+	s->fk_len = s->pre_len = s->pre_off = 0;
+	s->fk_mine = false;
+}
+
 static void rxq_drop(struct gl_rt *rt, struct gl_sock *s)
 {
 	while (s->rx_n) {
@@ -156,6 +166,9 @@ static void rxq_drop(struct gl_rt *rt, struct gl_sock *s)
 	}
 	s->rx_bytes = 0;
 	s->rx_off = 0;
+	s->frozen_n = 0;
+	s->frozen_bytes = 0;
+	fork_data_free(s);
 }
 
 static void send_close(struct gl_rt *rt, uint32_t id);
@@ -172,6 +185,7 @@ void gl_sock_put(struct gl_rt *rt, struct gl_sock *s)
 	}
 	if (rt->by_id && rt->by_id[s->id & 0xffff] == s)
 		rt->by_id[s->id & 0xffff] = NULL;
+	fork_data_free(s);
 	free(s->rxq);
 	free(s);
 }
@@ -280,6 +294,8 @@ static int attach(struct gl_rt *rt)
 		return err == -EBUSY ? -ENOBUFS : -ENETDOWN;
 	}
 	rt->pid = getpid();
+	rt->chan_no = w.channel;
+	rt->chan_epoch = w.epoch;
 	rt->attached = true;
 	rt->broken = false;
 	return 0;
@@ -305,6 +321,54 @@ int gl_ensure(struct gl_rt *rt)
 
 /* ---- the pump ------------------------------------------------------------ */
 
+/*
+ * EV_OWNER: a = 0, another holder took the socket (read again only after
+ * TAKE); a = 1, we own it, and with b = 1 the data of the fork is ours:
+ * the parent keeps its frozen buffers, a child reads its copy.  Without
+ * b the frozen data went to another holder: drop it.
+ */
+static void owner_event(struct gl_rt *rt, struct gl_sock *s, const struct srpc_msg *m)
+{
+	if (m->a == 0) {
+		s->need_take = true;
+		s->take_posted = false;
+		return;
+	}
+	if (!s->need_take)
+		return;	/* a repeated TAKE's answer */
+	s->need_take = false;
+	s->take_posted = false;
+	if (m->b == 1 && s->fk_mine) {
+		free(s->pre);
+		s->pre = s->fk;
+		s->pre_len = s->fk_len;
+		s->pre_off = 0;
+		s->rx_bytes += s->fk_len;
+		s->fk = NULL;
+		s->fk_len = 0;
+	} else if (m->b != 1) {
+		/* another holder read the bytes received before the fork */
+		while (s->frozen_n && s->rx_n) {
+			done_add(rt, s->rxq[s->rx_head]);
+			s->rx_head = (s->rx_head + 1) % s->rx_cap;
+			s->rx_n--;
+			s->frozen_n--;
+		}
+		s->rx_off = 0;
+		s->rx_bytes = s->rx_bytes > s->frozen_bytes ? s->rx_bytes - s->frozen_bytes : 0;
+		free(s->pre);
+		s->pre = NULL;
+		s->pre_len = s->pre_off = 0;
+		done_flush(rt);
+	}
+	s->frozen_n = 0;
+	s->frozen_bytes = 0;
+	free(s->fk);
+	s->fk = NULL;
+	s->fk_len = 0;
+	s->fk_mine = false;
+}
+
 static void event(struct gl_rt *rt, const struct srpc_msg *m)
 {
 	struct gl_sock *s = by_id(rt, m->sock);
@@ -320,6 +384,9 @@ static void event(struct gl_rt *rt, const struct srpc_msg *m)
 		return;
 	}
 	switch (m->type) {
+	case SRPC_EV_OWNER:
+		owner_event(rt, s, m);
+		break;
 	case SRPC_EV_CONNECTED:
 		s->connecting = false;
 		s->connect_unseen = true;	/* the next connect() reports it */
@@ -620,6 +687,20 @@ static int call(struct gl_rt *rt, struct gl_waiter *w, enum srpc_type type, uint
 static void send_close(struct gl_rt *rt, uint32_t id)
 {
 	post(rt, NULL, SRPC_REQ_CLOSE, id, 0, 0, 0, NULL, 0);
+}
+
+/* Become the owner of shared @s before reading it (waits for the TOE's answer). */
+static int claim(struct gl_rt *rt, struct gl_sock *s)
+{
+	struct gl_waiter w = { 0 };
+	int ret;
+
+	if (!s->need_take)
+		return 0;
+	ret = call(rt, &w, SRPC_REQ_TAKE, s->id, 0, 0, 0, NULL, 0);
+	if (ret == 0)
+		s->need_take = false;	/* EV_OWNER came first and settled the data */
+	return ret;
 }
 
 /* ---- the calls -------------------------------------------------------------- */
@@ -1137,11 +1218,33 @@ ssize_t gl_recvv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, i
 
 	if (s->listening || (!s->connected && !s->connecting && !s->reset))
 		return -ENOTCONN;
+	if (s->need_take) {
+		int err = claim(rt, s);
+
+		if (err)
+			return err;
+	}
 	for (;;) {
 		int err;
 
 		gl_pump(rt);
-		/* copy what is queued */
+		/* first what a fork handed us (a copy), then what is queued */
+		if (s->pre && got < total) {
+			size_t k = s->pre_len - s->pre_off;
+
+			k = total - got < k ? total - got : k;
+			iov_scatter(iov, n, got, s->pre + s->pre_off, k);
+			got += k;
+			if (!peek) {
+				s->pre_off += k;
+				s->rx_bytes -= k;
+				if (s->pre_off == s->pre_len) {
+					free(s->pre);
+					s->pre = NULL;
+					s->pre_len = s->pre_off = 0;
+				}
+			}
+		}
 		uint32_t pos = s->rx_head, left = s->rx_n, off = s->rx_off;
 
 		while (got < total && left) {
@@ -1340,13 +1443,37 @@ int gl_getname(struct gl_rt *rt, struct gl_sock *s, bool peer, struct sockaddr *
 	return 0;
 }
 
-short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
+/* TAKE without waiting (poll): EV_OWNER settles it when pumped. */
+static bool claim_async(struct gl_rt *rt, struct gl_sock *s)
+{
+	struct srpc_msg m;
+	uint32_t idx;
+
+	if (++rt->tag == 0)
+		rt->tag = 1;
+	if (srpc_encode(&m, SRPC_REQ_TAKE, rt->tag, s->id, 0, 0, 0, NULL, 0) ||
+	    rt->nstash == 0)
+		return false;	/* no buffer now: the next look tries again */
+	idx = rt->stash[--rt->nstash];
+	memcpy(tcr_region_slot(rt->r, idx), &m, srpc_msg_size(&m));
+	submit(rt, idx, TCR_OP_CTRL, 0, (uint32_t)srpc_msg_size(&m));
+	return true;
+}
+
+short gl_sock_revents(struct gl_rt *rt, struct gl_sock *s)
 {
 	short ev = 0;
 	int freebufs;
+	size_t rx_bytes = s->rx_bytes;
 
 	if (rt->broken)	/* the TOE is gone: every call fails now, say so */
 		return POLLIN | POLLOUT | POLLERR | POLLHUP;
+	if (s->need_take && rt->attached) {
+		/* not ours to read yet: claim it; what we hold may go to another holder */
+		if (!s->take_posted)
+			s->take_posted = claim_async(rt, s);
+		rx_bytes = 0;
+	}
 
 	freebufs = tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]);
 	if (freebufs < 0)
@@ -1371,7 +1498,7 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 			ev |= POLLERR;
 		return ev;
 	}
-	if (s->rx_bytes || s->eof || s->shut_rd)
+	if (rx_bytes || s->eof || s->shut_rd)
 		ev |= POLLIN | POLLRDNORM;
 	if (s->eof || s->shut_rd)
 		ev |= POLLRDHUP;
@@ -1389,6 +1516,119 @@ short gl_sock_revents(struct gl_rt *rt, const struct gl_sock *s)
 }
 
 /* ---- fork ------------------------------------------------------------------- */
+
+static bool holds_sockets(const struct gl_rt *rt)
+{
+	for (uint32_t i = 0; i < 65536; i++)
+		if (rt->by_id[i])
+			return true;
+	return false;
+}
+
+/* Close our copies of the child's channel (after fork, or when it failed). */
+static void kid_close(struct gl_rt *rt)
+{
+	if (rt->kid.conn >= 0)
+		gl_real.close(rt->kid.conn);
+	gl_wake_close(&rt->kid.wake);	/* every fd in it is -1 or ours */
+	rt->kid.conn = -1;
+	rt->kid.ok = false;
+}
+
+/* Attach the child-to-be's channel into rt->kid; ours stays in use. */
+static int kid_attach(struct gl_rt *rt)
+{
+	struct gl_wake mine = rt->wake;
+	int conn = rt->conn, err;
+	struct srpc_welcome w = { 0 };
+
+	rt->conn = -1;
+	rt->wake.efd_mine = rt->wake.efd_host = -1;
+	rt->wake.vm.dev = rt->wake.vm.tfd = -1;
+	if (rt->vm) {
+		err = gl_vm_claim(rt, &w.channel, &w.epoch);
+	} else {
+		rt->wake.efd_mine = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		err = rt->wake.efd_mine < 0 ? -errno : handshake(rt, &w);
+	}
+	rt->kid.conn = rt->conn;
+	rt->kid.wake = rt->wake;
+	rt->kid.chan_no = w.channel;
+	rt->kid.chan_epoch = w.epoch;
+	rt->conn = conn;
+	rt->wake = mine;
+	if (err)
+		kid_close(rt);
+	return err;
+}
+
+/*
+ * The parent's half of a shared connected stream: it no longer reads it
+ * before TAKE, and keeps a copy of what it has received (fk) for the
+ * child, which gets it if its TAKE comes first (toe/toe_int.h).
+ */
+static void freeze(struct gl_rt *rt, struct gl_sock *s)
+{
+	size_t n = 0;
+
+	s->need_take = true;
+	s->take_posted = false;
+	s->frozen_n = s->rx_n;
+	s->frozen_bytes = s->rx_bytes;
+	free(s->fk);
+	s->fk = s->rx_bytes ? malloc(s->rx_bytes) : NULL;
+	s->fk_len = 0;
+	s->fk_mine = false;
+	if (!s->fk)
+		return;	/* nothing received (or no memory: the child starts without it) */
+	if (s->pre) {
+		n = s->pre_len - s->pre_off;
+		memcpy(s->fk, s->pre + s->pre_off, n);
+	}
+	for (uint32_t i = 0; i < s->rx_n; i++) {
+		uint32_t idx = s->rxq[(s->rx_head + i) % s->rx_cap];
+		uint32_t off = i == 0 ? s->rx_off : 0;
+		uint32_t len = rt->buf_len[idx] - off;
+
+		if (n + len > s->rx_bytes)
+			break;
+		memcpy(s->fk + n, tcr_region_slot(rt->r, idx) + rt->buf_off[idx] + off, len);
+		n += len;
+	}
+	s->fk_len = n;
+}
+
+void gl_fork_prepare(void)
+{
+	struct gl_rt *rt = &gl_rt;
+	struct gl_waiter w = { 0 };
+
+	gl_lock();
+	if (!rt->configured || !rt->attached || rt->broken || !rt->by_id || !holds_sockets(rt))
+		return;	/* the child attaches when it first needs to */
+	if (kid_attach(rt))
+		return;
+	/* answered once nothing of ours is between a kernel socket and our RX ring */
+	if (call(rt, &w, SRPC_REQ_FORK, 0, (int)rt->kid.chan_no, (int)rt->kid.chan_epoch, 0,
+		 NULL, 0)) {
+		kid_close(rt);
+		return;
+	}
+	gl_pump(rt);
+	rt->kid.ok = true;
+	for (uint32_t i = 0; i < 65536; i++) {
+		struct gl_sock *s = rt->by_id[i];
+
+		if (s && !s->dgram && !s->listening && s->connected && !s->need_take)
+			freeze(rt, s);
+	}
+}
+
+void gl_fork_parent(void)
+{
+	kid_close(&gl_rt);	/* the child holds its channel's connection now */
+	gl_unlock();
+}
 
 static void fork_reattach(struct gl_rt *rt);
 
@@ -1417,18 +1657,34 @@ static void fork_reattach(struct gl_rt *rt)
 		s->rx_n = s->rx_head = s->rx_off = 0;
 		s->rx_bytes = 0;
 		s->tx_inflight = 0;
+		s->frozen_n = 0;
+		s->frozen_bytes = 0;
+		free(s->pre);	/* the parent's; our share of it is in fk */
+		s->pre = NULL;
+		s->pre_len = s->pre_off = 0;
+		s->fk_mine = s->fk != NULL;
+		s->take_posted = false;
+		if (!s->dgram && !s->listening)
+			s->need_take = true;	/* read only after TAKE */
 	}
-	if (attach(rt)) {
+	if (!rt->kid.ok)
+		return;	/* nothing inherited: attach on the first call */
+	rt->conn = rt->kid.conn;
+	rt->wake = rt->kid.wake;
+	rt->kid.conn = -1;
+	rt->kid.ok = false;
+	rt->kid.wake.efd_mine = rt->kid.wake.efd_host = -1;	/* ours now */
+	rt->kid.wake.vm.dev = -1;
+	if (tcr_chan_attach(&rt->ch, rt->r, rt->kid.chan_no, 0)) {
+		detach(rt);
 		rt->broken = true;
 		return;
 	}
-	for (uint32_t i = 0; i < 65536; i++) {
-		struct gl_sock *s = rt->by_id[i];
-		struct gl_waiter w = { 0 };
-
-		if (s)
-			call(rt, &w, SRPC_REQ_ADOPT, s->id, 0, 0, 0, NULL, 0);
-	}
+	rt->pid = getpid();
+	rt->chan_no = rt->kid.chan_no;
+	rt->chan_epoch = rt->kid.chan_epoch;
+	rt->attached = true;
+	rt->broken = false;
 }
 
 /* ---- exec ------------------------------------------------------------------- */
@@ -1493,11 +1749,33 @@ static void adopt_inherited(struct gl_rt *rt, int fd, uint32_t id)
 	gl_fd_set(fd, s);
 }
 
+/*
+ * Name our new channel the heir of the old one, over the old channel's
+ * UNIX connection (only its holder can write it); then the TOE lets us
+ * ADOPT what it holds.  Inside a VM the old channel has no connection the
+ * TOE reads (a claim file): not done there.
+ */
+static void name_heir(struct gl_rt *rt, int old)
+{
+	struct srpc_heir h = { SRPC_HEIR_MAGIC, SRPC_VERSION, rt->chan_no, rt->chan_epoch };
+	struct timeval tv = { .tv_sec = 5 };
+	int32_t ret;
+	ssize_t n;
+
+	gl_real.setsockopt(old, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (gl_real.send(old, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h))
+		return;
+	do
+		n = gl_real.recv(old, &ret, sizeof(ret), 0);
+	while (n < 0 && errno == EINTR);
+}
+
 void gl_after_exec(void)
 {
 	struct gl_rt *rt = &gl_rt;
 	int old[16], nold = 0;
-	bool any = false;
+	struct { int fd; uint32_t id; } *ph = NULL;
+	size_t nph = 0, cap = 0;
 	struct dirent *e;
 	DIR *d;
 
@@ -1519,17 +1797,34 @@ void gl_after_exec(void)
 			continue;
 		target[n] = 0;
 		if (sscanf(target, "/memfd:tochain-sock-%u", &id) == 1) {
-			if (!any && gl_ensure(rt))
-				break;
-			any = true;
-			adopt_inherited(rt, fd, id);
+			if (nph == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				void *p = realloc(ph, nc * sizeof(*ph));
+
+				if (!p)
+					continue;
+				ph = p;
+				cap = nc;
+			}
+			ph[nph].fd = fd;
+			ph[nph].id = id;
+			nph++;
 		} else if (nold < 16 && (rt->vm ? gl_vm_is_old_conn(rt, fd) :
 				 !strncmp(target, "socket:", 7) && is_old_conn(rt, fd))) {
 			old[nold++] = fd;
 		}
 	}
-	gl_unlock();
 	closedir(d);
+	if (nph && gl_ensure(rt) == 0) {
+		if (!rt->vm)
+			for (int i = 0; i < nold; i++)
+				if (old[i] != rt->conn)
+					name_heir(rt, old[i]);
+		for (size_t i = 0; i < nph; i++)
+			adopt_inherited(rt, ph[i].fd, ph[i].id);
+	}
+	gl_unlock();
+	free(ph);
 	/* Only now may the old channel go: the sockets have a new reference. */
 	for (int i = 0; i < nold; i++)
 		if (!rt->attached || old[i] != rt->conn)

@@ -154,7 +154,7 @@ int srpc_decode_req(const void *buf, size_t len, struct srpc_req *out)
 		return -EPROTO;
 	if (m->type == 0 || m->type > SRPC_REQ_LAST)
 		return -EOPNOTSUPP;
-	if (m->type != SRPC_REQ_SOCKET && m->sock == 0)
+	if (m->type != SRPC_REQ_SOCKET && m->type != SRPC_REQ_FORK && m->sock == 0)
 		return -EBADF;
 
 	switch (m->type) {
@@ -171,6 +171,10 @@ int srpc_decode_req(const void *buf, size_t len, struct srpc_req *out)
 	case SRPC_REQ_BIND:
 	case SRPC_REQ_CONNECT:
 		return decode_addr(out);
+	case SRPC_REQ_FORK:
+		if (m->dlen || m->sock || m->a < 0)
+			return -EINVAL;
+		return 0;
 	case SRPC_REQ_SHUTDOWN:
 		if (m->a != SHUT_RD && m->a != SHUT_WR && m->a != SHUT_RDWR)
 			return -EINVAL;
@@ -211,6 +215,7 @@ const char *srpc_type_name(unsigned int type)
 		[SRPC_REQ_CLOSE] = "close", [SRPC_REQ_SETSOCKOPT] = "setsockopt",
 		[SRPC_REQ_GETSOCKOPT] = "getsockopt", [SRPC_REQ_GETSOCKNAME] = "getsockname",
 		[SRPC_REQ_GETPEERNAME] = "getpeername", [SRPC_REQ_ADOPT] = "adopt",
+		[SRPC_REQ_FORK] = "fork", [SRPC_REQ_TAKE] = "take",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
@@ -221,6 +226,7 @@ const char *srpc_type_name(unsigned int type)
 	case SRPC_EV_ACCEPTABLE: return "ev-acceptable";
 	case SRPC_EV_EOF: return "ev-eof";
 	case SRPC_EV_ERROR: return "ev-error";
+	case SRPC_EV_OWNER: return "ev-owner";
 	default: return "?";
 	}
 }

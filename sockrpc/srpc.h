@@ -64,8 +64,10 @@ enum srpc_type {
 	SRPC_REQ_GETSOCKOPT	= 9,	/* sock, a=level b=name c=optlen; data = value */
 	SRPC_REQ_GETSOCKNAME	= 10,	/* sock; data = sockaddr */
 	SRPC_REQ_GETPEERNAME	= 11,	/* sock; data = sockaddr */
-	SRPC_REQ_ADOPT		= 12,	/* sock: another process takes a reference; a=1: and its data (exec) */
-	SRPC_REQ_LAST		= SRPC_REQ_ADOPT,
+	SRPC_REQ_ADOPT		= 12,	/* sock, a=1 (exec): an heir takes a reference and the data */
+	SRPC_REQ_FORK		= 13,	/* sock 0, a=channel b=its epoch: it inherits our sockets */
+	SRPC_REQ_TAKE		= 14,	/* sock: a holder becomes its owner (EV_OWNER first) */
+	SRPC_REQ_LAST		= SRPC_REQ_TAKE,
 
 	/* response, TOE -> guest: tag of the request, a = result (>= 0 or -errno) */
 	SRPC_RESP		= 64,
@@ -75,7 +77,9 @@ enum srpc_type {
 	SRPC_EV_ACCEPTABLE	= 97,	/* sock, a = 1: a connection is waiting, 0: no longer */
 	SRPC_EV_EOF		= 98,	/* sock: the peer shut down its sending side */
 	SRPC_EV_ERROR		= 99,	/* sock, a = errno (ECONNRESET, EPIPE, ...) */
-	SRPC_EV_LAST		= SRPC_EV_ERROR,
+	SRPC_EV_OWNER		= 100,	/* sock, a = 1: you own it now, b = 1: and the data
+					   it had at the fork; a = 0: another holder took it */
+	SRPC_EV_LAST		= SRPC_EV_OWNER,
 };
 
 /* The wire format.  Only the first SRPC_HDR_SIZE + dlen bytes are sent. */
@@ -116,6 +120,21 @@ struct srpc_welcome {
 	__u32 magic;		/* SRPC_WELCOME_MAGIC */
 	__s32 status;		/* 0 or -errno (-EBUSY: no free channel) */
 	__u32 channel;		/* the channel to attach to */
+	__u32 epoch;		/* its epoch */
+};
+
+/*
+ * Exec: the new image names itself the heir of the old image's channel by
+ * sending a struct srpc_heir on the old channel's UNIX connection (which
+ * only the process holding it can write); the TOE answers with one __s32
+ * (0 or -errno).  Afterwards ADOPT(a=1) on the heir's channel may take
+ * any socket the old channel holds.
+ */
+#define SRPC_HEIR_MAGIC		0x52494854u	/* "THIR" */
+struct srpc_heir {
+	__u32 magic;		/* SRPC_HEIR_MAGIC */
+	__u32 version;		/* SRPC_VERSION */
+	__u32 channel;		/* the heir: the new image's channel */
 	__u32 epoch;		/* its epoch */
 };
 

@@ -175,6 +175,7 @@ struct toe *toe_create(const struct toe_params *p)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);	/* print the counters (dump_stats) */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	t->sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -319,6 +320,34 @@ static bool spin_for_work(struct toe *t)
 	return false;
 }
 
+/* SIGUSR1: one line of counters on stderr (tests check for leaked sockets). */
+static void dump_stats(const struct toe *t)
+{
+	uint32_t chans = 0;
+
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
+		chans += t->ch[ch].open;
+	fprintf(stderr, "tochain-toe[%s]: stats: channels_open=%u sockets_open=%llu "
+		"guests_attached=%llu guests_dropped=%llu bad_messages=%llu bytes_in=%llu "
+		"bytes_out=%llu\n", t->p.name, chans, (unsigned long long)t->st.socks_open,
+		(unsigned long long)t->st.guests_attached,
+		(unsigned long long)t->st.guests_dropped,
+		(unsigned long long)t->st.bad_messages, (unsigned long long)t->st.bytes_in,
+		(unsigned long long)t->st.bytes_out);
+}
+
+static void take_signals(struct toe *t)
+{
+	struct signalfd_siginfo si;
+
+	while (read(t->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			dump_stats(t);
+		else
+			t->stop = true;
+	}
+}
+
 int toe_run(struct toe *t)
 {
 	struct epoll_event evs[64];
@@ -359,10 +388,10 @@ int toe_run(struct toe *t)
 				toe_attach_guest(t, (int)idx);
 				break;
 			case EV_SIGNAL:
-				t->stop = true;
+				take_signals(t);
 				break;
 			case EV_CONN:
-				toe_chan_drop(t, idx, "guest process went away");
+				toe_conn_event(t, idx, evs[i].events);
 				break;
 			case EV_DOORBELL:
 				if (read(t->ch[idx].efd_in, &v, sizeof(v)) < 0) {
@@ -387,6 +416,8 @@ int toe_run(struct toe *t)
 			busy = true;
 		toe_stage_drain(t);
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+			if (t->ch[ch].fork_wait)
+				toe_fork_check(t, ch);
 			if (t->ch[ch].open && t->ch[ch].pend)
 				toe_flush_pending(t, ch);
 			if (t->ch[ch].overrun)

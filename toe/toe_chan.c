@@ -161,6 +161,9 @@ void toe_chan_drop(struct toe *t, uint32_t ch, const char *why)
 	c->npend = 0;
 	c->overrun = false;
 	c->capped = false;
+	c->fresh = false;
+	c->fork_wait = false;
+	c->has_heir = false;
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->conn, NULL);
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->efd_in, NULL);
 	close(c->conn);
@@ -233,6 +236,7 @@ drop:
 		tcr_pool_free(t->pool, &idx, 1);
 		return false;
 	}
+	c->fresh = false;	/* it acts for itself now: no FORK may name it */
 	err = srpc_decode_req(tcr_region_slot(t->r, idx) + d.off, d.len, &q);
 	toe_regrant(t, idx, 0);	/* the request was copied: the buffer is free again */
 	if (err == -EPROTO)
@@ -475,6 +479,9 @@ void toe_attach_guest(struct toe *t, int slot)
 	t->ch[ch].efd_out = efd_guest;
 	t->ch[ch].pend = NULL;
 	t->ch[ch].pend_tail = &t->ch[ch].pend;
+	t->ch[ch].fresh = true;
+	t->ch[ch].fork_wait = false;
+	t->ch[ch].has_heir = false;
 	t->st.guests_attached++;
 	toe_logf(t, "channel %u attached (pid %u)", ch, h.pid);
 	return;
@@ -490,4 +497,45 @@ out_efd:
 out_close:
 	close(efd_guest);
 	close(conn);
+}
+
+/*
+ * The guest's UNIX connection: hang-up means the process (every process
+ * holding it) went away; the only message it may carry is a struct
+ * srpc_heir (exec, toe_int.h), answered with one __s32.  Anything else
+ * costs the channel.
+ */
+void toe_conn_event(struct toe *t, uint32_t ch, uint32_t events)
+{
+	struct toe_chan *c = &t->ch[ch];
+	struct srpc_heir h;
+	int32_t ret = 0;
+	ssize_t n;
+
+	if (ch >= t->p.nchannels || !c->open)
+		return;
+	n = recv(c->conn, &h, sizeof(h), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))
+			toe_chan_drop(t, ch, "guest process went away");
+		return;
+	}
+	if (n <= 0) {
+		toe_chan_drop(t, ch, "guest process went away");
+		return;
+	}
+	if (n != (ssize_t)sizeof(h) || h.magic != SRPC_HEIR_MAGIC || h.version != SRPC_VERSION) {
+		toe_bad_guest(t, ch, "bad message on its connection");
+		return;
+	}
+	if (h.channel >= t->p.nchannels || h.channel == ch || !t->ch[h.channel].open ||
+	    t->ch[h.channel].epoch != h.epoch) {
+		ret = -ESRCH;
+	} else {
+		c->has_heir = true;
+		c->heir = h.channel;
+		c->heir_epoch = h.epoch;
+	}
+	if (send(c->conn, &ret, sizeof(ret), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(ret))
+		toe_bad_guest(t, ch, "does not read its connection");
 }

@@ -56,8 +56,8 @@ struct bufq {
 struct toe_sock {
 	uint32_t id;		/* 0: slot unused */
 	int fd;
-	uint64_t chans;		/* channels holding a reference */
-	uint32_t owner;		/* channel that receives data and responses */
+	uint64_t chans;		/* channels holding a reference (one per holding process) */
+	uint32_t owner;		/* the holder that receives data and EOF (ownership rules) */
 	uint32_t rx_inflight;	/* buffers towards or held by the guest */
 	uint32_t tx_off;	/* bytes of the txq head already written */
 	struct bufq txq;	/* outbound output queue towards the kernel */
@@ -70,6 +70,8 @@ struct toe_sock {
 	bool dgram;		/* UDP: one buffer per datagram (struct srpc_dgram) */
 	bool denied;		/* a chain denied it: reset, later data dropped */
 	bool eof_pending;	/* EOF seen, data before it still on its way */
+	bool parked;		/* forked: not read until a holder TAKEs it (ownership rules) */
+	bool fork_data;		/* the data its owner had at the fork is unclaimed */
 	uint32_t rx_queued;	/* inbound buffers not yet on the RX ring */
 	uint64_t rx_seq, tx_seq;	/* stream offsets (bytes read / submitted) */
 	uint32_t flow;		/* flow table entry or TCR_FLOW_NONE */
@@ -99,6 +101,11 @@ struct toe_chan {
 	uint32_t npend;		/* messages waiting for a pool buffer */
 	bool overrun;		/* too many: the guest does not consume RX; drop it */
 	bool capped;		/* holds chan_cap buffers: its sockets are not read */
+	bool fresh;		/* attached, no request taken yet: may be a FORK's child */
+	bool fork_wait;		/* a FORK waits for its sockets' data in flight */
+	uint32_t fork_tag;	/* its tag */
+	bool has_heir;		/* exec: srpc_heir received on conn */
+	uint32_t heir, heir_epoch;	/* the new image's channel and epoch */
 };
 
 struct toe {
@@ -162,6 +169,7 @@ void toe_flow_open(struct toe *t, struct toe_sock *s, const struct sockaddr_stor
 		   uint8_t state);
 void toe_flow_state(struct toe *t, struct toe_sock *s, uint8_t state);
 void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q);
+void toe_fork_check(struct toe *t, uint32_t ch);
 
 /* toe_chan.c: channels (one per guest process), messages to the guest, attaching */
 bool toe_chan_room(struct toe *t, uint32_t ch);
@@ -179,6 +187,7 @@ void toe_chan_kick(struct toe *t, uint32_t ch);
 void toe_hello_drop(struct toe *t, int i);
 void toe_accept_guest(struct toe *t);
 void toe_attach_guest(struct toe *t, int slot);
+void toe_conn_event(struct toe *t, uint32_t ch, uint32_t events);
 
 /* toe_stage.c: the per-direction stages and the chain stage between them */
 uint8_t *toe_item_data(struct toe *t, uint32_t idx);

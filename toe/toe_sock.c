@@ -84,7 +84,7 @@ void toe_sock_arm(struct toe *t, struct toe_sock *s)
 	} else if (s->connecting) {
 		want |= EPOLLOUT;
 	} else if (s->connected && !s->failed) {
-		if (!s->rd_eof && !s->closing && s->rx_inflight < t->p.rx_bound &&
+		if (!s->rd_eof && !s->closing && !s->parked && s->rx_inflight < t->p.rx_bound &&
 		    toe_chan_room(t, s->owner))
 			want |= EPOLLIN | EPOLLRDHUP;
 		if (s->txq.n)
@@ -156,8 +156,13 @@ void toe_sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 {
 	s->chans &= ~(1ull << ch);
 	if (s->chans) {
-		if (s->owner == ch)
+		if (s->owner == ch) {
+			/* a remaining holder receives from now on (a parked one waits for TAKE) */
 			s->owner = (uint32_t)__builtin_ctzll(s->chans);
+			if (!s->dgram && s->rd_eof && !s->eof_pending)
+				toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+			toe_sock_arm(t, s);
+		}
 		return;
 	}
 	if (s->tx_pending && !s->failed) {
@@ -372,7 +377,7 @@ void toe_sock_read(struct toe *t, struct toe_sock *s)
 		dgram_read(t, s);
 		return;
 	}
-	while (!s->rd_eof && !s->failed && s->rx_inflight < t->p.rx_bound &&
+	while (!s->rd_eof && !s->failed && !s->parked && s->rx_inflight < t->p.rx_bound &&
 	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && toe_chan_room(t, s->owner)) {
 		struct tcr_desc d = { 0 };
 		uint32_t idx;
@@ -531,6 +536,100 @@ void toe_flow_state(struct toe *t, struct toe_sock *s, uint8_t state)
 		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, state);
 }
 
+/* ---- ownership (rules: toe_int.h) ---------------------------------------- */
+
+/* ADOPT(a=1) from channel @ch: @id if a channel holding it named @ch its heir. */
+static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
+{
+	struct toe_sock *s = toe_sock_get(t, id);
+
+	if (!s || s->closing)
+		return NULL;
+	for (uint32_t o = 0; o < t->p.nchannels; o++) {
+		const struct toe_chan *c = &t->ch[o];
+
+		if (o != ch && (s->chans & (1ull << o)) && c->open && c->has_heir &&
+		    c->heir == ch && c->heir_epoch == t->ch[ch].epoch)
+			return s;
+	}
+	return NULL;
+}
+
+/* Holder @ch becomes the owner of @s: EV_OWNER to it (and to the old owner), resume reading. */
+static void take(struct toe *t, struct toe_sock *s, uint32_t ch)
+{
+	uint32_t old = s->owner;
+	struct srpc_msg m;
+
+	srpc_encode(&m, SRPC_EV_OWNER, 0, s->id, 1, s->fork_data, 0, NULL, 0);
+	s->fork_data = false;
+	s->parked = false;
+	s->owner = ch;
+	toe_send_msg(t, ch, &m);
+	if (old != ch && (s->chans & (1ull << old)))
+		toe_event_to(t, old, SRPC_EV_OWNER, s->id, 0);
+	/* an EOF the old owner got must reach the new one too */
+	if (!s->dgram && s->rd_eof && !s->eof_pending)
+		toe_event_to(t, ch, SRPC_EV_EOF, s->id, 0);
+	toe_sock_read(t, s);
+}
+
+/* Answer a pending FORK of channel @ch once none of its data is in flight. */
+void toe_fork_check(struct toe *t, uint32_t ch)
+{
+	struct toe_chan *c = &t->ch[ch];
+
+	if (!c->open || !c->fork_wait)
+		return;
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		const struct toe_sock *s = &t->socks[i];
+
+		if (s->id && s->parked && s->owner == ch && (s->rx_queued || s->eof_pending))
+			return;
+	}
+	c->fork_wait = false;
+	toe_respond(t, ch, c->fork_tag, 0, 0, 0, NULL, 0);
+}
+
+/*
+ * FORK on channel @ch (the parent) naming channel a / epoch b (the child,
+ * attached by the parent just before fork()).  The child must be fresh:
+ * a channel that made a request or already inherited is refused, so a
+ * process cannot push sockets into another process's channel.
+ */
+static void do_fork(struct toe *t, uint32_t ch, const struct srpc_req *q)
+{
+	const struct srpc_msg *m = &q->m;
+	uint32_t kid = (uint32_t)m->a;
+	struct toe_chan *k;
+
+	if (kid >= t->p.nchannels || kid == ch) {
+		toe_respond(t, ch, m->tag, 0, -EINVAL, 0, NULL, 0);
+		return;
+	}
+	k = &t->ch[kid];
+	if (!k->open || k->epoch != (uint32_t)m->b || !k->fresh) {
+		toe_respond(t, ch, m->tag, 0, -ESRCH, 0, NULL, 0);
+		return;
+	}
+	k->fresh = false;
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		struct toe_sock *s = &t->socks[i];
+
+		if (!s->id || !(s->chans & (1ull << ch)) || s->closing)
+			continue;
+		s->chans |= 1ull << kid;
+		if (s->owner == ch && !s->dgram && !s->listening && !s->failed && s->connected) {
+			s->parked = true;
+			s->fork_data = true;
+			toe_sock_arm(t, s);
+		}
+	}
+	t->ch[ch].fork_wait = true;
+	t->ch[ch].fork_tag = m->tag;
+	toe_fork_check(t, ch);
+}
+
 /* ---- requests --------------------------------------------------------------- */
 
 void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
@@ -541,14 +640,14 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 	struct toe_sock *s = NULL;
 	int ret = 0, fd;
 
+	if (m->type == SRPC_REQ_FORK) {
+		do_fork(t, ch, q);
+		return;
+	}
 	if (m->type != SRPC_REQ_SOCKET) {
 		s = toe_sock_of(t, ch, m->sock);
-		if (!s && m->type == SRPC_REQ_ADOPT) {
-			s = toe_sock_get(t, m->sock);
-			/* only sockets a sibling of this guest holds */
-			if (s && s->closing)
-				s = NULL;
-		}
+		if (!s && m->type == SRPC_REQ_ADOPT && m->a == 1)
+			s = heir_sock(t, ch, m->sock);
 		if (!s) {
 			toe_respond(t, ch, m->tag, m->sock, -EBADF, 0, NULL, 0);
 			return;
@@ -692,11 +791,12 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		return;
 	case SRPC_REQ_ADOPT:
 		s->chans |= 1ull << ch;
-		if (m->a == 1) {
-			/* exec: the new image is where the data must go */
-			s->owner = ch;
-			toe_sock_arm(t, s);
-		}
+		if (m->a == 1)	/* exec: the new image is where the data must go */
+			take(t, s, ch);
+		ret = 0;
+		break;
+	case SRPC_REQ_TAKE:
+		take(t, s, ch);
 		ret = 0;
 		break;
 	}
