@@ -37,6 +37,7 @@ struct guest {
 	struct tcr_chan ch;
 	int conn, efd_mine, efd_toe;
 	uint32_t tag;
+	uint32_t channel, epoch;
 };
 
 static void *run(void *arg)
@@ -107,6 +108,8 @@ static int attach(struct guest *g)
 	if (w.status)
 		return w.status;
 	memcpy(&g->efd_toe, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	g->channel = w.channel;
+	g->epoch = w.epoch;
 	ck_assert_int_eq(tcr_chan_attach(&g->ch, g->r, w.channel, 0), 0);
 	return 0;
 }
@@ -403,6 +406,150 @@ static uint32_t next_data(struct guest *g, struct tcr_desc *d)
 }
 
 /*
+ * Socket ownership (toe_int.h): a channel that never held a socket cannot
+ * reach it (ADOPT, TAKE, any call: EBADF); FORK names only a fresh
+ * channel, once; the forked connection is parked until the child TAKEs
+ * it, the parent's CLOSE does not close it, the TAKE says the fork's data
+ * is the child's, the bytes the peer sent meanwhile reach the child, and
+ * the child's going away closes the connection.  An heir named over a
+ * connection may ADOPT; an heir with a wrong epoch is refused.
+ */
+START_TEST(test_fork_ownership)
+{
+	struct guest p, k, x;
+	struct srpc_msg r;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct srpc_heir h = { SRPC_HEIR_MAGIC, SRPC_VERSION, 0, 0 };
+	struct tcr_desc d;
+	uint32_t lid, cid, idx;
+	int32_t hret;
+	char buf[8];
+	int c;
+
+	ck_assert_int_eq(attach(&p), 0);
+	ck_assert_int_eq(request(&p, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	lid = (uint32_t)r.a;
+	ck_assert_int_eq(request(&p, SRPC_REQ_BIND, lid, 0, 0, 0, &sin, sizeof(sin), &r), 0);
+	ck_assert_int_eq(request(&p, SRPC_REQ_LISTEN, lid, 5, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(request(&p, SRPC_REQ_GETSOCKNAME, lid, 0, 0, 0, NULL, 0, &r), 0);
+	memcpy(&sin, r.data, sizeof(sin));
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(next_msg(&p, &r), 0);
+	ck_assert_int_eq(r.type, SRPC_EV_ACCEPTABLE);
+	ck_assert_int_eq(request(&p, SRPC_REQ_ACCEPT, lid, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	cid = (uint32_t)r.a;
+
+	/* a stranger: never held it */
+	ck_assert_int_eq(attach(&x), 0);
+	ck_assert_int_eq(request(&x, SRPC_REQ_ADOPT, cid, 1, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	ck_assert_int_eq(request(&x, SRPC_REQ_ADOPT, cid, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	ck_assert_int_eq(request(&x, SRPC_REQ_TAKE, cid, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	ck_assert_int_eq(request(&x, SRPC_REQ_GETPEERNAME, cid, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	/* ... and not fresh any more: no FORK may name it */
+	ck_assert_int_eq(request(&p, SRPC_REQ_FORK, 0, (int)x.channel, (int)x.epoch, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -ESRCH);
+	ck_assert_int_eq(request(&p, SRPC_REQ_FORK, 0, (int)p.channel, (int)p.epoch, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EINVAL);
+	ck_assert_int_eq(request(&p, SRPC_REQ_FORK, 0, 99, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EINVAL);
+
+	/* the fork's child */
+	ck_assert_int_eq(attach(&k), 0);
+	ck_assert_int_eq(request(&p, SRPC_REQ_FORK, 0, (int)k.channel, (int)k.epoch + 1, 0, NULL, 0,
+				 &r), 0);
+	ck_assert_int_eq(r.a, -ESRCH);
+	ck_assert_int_eq(request(&p, SRPC_REQ_FORK, 0, (int)k.channel, (int)k.epoch, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_int_eq(request(&p, SRPC_REQ_FORK, 0, (int)k.channel, (int)k.epoch, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -ESRCH);	/* once */
+	/* parked: what the peer sends now reaches nobody yet; the parent closes its copy */
+	ck_assert_int_eq(write(c, "hello", 5), 5);
+	usleep(50000);
+	ck_assert_int_eq(request(&p, SRPC_REQ_CLOSE, cid, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_int_eq(tcr_ring_count(&p.ch.ring[TCR_CH_RX]), 0);
+	/* the child takes it: EV_OWNER (the fork's data is its), the answer, then the bytes */
+	{
+		struct srpc_msg m;
+
+		srpc_encode(&m, SRPC_REQ_TAKE, ++k.tag, cid, 0, 0, 0, NULL, 0);
+		put(&k, take(&k), TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+		ck_assert_int_eq(next_msg(&k, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_EV_OWNER);
+		ck_assert_int_eq(r.a, 1);
+		ck_assert_int_eq(r.b, 1);
+		ck_assert_int_eq(next_msg(&k, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_RESP);
+		ck_assert_int_eq(r.a, 0);
+	}
+	idx = next_data(&k, &d);
+	ck_assert_uint_eq(d.conn_id, cid);
+	ck_assert_uint_eq(d.len, 5);
+	ck_assert_int_eq(memcmp(tcr_region_slot(k.r, idx) + d.off, "hello", 5), 0);
+	tcr_ring_enqueue_burst(&k.ch.ring[TCR_CH_DONE], &idx, 1);
+	kick(&k);
+	/* a second TAKE: the fork's data was claimed already */
+	{
+		struct srpc_msg m;
+
+		srpc_encode(&m, SRPC_REQ_TAKE, ++k.tag, cid, 0, 0, 0, NULL, 0);
+		put(&k, take(&k), TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+		ck_assert_int_eq(next_msg(&k, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_EV_OWNER);
+		ck_assert_int_eq(r.b, 0);
+		ck_assert_int_eq(next_msg(&k, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_RESP);
+	}
+
+	/* exec: an heir named with a wrong epoch is refused; then the stranger is named */
+	h.channel = x.channel;
+	h.epoch = x.epoch + 1;
+	ck_assert_int_eq(send(k.conn, &h, sizeof(h), 0), sizeof(h));
+	ck_assert_int_eq(recv(k.conn, &hret, sizeof(hret), 0), sizeof(hret));
+	ck_assert_int_eq(hret, -ESRCH);
+	ck_assert_int_eq(request(&x, SRPC_REQ_ADOPT, cid, 1, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	h.epoch = x.epoch;
+	ck_assert_int_eq(send(k.conn, &h, sizeof(h), 0), sizeof(h));
+	ck_assert_int_eq(recv(k.conn, &hret, sizeof(hret), 0), sizeof(hret));
+	ck_assert_int_eq(hret, 0);
+	{
+		struct srpc_msg m;
+
+		srpc_encode(&m, SRPC_REQ_ADOPT, ++x.tag, cid, 1, 0, 0, NULL, 0);
+		put(&x, take(&x), TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+		ck_assert_int_eq(next_msg(&x, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_EV_OWNER);	/* the heir owns it */
+		ck_assert_int_eq(r.a, 1);
+		ck_assert_int_eq(next_msg(&x, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_RESP);
+		ck_assert_int_eq(r.a, 0);
+		ck_assert_int_eq(next_msg(&k, &r), 0);
+		ck_assert_int_eq(r.type, SRPC_EV_OWNER);	/* the old image no longer */
+		ck_assert_int_eq(r.a, 0);
+	}
+	/* the old image and the heir go away: the connection closes (the peer sees EOF) */
+	detach(&k);
+	ck_assert_int_eq(request(&x, SRPC_REQ_CLOSE, cid, 0, 0, 0, NULL, 0, &r), 0);
+	{
+		struct timeval tv = { .tv_sec = 2 };
+
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		ck_assert_int_eq(read(c, buf, sizeof(buf)), 0);
+	}
+	close(c);
+	detach(&x);
+	detach(&p);
+}
+END_TEST
+
+/*
  * UDP: datagrams with their addresses both ways; hostile headers (bad
  * length, family, address length, a buffer shorter than the header) drop
  * that datagram and nothing else; a datagram larger than a buffer
@@ -672,6 +819,7 @@ int main(void)
 	tcase_add_test(tc, test_data_and_flow_control);
 	tcase_add_test(tc, test_udp_datagrams);
 	tcase_add_test(tc, test_hoarding_guest);
+	tcase_add_test(tc, test_fork_ownership);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
