@@ -229,6 +229,7 @@ drop:
 		}
 		t->buf_sock[idx] = s->id;
 		s->tx_pending++;
+		s->tx_in += d.len;	/* ordered socket options wait for these bytes */
 		toe_bufq_push(t, &t->out_input, idx);	/* outbound input queue */
 		return true;
 	}

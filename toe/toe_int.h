@@ -48,6 +48,8 @@ enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO
 #define PEND_SLOW	64	/* queued messages: stop taking the channel's requests */
 #define PEND_MAX	4096	/* queued messages: the guest does not consume, drop it */
 
+#define TOE_OPTQ	4	/* ordered socket options waiting for earlier data */
+
 /* A FIFO of buffer indices linked through toe.buf_next (each buffer is in one queue at most). */
 struct bufq {
 	uint32_t head, tail, n;
@@ -71,6 +73,18 @@ struct toe_sock {
 	bool denied;		/* a chain denied it: reset, later data dropped */
 	bool eof_pending;	/* EOF seen, data before it still on its way */
 	bool parked;		/* forked: not read until a holder TAKEs it (ownership rules) */
+	/*
+	 * TCP_CORK/TCP_NODELAY apply after the bytes the guest queued before
+	 * them (nginx: cork, header, sendfile, uncork): tx_in counts stream
+	 * bytes taken from TX, tx_out bytes written to the kernel; an option
+	 * set while they differ waits in optq until tx_out reaches its @at.
+	 */
+	uint64_t tx_in, tx_out;
+	struct toe_sockopt {
+		int name, val;
+		uint64_t at;
+	} optq[TOE_OPTQ];
+	uint32_t optq_n;
 	bool fork_data;		/* the data its owner had at the fork is unclaimed */
 	uint32_t rx_queued;	/* inbound buffers not yet on the RX ring */
 	uint64_t rx_seq, tx_seq;	/* stream offsets (bytes read / submitted) */

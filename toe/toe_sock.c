@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -261,6 +262,51 @@ static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 	toe_sock_arm(t, s);
 }
 
+/* Apply the queued TCP options whose earlier bytes are now in the kernel. */
+static void opts_due(struct toe_sock *s)
+{
+	uint32_t k = 0;
+
+	while (k < s->optq_n && s->optq[k].at <= s->tx_out) {
+		setsockopt(s->fd, IPPROTO_TCP, s->optq[k].name, &s->optq[k].val, sizeof(int));
+		k++;
+	}
+	if (k) {
+		memmove(s->optq, s->optq + k, (s->optq_n - k) * sizeof(s->optq[0]));
+		s->optq_n -= k;
+	}
+}
+
+/*
+ * setsockopt of TCP_CORK or TCP_NODELAY: both decide when bytes already
+ * written go out, so they take effect where the guest set them in its
+ * stream, after the bytes it sent before (still in the TOE's queues or
+ * at an out chain).  Applied at once it would uncork before the response
+ * it was meant to push, whose pieces then wait for the peer's delayed
+ * ACK (Nagle): the 40 ms stall of nginx's tcp_nopush.  A full queue
+ * applies the oldest now.  The call is answered at once; an error of the
+ * deferred one is not reported (neither fails on a TCP socket).
+ */
+static int ordered_sockopt(struct toe_sock *s, const struct srpc_msg *m)
+{
+	int val;
+
+	if (s->dgram || m->a != IPPROTO_TCP || (m->b != TCP_CORK && m->b != TCP_NODELAY) ||
+	    m->dlen != sizeof(int) || (s->tx_out >= s->tx_in && !s->optq_n))
+		return 1;	/* not ordered, or nothing before it: now */
+	memcpy(&val, m->data, sizeof(val));
+	if (s->optq_n == TOE_OPTQ) {
+		setsockopt(s->fd, IPPROTO_TCP, s->optq[0].name, &s->optq[0].val, sizeof(int));
+		memmove(s->optq, s->optq + 1, (TOE_OPTQ - 1) * sizeof(s->optq[0]));
+		s->optq_n--;
+	}
+	s->optq[s->optq_n].name = m->b;
+	s->optq[s->optq_n].val = val;
+	s->optq[s->optq_n].at = s->tx_in;
+	s->optq_n++;
+	return 0;
+}
+
 void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 {
 	if (s->dgram) {
@@ -287,7 +333,10 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 				return;
 			}
 			s->tx_off += (uint32_t)n;
+			s->tx_out += (uint64_t)n;
 			t->st.bytes_out += (uint64_t)n;
+			if (s->optq_n)
+				opts_due(s);
 			if (s->tx_off < len)
 				break;
 		}
@@ -766,6 +815,10 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		toe_sock_unref(t, s, ch);
 		return;
 	case SRPC_REQ_SETSOCKOPT:
+		if (!ordered_sockopt(s, m)) {
+			ret = 0;
+			break;
+		}
 		ret = setsockopt(s->fd, m->a, m->b, m->data, m->dlen) ? -errno : 0;
 		break;
 	case SRPC_REQ_GETSOCKOPT: {
