@@ -6,7 +6,9 @@
 # stand-in VM behind the TOE; from a client namespace, 20 sequential and 8
 # concurrent fetches of a 1 MiB file (keep-alive off) must match its
 # sha256.  After each server is killed, the TOE's counters (SIGUSR1) must
-# show no channel and no socket left.
+# show no channel and no socket left.  A python server that forks only
+# after the request is in checks that those bytes reach whichever of
+# parent and child reads them.
 #
 # busybox must be dynamically linked (the runtime is a preload library):
 # Debian's busybox-static is not.  The test uses $TOCHAIN_BUSYBOX, a
@@ -123,6 +125,75 @@ ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 py=$!
 tc_on_exit "kill -9 $py"
 serve_and_check "python ForkingTCPServer" 8090 $py
+
+# The data a parent has already received when it forks goes to whichever
+# holder reads first: the server sleeps before forking (the request is in
+# by then), then either the child serves and the parent closes its copy,
+# or the child closes its copy at once and the parent serves.
+cat >$work/fork_echo.py <<'EOF'
+import hashlib, os, socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(8)
+n = 0
+def serve(c):
+    want = int.from_bytes(c.recv(8, socket.MSG_WAITALL), "big")
+    h, got = hashlib.sha256(), 0
+    while got < want:
+        b = c.recv(65536)
+        if not b:
+            break
+        h.update(b)
+        got += len(b)
+    c.sendall(h.hexdigest().encode())
+    c.close()
+while True:
+    c, _ = s.accept()
+    time.sleep(0.3)
+    pid = os.fork()
+    if pid == 0:
+        s.close()
+        if n % 2 == 0:
+            serve(c)
+        else:
+            c.close()
+        os._exit(0)
+    if n % 2 == 1:
+        serve(c)
+    else:
+        c.close()
+    os.waitpid(pid, 0)
+    n += 1
+EOF
+cat >$work/echo_client.py <<'EOF'
+import hashlib, os, socket, sys
+for i in range(6):
+    data = os.urandom(200 * 1024)
+    c = socket.create_connection(("10.79.9.2", int(sys.argv[1])), timeout=20)
+    c.sendall(len(data).to_bytes(8, "big") + data)
+    r = b""
+    while len(r) < 64:
+        b = c.recv(64 - len(r))
+        if not b:
+            break
+        r += b
+    c.close()
+    who = "child" if i % 2 == 0 else "parent"
+    if r.decode() != hashlib.sha256(data).hexdigest():
+        print("connection %d (%s serves): got %r" % (i, who, r[:64]))
+        sys.exit(1)
+print("6 requests in before the fork, served by child and parent in turn: sha256 ok")
+EOF
+ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+	python3 $work/fork_echo.py 8092 >$work/echo.log 2>&1 &
+echo_srv=$!
+tc_on_exit "kill -9 $echo_srv"
+tc_wait_port "$CL" 10.79.9.2 8092 20 || fail "echo: port did not open"
+ip netns exec "$CL" timeout 120 python3 $work/echo_client.py 8092 || fail "fork-time data lost"
+kill $echo_srv; wait $echo_srv 2>/dev/null || true
+ip netns pids "$GU" | xargs -r kill -9 2>/dev/null || true
+toe_idle || fail "echo: sockets or channels leaked in the TOE"
 
 bb=$(find_busybox || true)
 if [ -z "$bb" ]; then
