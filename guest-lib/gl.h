@@ -128,6 +128,7 @@ struct gl_sock {
 	 * @pre, a readable prefix, when the child's TAKE claims it.
 	 */
 	bool need_take, fk_mine;
+	bool frozen;		/* frozen_* and pre are the fork's: dropped unless claimed */
 	bool take_posted;	/* poll posted a TAKE, its answer is on the way */
 	uint32_t frozen_n;
 	size_t frozen_bytes;

@@ -166,6 +166,7 @@ static void rxq_drop(struct gl_rt *rt, struct gl_sock *s)
 	}
 	s->rx_bytes = 0;
 	s->rx_off = 0;
+	s->frozen = false;
 	s->frozen_n = 0;
 	s->frozen_bytes = 0;
 	fork_data_free(s);
@@ -346,7 +347,7 @@ static void owner_event(struct gl_rt *rt, struct gl_sock *s, const struct srpc_m
 		s->rx_bytes += s->fk_len;
 		s->fk = NULL;
 		s->fk_len = 0;
-	} else if (m->b != 1) {
+	} else if (m->b != 1 && s->frozen) {
 		/* another holder read the bytes received before the fork */
 		while (s->frozen_n && s->rx_n) {
 			done_add(rt, s->rxq[s->rx_head]);
@@ -361,6 +362,7 @@ static void owner_event(struct gl_rt *rt, struct gl_sock *s, const struct srpc_m
 		s->pre_len = s->pre_off = 0;
 		done_flush(rt);
 	}
+	s->frozen = false;
 	s->frozen_n = 0;
 	s->frozen_bytes = 0;
 	free(s->fk);
@@ -1573,6 +1575,7 @@ static void freeze(struct gl_rt *rt, struct gl_sock *s)
 
 	s->need_take = true;
 	s->take_posted = false;
+	s->frozen = true;
 	s->frozen_n = s->rx_n;
 	s->frozen_bytes = s->rx_bytes;
 	free(s->fk);
@@ -1657,6 +1660,7 @@ static void fork_reattach(struct gl_rt *rt)
 		s->rx_n = s->rx_head = s->rx_off = 0;
 		s->rx_bytes = 0;
 		s->tx_inflight = 0;
+		s->frozen = false;
 		s->frozen_n = 0;
 		s->frozen_bytes = 0;
 		free(s->pre);	/* the parent's; our share of it is in fk */

@@ -643,8 +643,8 @@ void toe_fork_check(struct toe *t, uint32_t ch)
 /*
  * FORK on channel @ch (the parent) naming channel a / epoch b (the child,
  * attached by the parent just before fork()).  The child must be fresh:
- * a channel that made a request or already inherited is refused, so a
- * process cannot push sockets into another process's channel.
+ * a channel that made a request of its own or already inherited is
+ * refused, so sockets cannot be pushed into a channel that is in use.
  */
 static void do_fork(struct toe *t, uint32_t ch, const struct srpc_req *q)
 {
