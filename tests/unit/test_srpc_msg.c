@@ -189,6 +189,38 @@ START_TEST(test_shutdown_how)
 }
 END_TEST
 
+/* FORK names no socket (sock 0), a channel >= 0, no data; TAKE/ADOPT need a socket. */
+START_TEST(test_fork_take)
+{
+	struct srpc_msg m, out;
+	struct srpc_req r;
+
+	srpc_encode(&m, SRPC_REQ_FORK, 1, 0, 3, 7, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	ck_assert_int_eq(r.m.a, 3);
+	ck_assert_int_eq(r.m.b, 7);
+	srpc_encode(&m, SRPC_REQ_FORK, 1, 5, 3, 7, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_FORK, 1, 0, -1, 7, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_FORK, 1, 0, 3, 7, 0, "x", 1);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_TAKE, 1, 0, 0, 0, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EBADF);
+	srpc_encode(&m, SRPC_REQ_TAKE, 1, 9, 0, 0, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	srpc_encode(&m, SRPC_REQ_ADOPT, 1, 0, 1, 0, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EBADF);
+	srpc_encode(&m, SRPC_REQ_TAKE + 1, 1, 9, 0, 0, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EOPNOTSUPP);
+	/* the guest accepts EV_OWNER as an event */
+	srpc_encode(&m, SRPC_EV_OWNER, 0, 9, 1, 1, 0, NULL, 0);
+	ck_assert_int_eq(srpc_decode_msg(&m, srpc_msg_size(&m), &out), 0);
+	ck_assert_str_eq(srpc_type_name(SRPC_REQ_FORK), "fork");
+	ck_assert_str_eq(srpc_type_name(SRPC_EV_OWNER), "ev-owner");
+}
+END_TEST
+
 START_TEST(test_guest_decoder)
 {
 	struct srpc_msg m, out;
@@ -250,6 +282,7 @@ int main(void)
 	tcase_add_test(tc, test_addresses);
 	tcase_add_test(tc, test_sockopts);
 	tcase_add_test(tc, test_shutdown_how);
+	tcase_add_test(tc, test_fork_take);
 	tcase_add_test(tc, test_guest_decoder);
 	tcase_add_test(tc, test_random_garbage);
 	suite_add_tcase(s, tc);

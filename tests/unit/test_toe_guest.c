@@ -534,8 +534,17 @@ START_TEST(test_fork_ownership)
 		ck_assert_int_eq(r.type, SRPC_EV_OWNER);	/* the old image no longer */
 		ck_assert_int_eq(r.a, 0);
 	}
-	/* the old image and the heir go away: the connection closes (the peer sees EOF) */
+	/* the old image dies: the heir's connection lives on and gets the peer's bytes */
 	detach(&k);
+	usleep(50000);
+	ck_assert_int_eq(write(c, "bye", 3), 3);
+	idx = next_data(&x, &d);
+	ck_assert_uint_eq(d.conn_id, cid);
+	ck_assert_uint_eq(d.len, 3);
+	ck_assert_int_eq(memcmp(tcr_region_slot(x.r, idx) + d.off, "bye", 3), 0);
+	tcr_ring_enqueue_burst(&x.ch.ring[TCR_CH_DONE], &idx, 1);
+	kick(&x);
+	/* the last holder closes it: the peer sees EOF */
 	ck_assert_int_eq(request(&x, SRPC_REQ_CLOSE, cid, 0, 0, 0, NULL, 0, &r), 0);
 	{
 		struct timeval tv = { .tv_sec = 2 };
