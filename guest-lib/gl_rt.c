@@ -1220,15 +1220,15 @@ ssize_t gl_recvv(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, i
 
 	if (s->listening || (!s->connected && !s->connecting && !s->reset))
 		return -ENOTCONN;
-	if (s->need_take) {
-		int err = claim(rt, s);
-
-		if (err)
-			return err;
-	}
 	for (;;) {
 		int err;
 
+		/* shared after a fork (maybe by another thread while we slept): own it first */
+		if (s->need_take) {
+			err = claim(rt, s);
+			if (err)
+				return got ? (ssize_t)got : err;
+		}
 		gl_pump(rt);
 		/* first what a fork handed us (a copy), then what is queued */
 		if (s->pre && got < total) {
@@ -1629,7 +1629,11 @@ void gl_fork_prepare(void)
 
 void gl_fork_parent(void)
 {
-	kid_close(&gl_rt);	/* the child holds its channel's connection now */
+	struct gl_rt *rt = &gl_rt;
+
+	if (rt->kid.ok && rt->sleepers)
+		gl_wake_sleepers(rt);	/* our other threads' sockets need TAKE now */
+	kid_close(rt);	/* the child holds its channel's connection now */
 	gl_unlock();
 }
 

@@ -195,6 +195,48 @@ kill $echo_srv; wait $echo_srv 2>/dev/null || true
 ip netns pids "$GU" | xargs -r kill -9 2>/dev/null || true
 toe_idle || fail "echo: sockets or channels leaked in the TOE"
 
+# A thread blocked in recv while another thread forks (a subprocess, say)
+# must still get the bytes that arrive afterwards (its socket was parked by
+# the fork: the thread claims it again).
+cat >$work/thread_fork.py <<'EOF'
+import os, socket, sys, threading, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(1)
+c, _ = s.accept()
+def reader():
+    c.sendall(c.recv(16))
+t = threading.Thread(target=reader)
+t.start()
+time.sleep(0.3)
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+t.join()
+EOF
+ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+	python3 $work/thread_fork.py 8093 >$work/thread.log 2>&1 &
+thr_srv=$!
+tc_on_exit "kill -9 $thr_srv"
+sleep 0.5
+got=$(ip netns exec "$CL" timeout 20 python3 -c '
+import socket, sys, time
+for i in range(100):
+    try:
+        c = socket.create_connection(("10.79.9.2", 8093), timeout=10)
+        break
+    except OSError:
+        time.sleep(0.1)
+time.sleep(1)
+c.sendall(b"ping")
+print(c.recv(16).decode())') || true
+[ "$got" = ping ] || fail "a thread blocked in recv across another thread's fork got '$got'"
+wait $thr_srv 2>/dev/null || true
+echo "recv blocked across another thread's fork: ok"
+toe_idle || fail "thread: sockets or channels leaked in the TOE"
+
 bb=$(find_busybox || true)
 if [ -z "$bb" ]; then
 	echo "SKIP: no dynamically linked busybox (busybox httpd part not run)"
