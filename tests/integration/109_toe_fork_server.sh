@@ -8,7 +8,8 @@
 # sha256.  After each server is killed, the TOE's counters (SIGUSR1) must
 # show no channel and no socket left.  A python server that forks only
 # after the request is in checks that those bytes reach whichever of
-# parent and child reads them.
+# parent and child reads them, and one whose thread sits in recv while
+# another thread forks checks that the thread still gets its bytes.
 #
 # busybox must be dynamically linked (the runtime is a preload library):
 # Debian's busybox-static is not.  The test uses $TOCHAIN_BUSYBOX, a
