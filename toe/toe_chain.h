@@ -8,8 +8,10 @@
  *   R.flows     the flow table (chain/ch_flow.h), granted read-only to VNFs
  *   R.out       host-only data region: the TOE's private copy of each
  *               outbound payload, so that what the VNFs approve is byte
- *               for byte what is sent (DESIGN section 3, TOCTOU)
- *   R.vnf-NAME  each VNF's region (ch_sched_vnf_add)
+ *               for byte what is sent (DESIGN section 3, TOCTOU);
+ *               header name "<name>.out"
+ *   R.vnf-NAME  each VNF's region (ch_sched_vnf_add); header name
+ *               "<name>.vnf-NAME" (toe_chain_region_name)
  * all removed by toe_chain_destroy().  Data region ids in descriptors:
  * 0 = the guest region R (inbound payload), 1 = R.out (outbound copies).
  *

@@ -33,7 +33,9 @@
 #define VNF_SPIN_NS	100000ull	/* poll this long after the last packet */
 #define VNF_NAP_MS	100	/* longest sleep: staleness is checked after */
 #define VNF_GUEST_NAP_MIN_US	50	/* guest mode: first nap when idle ... */
-#define VNF_GUEST_NAP_MAX_US	1000	/* ... doubling up to this */
+#define VNF_GUEST_NAP_MAX_US	1000	/* ... doubling up to this ... */
+#define VNF_GUEST_DEEP_MS	1000	/* ... and, idle this long, ... */
+#define VNF_GUEST_NAP_DEEP_US	10000	/* ... up to this */
 #define VNF_GUEST_RETRY_MS	100	/* guest mode: a grant's device missing: retry */
 
 struct vnf_thread {
@@ -52,6 +54,7 @@ struct vnf_thread {
 	char gname[VNF_REGION_CHAINS][TCR_NAME_MAX];	/* granted, not mapped yet */
 	uint64_t gretry_ms[VNF_REGION_CHAINS];
 	uint32_t nap_us;		/* current back-off nap */
+	uint64_t idle_ms;		/* first nap since the last work; 0: busy */
 };
 
 static uint64_t mono_ms(void)
@@ -460,15 +463,19 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			unsigned int k = take(t, idx, (unsigned int)n, pkts);
 
 			t->nap_us = 0;
+			t->idle_ms = 0;
 			if (k)
 				return (int)k;
 			spins = 0;
 			continue;
 		}
-		/* Poll for a while (yielding now and then: cores may be shared). */
+		/*
+		 * Poll for a while (yielding now and then: cores may be shared);
+		 * not again in guest mode once it naps (idle for a while).
+		 */
 		if (!spins++)
 			idle_since = mono_ns();
-		if (mono_ns() - idle_since < VNF_SPIN_NS) {
+		if (mono_ns() - idle_since < VNF_SPIN_NS && !(t->guest && t->idle_ms)) {
 			if (spins % 64)
 				tc_cpu_relax();
 			else
@@ -481,13 +488,22 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			 * never announce a sleep (the scheduler would skip the
 			 * bump it cannot deliver anyway).  Poll, backing off
 			 * while idle; work resets the nap, and the spin phase
-			 * stays over until then.
+			 * stays over until then.  Each wake-up costs the VM
+			 * (under TCG ~0.2 ms of host CPU): after a second
+			 * without work the naps grow further.
 			 */
+			uint64_t now = mono_ms();
+			uint32_t cap = VNF_GUEST_NAP_MAX_US;
+
 			if (device_gone(t->r))
 				return -ENODEV;
+			if (!t->idle_ms)
+				t->idle_ms = now;
+			else if (now - t->idle_ms >= VNF_GUEST_DEEP_MS)
+				cap = VNF_GUEST_NAP_DEEP_US;
 			t->nap_us = t->nap_us ? t->nap_us * 2 : VNF_GUEST_NAP_MIN_US;
-			if (t->nap_us > VNF_GUEST_NAP_MAX_US)
-				t->nap_us = VNF_GUEST_NAP_MAX_US;
+			if (t->nap_us > cap)
+				t->nap_us = cap;
 			nap_us(t->nap_us);
 		} else {
 			/* Announce the sleep, re-check, then sleep on cons_seq (F1/F2 in ring.c). */
