@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,24 @@ struct agent {
 
 static volatile int child_stop;
 
+/*
+ * The agent probes devices (maps their headers): one unplugged under the
+ * probe raises SIGBUS (the driver zaps the mapping).  The agent must not
+ * die of it: the probe runs with this jump point armed.  What the probe
+ * had mapped or opened then stays (a fd and a mapping of a device that
+ * is gone; only when an unplug hits that window of a few microseconds).
+ */
+static sigjmp_buf probe_jmp;
+static volatile sig_atomic_t probing;
+
+static void on_sigbus(int sig)
+{
+	if (probing)
+		siglongjmp(probe_jmp, 1);
+	signal(sig, SIG_DFL);	/* not ours: die of it as we would have */
+	raise(sig);
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -67,9 +86,16 @@ bool vnf_agent_servable(const char *path, const char *name)
 
 	if (fnmatch("*.vnf-*", name, 0) || !tcr_name_valid(name))
 		return false;
+	if (sigsetjmp(probe_jmp, 1)) {
+		probing = 0;
+		return false;	/* SIGBUS: unplugged while probed */
+	}
+	probing = 1;
 	r = tcr_region_attach(path, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+	probing = 0;
 	if (!r)
 		return false;
+	/* the handle holds a private copy of the validated header */
 	ok = r->geo.kind == TCR_KIND_HOST && strcmp(r->name, name) == 0 &&
 	     r->geo.nchannels > 0 && r->geo.nchannels <= VNF_MAX_THREADS;
 	tcr_region_destroy(r);
@@ -86,6 +112,7 @@ static void child_main(struct agent *a, const char *path, const char *name, pid_
 	/* Not outliving the agent: SIGTERM when it dies (checked for a race). */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != agent)
 		_exit(CHILD_OK);
+	signal(SIGBUS, SIG_DFL);	/* a child dies of an unplug: the agent reaps it */
 	co.region = path;
 	if (a->o->stats_path) {
 		snprintf(stats, sizeof(stats), "%s.%s", a->o->stats_path, name);
@@ -236,10 +263,14 @@ int vnf_agent(struct vnf_engines *es, const struct vnf_serve_opts *o)
 	char err[512];
 	sigset_t set;
 
+	struct sigaction sa = { .sa_handler = on_sigbus };
+
 	if (!a)
 		return -ENOMEM;
 	a->es = es;
 	a->o = o;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
