@@ -494,7 +494,8 @@ int vnf_main(int argc, char **argv)
 		return 3;
 	}
 	if (r) {
-		fprintf(stderr, "tochain-vnf: %s\n", strerror(-r));
+		fprintf(stderr, "tochain-vnf: %s: %s\n", so.region ? so.region : so.dev_dir,
+			strerror(-r));
 		return 1;
 	}
 	return 0;
