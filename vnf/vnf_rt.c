@@ -489,11 +489,13 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			 * bump it cannot deliver anyway).  Poll, backing off
 			 * while idle; work resets the nap, and the spin phase
 			 * stays over until then.  Each wake-up costs the VM
-			 * (under TCG ~0.2 ms of host CPU): after a second
+			 * (under TCG about 1 ms of host CPU): after a second
 			 * without work the naps grow further.
 			 */
 			uint64_t now = mono_ms();
-			uint32_t cap = VNF_GUEST_NAP_MAX_US;
+			uint32_t cap = VNF_GUEST_NAP_MAX_US, us;
+			int64_t left = timeout_ms < 0 ? VNF_NAP_MS :
+				       (int64_t)timeout_ms - (int64_t)(now - start);
 
 			if (device_gone(t->r))
 				return -ENODEV;
@@ -504,7 +506,10 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			t->nap_us = t->nap_us ? t->nap_us * 2 : VNF_GUEST_NAP_MIN_US;
 			if (t->nap_us > cap)
 				t->nap_us = cap;
-			nap_us(t->nap_us);
+			us = left * 1000 < t->nap_us ? (uint32_t)(left > 0 ? left * 1000 : 0) :
+						       t->nap_us;
+			if (us)
+				nap_us(us);
 		} else {
 			/* Announce the sleep, re-check, then sleep on cons_seq (F1/F2 in ring.c). */
 			uint32_t seq = tcr_ring_cons_wait_prepare(rx);
