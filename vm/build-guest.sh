@@ -2,7 +2,7 @@
 # Builds the test guest: a kernel and an initramfs holding busybox,
 # tochain_ivshmem.ko and ivshmem-guest-test, for the guest driver tests.
 #
-#   vm/build-guest.sh BUILD_DIR [--runtime]
+#   vm/build-guest.sh BUILD_DIR [--runtime | --vnf]
 #
 # --runtime: the guest of the runtime tests (704..): the same initramfs
 # plus a second archive with the guest runtime (tochain-run,
@@ -12,10 +12,12 @@
 # Debian's python3 with the modules of http.server (vm/guest-pymods.py),
 # the shared libraries they need, and vm/rt-init.sh as /init.  Writes
 # BUILD_DIR/vm/guest-rt/{kernel,initramfs.cpio}; a test may append one
-# more archive (newc) with /guest.sh and data.  Also
-# BUILD_DIR/vm/guest-rt/initramfs-vnf.cpio: the same plus tochain-vnf
-# and its libraries (a VNF inside a guest, tochain-vnf --guest), for a
-# guest of 384 MiB or more.
+# more archive (newc) with /guest.sh and data.
+#
+# --vnf: the runtime guest plus tochain-vnf and its libraries (a VNF
+# inside a guest, tochain-vnf --guest), for a guest of 384 MiB or more:
+# BUILD_DIR/vm/guest-vnf/{kernel,initramfs.cpio}, built with the runtime
+# guest (--runtime builds both); prints that directory.
 #
 # Needs BUILD_DIR/guest-drivers/tochain_ivshmem.ko and
 # BUILD_DIR/vm/ivshmem-guest-test (make builds both).  Writes
@@ -29,9 +31,14 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:?usage: build-guest.sh BUILD_DIR [--runtime]}" && pwd)
-runtime=
-[ "${2:-}" = --runtime ] && runtime=1
+build=$(cd "${1:?usage: build-guest.sh BUILD_DIR [--runtime | --vnf]}" && pwd)
+runtime= vnfimg=
+case ${2:-} in
+--runtime) runtime=1 ;;
+--vnf) runtime=1 vnfimg=1 ;;
+'') ;;
+*) echo "usage: build-guest.sh BUILD_DIR [--runtime | --vnf]" >&2; exit 2 ;;
+esac
 ko=$build/guest-drivers/tochain_ivshmem.ko
 prog=$build/vm/ivshmem-guest-test
 out=$build/vm/guest
@@ -130,15 +137,18 @@ ldd "$bbdyn" >/dev/null 2>&1 || { echo "build-guest: $bbdyn is not dynamically l
 py=
 [ -x /usr/bin/python3 ] && py=$(readlink -f /usr/bin/python3)	# Debian's, not a pyenv's
 rout=$build/vm/guest-rt
+vout=$build/vm/guest-vnf
+res=$rout
+[ -z "$vnfimg" ] || res=$vout
 rkey=$( { cat "$out/key"; sha256sum "$run" "$so" "$vnf" "$bbdyn" "$top/vm/rt-init.sh" \
 	"$top/vm/guest-pymods.py" ${py:+"$py"} | cut -d' ' -f1; } |
 	sha256sum | cut -d' ' -f1)
 if [ -f "$rout/key" ] && [ "$(cat "$rout/key")" = "$rkey" ] && [ -f "$rout/initramfs.cpio" ] &&
-	[ -f "$rout/initramfs-vnf.cpio" ]; then
-	echo "$rout"
+	[ -f "$vout/key" ] && [ "$(cat "$vout/key")" = "$rkey" ] && [ -f "$vout/initramfs.cpio" ]; then
+	echo "$res"
 	exit 0
 fi
-mkdir -p "$rout"
+mkdir -p "$rout" "$vout"
 rtmp=$(mktemp -d "$rout/.root.XXXXXX")
 trap 'rm -rf "$rtmp" "$rtmp.vnf"' EXIT
 mkdir -p "$rtmp"/{bin,usr/bin,usr/lib,etc,www}
@@ -178,7 +188,7 @@ cat "$out/initramfs.cpio" "$rout/rt.cpio" >"$rout/initramfs.cpio.tmp"
 mv "$rout/initramfs.cpio.tmp" "$rout/initramfs.cpio"
 # The VNF guest: tochain-vnf and the libraries it adds (the engines of
 # its kinds: modsecurity, libxml2, ICU, Hyperscan ...: 68 MB) as one more
-# archive, in initramfs-vnf.cpio only.  The initramfs is unpacked into a
+# archive, in guest-vnf/ only.  The initramfs is unpacked into a
 # tmpfs capped at about 45% of the guest's RAM (92 MB with 256 MiB):
 # with these it holds 86 MB, so a VNF guest needs -m 384 or more, and the
 # other runtime tests keep their small image.  (Compressing the archive
@@ -195,9 +205,11 @@ ldd "$vnf" | awk '/=> \// { print $3 }' | sort -u | while read -r lib; do
 done
 (cd "$vtmp" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$rout/vnf.cpio"
 rm -rf "$vtmp"
-cat "$rout/initramfs.cpio" "$rout/vnf.cpio" >"$rout/initramfs-vnf.cpio.tmp"
-mv "$rout/initramfs-vnf.cpio.tmp" "$rout/initramfs-vnf.cpio"
-rm -f "$rout/rt.cpio" "$rout/vnf.cpio"
+cat "$rout/initramfs.cpio" "$rout/vnf.cpio" >"$vout/initramfs.cpio.tmp"
+mv "$vout/initramfs.cpio.tmp" "$vout/initramfs.cpio"
+rm -f "$rout/rt.cpio" "$rout/vnf.cpio" "$rout/initramfs-vnf.cpio"
 ln -sf "$kernel" "$rout/kernel"
+ln -sf "$kernel" "$vout/kernel"
 echo "$rkey" >"$rout/key"
-echo "$rout"
+echo "$rkey" >"$vout/key"
+echo "$res"

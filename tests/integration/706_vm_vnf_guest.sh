@@ -42,7 +42,7 @@ for f in bin/tochain-toe bin/tochain-vnf bin/tochain-run lib/libtochain-preload.
 	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
 	[ -e "$build/$f" ] || { echo "FAIL: $build/$f missing (make)"; exit 1; }
 done
-guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/vm/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
 
 tt_setup 706
 name=vm706
@@ -75,8 +75,8 @@ EOF
 chmod 755 "$work/extra/guest.sh"
 mkdir -p "$work/guest"
 (cd "$work/extra" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$work/extra.cpio"
-cat "$guest_rt/initramfs-vnf.cpio" "$work/extra.cpio" >"$work/guest/initramfs.cpio"
-ln -s "$(readlink -f "$guest_rt/kernel")" "$work/guest/kernel"
+cat "$guest_vnf/initramfs.cpio" "$work/extra.cpio" >"$work/guest/initramfs.cpio"
+ln -s "$(readlink -f "$guest_vnf/kernel")" "$work/guest/kernel"
 
 # PCI BARs are powers of two: grow each file (the region library accepts
 # a file longer than its header's region_size), as tochaind does.
@@ -112,7 +112,7 @@ lat() {
 }
 lat0=$(lat)
 
-# -m 512: initramfs-vnf.cpio unpacks to 86 MB, the rootfs holds ~45% of RAM.
+# -m 512: the VNF guest's initramfs unpacks to 86 MB, the rootfs holds ~45% of RAM.
 vm_qemu_args "$work/guest" "$work/serial.log" "$work/qmp.sock" "$name.vnf-x" "${dev[@]}" -m 512
 echo "== guest (accel: ${VM_ACCEL[*]}, $VM_QEMU)"
 t0=$(date +%s.%N)
