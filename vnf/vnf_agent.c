@@ -49,6 +49,7 @@ struct agent {
 	struct vnf_engines *es;
 	const struct vnf_serve_opts *o;
 	struct agent_dev dev[VNF_AGENT_MAX];
+	bool said_full;			/* "more than ... devices" logged once */
 };
 
 static volatile int child_stop;
@@ -168,8 +169,10 @@ static void start(struct agent *a, const char *name)
 	if (!d)
 		d = dev_new(a, name);
 	if (!d) {
-		fprintf(stderr, "tochain-vnf: %s: more than %d devices, not served\n", path,
-			VNF_AGENT_MAX);
+		if (!a->said_full)
+			fprintf(stderr, "tochain-vnf: %s: more than %d devices, not served\n", path,
+				VNF_AGENT_MAX);
+		a->said_full = true;
 		return;
 	}
 	fflush(stderr);
