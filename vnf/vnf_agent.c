@@ -9,7 +9,8 @@
  * host kills the region (0), on SIGTERM (0), on an error (1) or dies of
  * SIGBUS when the device is unplugged under it (the driver zaps the
  * mapping).  The agent reaps it and goes on: a device that still holds
- * a valid VNF region gets a new child, at most once a second.
+ * a valid VNF region gets a new child, at most once a second, less often
+ * (back-off to a minute) while its children keep dying within 5 s.
  *
  * Signals: SIGHUP, SIGTERM, SIGINT and SIGCHLD stay blocked (vnf_main
  * blocks the first three, vnf_agent SIGCHLD) and are taken with
@@ -43,6 +44,7 @@ struct agent_dev {
 	char name[TCR_NAME_MAX];
 	pid_t pid;			/* 0: not served now */
 	uint64_t started_ms;
+	uint64_t wait_ms;		/* before the next start: back-off */
 };
 
 struct agent {
@@ -160,7 +162,7 @@ static void start(struct agent *a, const char *name)
 	uint64_t now = mono_ms();
 	pid_t agent = getpid(), pid;
 
-	if (d && (d->pid || now - d->started_ms < VNF_AGENT_RESTART_MS))
+	if (d && (d->pid || now - d->started_ms < d->wait_ms))
 		return;
 	if (snprintf(path, sizeof(path), "%s/%s", a->o->dev_dir, name) >= (int)sizeof(path))
 		return;
@@ -185,6 +187,8 @@ static void start(struct agent *a, const char *name)
 		child_main(a, path, name, agent);
 	d->pid = pid;
 	d->started_ms = now;
+	if (d->wait_ms < VNF_AGENT_RESTART_MS)
+		d->wait_ms = VNF_AGENT_RESTART_MS;
 	fprintf(stderr, "tochain-vnf: serving %s (pid %d)\n", path, (int)pid);
 }
 
@@ -215,9 +219,16 @@ static void reap(struct agent *a)
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		for (int i = 0; i < VNF_AGENT_MAX; i++)
 			if (a->dev[i].pid == pid) {
-				a->dev[i].pid = 0;
+				struct agent_dev *d = &a->dev[i];
+
+				d->pid = 0;
 				fprintf(stderr, "tochain-vnf: %s/%s gone (status %d)\n",
-					a->o->dev_dir, a->dev[i].name, status_code(st));
+					a->o->dev_dir, d->name, status_code(st));
+				/* A child that fails at once (bad options, ...) again and again: wait longer. */
+				if (mono_ms() - d->started_ms >= VNF_AGENT_STABLE_MS)
+					d->wait_ms = VNF_AGENT_RESTART_MS;
+				else if (d->wait_ms < VNF_AGENT_BACKOFF_MS)
+					d->wait_ms *= 2;
 			}
 }
 

@@ -14,7 +14,9 @@
 #include "vnf_cli.h"
 
 #define VNF_AGENT_SCAN_MS	200	/* the device directory is read this often */
-#define VNF_AGENT_RESTART_MS	1000	/* a device's child is restarted at most this often */
+#define VNF_AGENT_RESTART_MS	1000	/* a device's child is restarted at most this often, */
+#define VNF_AGENT_BACKOFF_MS	60000	/* doubling up to this while children fail quickly */
+#define VNF_AGENT_STABLE_MS	5000	/* a child that lived this long resets the back-off */
 #define VNF_AGENT_MAX		64	/* devices served at once */
 #define VNF_AGENT_STOP_MS	5000	/* children get this long after SIGTERM, then SIGKILL */
 
