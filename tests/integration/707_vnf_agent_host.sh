@@ -109,5 +109,8 @@ pb=$(awk '$1 == "packets" { print $2 }' "$work/st.$name.vnf-b")
 [ "${pb:-0}" -ge $(( (2 << 20) / 16384 )) ] ||
 	{ echo "FAIL: b's stats: $(cat "$work/st.$name.vnf-b" 2>/dev/null)"; exit 1; }
 echo "b judged $pb descriptors; agent stopped with exit 0"
+if grep -q 'Sanitizer\|runtime error' "$work/agent.log"; then
+	cat "$work/agent.log"; echo "FAIL: sanitizer report"; exit 1
+fi
 tt_toe_stop
 echo "PASS 707_vnf_agent_host"
