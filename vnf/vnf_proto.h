@@ -26,7 +26,12 @@
  *                   CTRL: data region id
  *   off, len    (h) DATA: payload inside the data buffer
  *                   CTRL: the path of the data region, in this
- *                   descriptor's own slot, off 0, len bytes (no NUL)
+ *                   descriptor's own slot, off 0, len bytes; for a
+ *                   GRANT then, if the scheduler knows it, a NUL, the
+ *                   region's header name (tcr_name_valid) and a NUL,
+ *                   all within the slot: a VNF inside a guest maps the
+ *                   device of that name (vnf_attach_guest), a VNF on
+ *                   the host ignores it
  *   flags       (h) CTRL: enum vnf_ctrl_op (GRANT_FLOWS: the flow table
  *                   file of data region aux, chain/ch_flow.h, read-only)
  *   arg         (v) DATA: enum vnf_verdict; the scheduler zeroes it first

@@ -596,6 +596,79 @@ START_TEST(flow_table_is_granted_with_the_region)
 }
 END_TEST
 
+/*
+ * Guests: the VNF region gets the header name asked for, and a grant
+ * carries the data region's header name, by which a VNF in guest mode
+ * maps it (here from a directory of files standing in for /dev/tochain);
+ * the flow table is not mapped in guest mode.
+ */
+START_TEST(grant_carries_the_header_name_for_guests)
+{
+	struct ch_vnf_cfg c = { .name = "g", .region_name = "vmx.vnf-g", .nthreads = 1 };
+	uint32_t hops[1] = { 0x1 };
+	struct tcr_region *vr;
+	struct vnf_thread *t;
+	struct vnf_pkt pk[4];
+	struct vnf_flow f;
+	struct ch_flows *fl;
+	struct ch_flow_key k = { .family = 4, .l4proto = 6, .sport = 1, .dport = 2 };
+	struct ch_result r;
+	struct ch_pkt p;
+	char fpath[160], link_path[160], long_path[VNF_REGION_SLOT];
+	int fi;
+
+	ck_assert_int_eq(ch_sched_region_name(s, 3, "a/b"), -EINVAL);
+	ck_assert_int_eq(ch_sched_region_name(s, 3, ""), -EINVAL);
+	ck_assert_int_eq(ch_sched_region_name(s, 7, "vmx"), -ENOENT);
+	ck_assert_int_eq(ch_sched_region_name(s, 3, "vmx"), 0);
+	ck_assert_int_eq(ch_sched_region_name(s, 3, "vmx"), -EEXIST);
+	/* A path that leaves no room for the name in a grant's slot. */
+	memset(long_path, 'p', sizeof(long_path) - 3);
+	long_path[0] = '/';
+	long_path[sizeof(long_path) - 3] = '\0';
+	ck_assert_int_eq(ch_sched_region_add(s, 5, long_path, NBUFS, SLOT), 0);
+	ck_assert_int_eq(ch_sched_region_name(s, 5, "vmx.out"), -ENAMETOOLONG);
+	c.region_name = "bad/name";
+	snprintf(vpath[0], sizeof(vpath[0]), "%s/vnf0", dir);
+	c.region_path = vpath[0];
+	ck_assert_int_eq(ch_sched_vnf_add(s, &c), -EINVAL);
+	c.region_name = "vmx.vnf-g";
+	ck_assert_int_eq(ch_sched_vnf_add(s, &c), 0);
+	vr = tcr_region_attach(vpath[0], TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+	ck_assert_ptr_nonnull(vr);
+	ck_assert_str_eq(vr->name, "vmx.vnf-g");
+	tcr_region_destroy(vr);
+
+	snprintf(fpath, sizeof(fpath), "%s/flows", dir);
+	fl = ch_flows_create(fpath, 16);
+	ck_assert_ptr_nonnull(fl);
+	ck_assert_int_eq(ch_sched_region_flows(s, 3, fpath), 0);
+	fi = ch_flow_open(fl, &k, CH_FLOW_ESTABLISHED);
+	snprintf(link_path, sizeof(link_path), "%s/vmx", dir);
+	ck_assert_int_eq(link(dpath, link_path), 0);
+	chain(0, 1, hops);
+	t = vnf_attach_guest(vpath[0], 0, 100, dir);
+	ck_assert_ptr_nonnull(t);
+	chh_pkt(&p, 3, 1, chh_fill(data, 1, 1, "GUEST"), 1);
+	p.flow = (uint32_t)fi;
+	ck_assert_uint_eq(ch_sched_submit(s, 0, &p, 1), 1);
+	polls(2);
+	ck_assert_int_eq(vnf_recv(t, pk, 4, 200), 1);
+	ck_assert_ptr_nonnull(pk[0].data);
+	ck_assert(memmem(pk[0].data, pk[0].len, "GUEST", 5) != NULL);
+	ck_assert_int_eq(vnf_flow(t, &pk[0], &f), -ENOENT);
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t);
+	polls(2);
+	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	vnf_detach(t);
+	ch_flows_destroy(fl);
+	unlink(fpath);
+	unlink(link_path);
+}
+END_TEST
+
 /* A VNF added with dispatch policy @dispatch (ch_vnf_cfg.dispatch). */
 static int add_vnf_dispatch(uint32_t threads, uint32_t dispatch)
 {
@@ -782,6 +855,7 @@ int main(void)
 	tcase_add_test(tc, round_robin_dispatch_spreads_evenly);
 	tcase_add_test(tc, bad_dispatch_policy_is_refused);
 	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
+	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
 	if (make_base())

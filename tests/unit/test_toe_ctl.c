@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tochain/region.h>
+
 #include "ctl_proto.h"
 #include "tc_check.h"
 #include "toe_chain.h"
@@ -24,7 +26,7 @@ static void setup(void)
 {
 	snprintf(rpath, sizeof(rpath), "%s/r%d", base, getpid());
 	snprintf(cpath, sizeof(cpath), "%s.ctl", rpath);
-	tc = toe_chain_create(rpath, 64, 4096, 16, 64);
+	tc = toe_chain_create(rpath, "vmunit", 64, 4096, 16, 64);
 	ck_assert_ptr_nonnull(tc);
 	ctl = toe_ctl_start(cpath, "vmunit", tc);
 	ck_assert_ptr_nonnull(ctl);
@@ -286,6 +288,64 @@ START_TEST(denials_are_kept_for_stats)
 END_TEST
 
 /* R.out slots: all of them, then -ENOBUFS, then back. */
+/* The header name of the region file @path. */
+static void header_name_is(const char *path, const char *want)
+{
+	struct tcr_region *r = tcr_region_attach(path, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->name, want);
+	tcr_region_destroy(r);
+}
+
+/*
+ * Header names unique on the host (a guest's driver names devices after
+ * them): "<toe>.out", "<toe>.vnf-<X>", and a hash when that is too long.
+ */
+START_TEST(region_header_names)
+{
+	const char *x32 = "abcdefghijklmnopqrstuvwxyz012345";	/* the longest VNF name */
+	char a[TCR_NAME_MAX], b[TCR_NAME_MAX], p[200];
+	json_t *keep;
+
+	snprintf(p, sizeof(p), "%s.out", rpath);
+	header_name_is(p, "vmunit.out");
+	ok("vnf.add", "{\"name\":\"a\"}", &keep);
+	json_decref(keep);
+	snprintf(p, sizeof(p), "%s.vnf-a", rpath);
+	header_name_is(p, "vmunit.vnf-a");
+
+	toe_chain_region_name(a, "web1", ".vnf-", "ids");
+	ck_assert_str_eq(a, "web1.vnf-ids");
+	toe_chain_region_name(a, "web1", ".out", "");
+	ck_assert_str_eq(a, "web1.out");
+	/* 31 characters fit as they are */
+	toe_chain_region_name(a, "abcdefghijkl", ".vnf-", "abcdefghijklmn");
+	ck_assert_str_eq(a, "abcdefghijkl.vnf-abcdefghijklmn");
+	/* one more: prefix, the tag, a dot and 12 hex digits, still valid */
+	toe_chain_region_name(a, "abcdefghijkl", ".vnf-", "abcdefghijklmno");
+	ck_assert_str_eq(a + 30, "");	/* 12 + 5 + 1 + 12 */
+	ck_assert(tcr_name_valid(a));
+	ck_assert_int_eq(strncmp(a, "abcdefghijkl.vnf-.", 18), 0);
+	ck_assert_uint_eq(strspn(a + 18, "0123456789abcdef"), 12);
+	/* names that differ only past the cut do not clash */
+	toe_chain_region_name(b, "abcdefghijkl", ".vnf-", "abcdefghijklmnp");
+	ck_assert_str_ne(a, b);
+	toe_chain_region_name(a, "abcdefghijklmnopqrstuvwxyz01234", ".vnf-", x32);
+	toe_chain_region_name(b, "abcdefghijklmnopqrstuvwxyz01234", ".vnf-",
+			      "abcdefghijklmnopqrstuvwxyz012346");
+	ck_assert(tcr_name_valid(a) && tcr_name_valid(b));
+	ck_assert_uint_eq(strlen(a), TCR_NAME_MAX - 1);	/* 13 + 5 + 1 + 12 */
+	ck_assert_str_ne(a, b);
+	toe_chain_region_name(a, "abcdefghijklmnopqrstuvwxyz01234", ".out", "");
+	ck_assert(tcr_name_valid(a));
+	ck_assert_int_eq(strncmp(a, "abcdefghijklmn.out.", 19), 0);
+	/* and a bad TOE name is refused */
+	ck_assert_ptr_null(toe_chain_create(p, "Bad/Name", 64, 4096, 16, 64));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 START_TEST(out_slots)
 {
 	int got[16];
@@ -316,6 +376,7 @@ int main(void)
 	tcase_add_test(t, chain_set_validates);
 	tcase_add_test(t, denials_are_kept_for_stats);
 	tcase_add_test(t, out_slots);
+	tcase_add_test(t, region_header_names);
 	tcase_set_timeout(t, 30);
 	suite_add_tcase(s, t);
 	if (tc_tmpdir_make(base, sizeof(base)))

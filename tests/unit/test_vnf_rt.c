@@ -10,12 +10,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <ftw.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tochain/chan.h>
 #include <tochain/desc.h>
 #include <tochain/pool.h>
 #include <tochain/region.h>
+#include <tochain/ring.h>
 
 #include "ch_flow.h"
 #include "tc_check.h"
@@ -207,6 +209,173 @@ START_TEST(killed_region_shuts_down)
 }
 END_TEST
 
+/* Scheduler side: a control message whose slot holds @len bytes of @raw. */
+static void send_raw_ctrl(uint16_t flags, uint32_t region, const char *raw, uint32_t slot_len,
+			  uint32_t path_len)
+{
+	struct tcr_desc d;
+	uint32_t idx;
+
+	ck_assert_uint_eq(tcr_pool_alloc(pool, &idx, 1), 1);
+	memset(&d, 0, sizeof(d));
+	d.slot = idx;
+	d.op = TCR_OP_CTRL;
+	d.flags = flags;
+	d.aux = region;
+	d.len = path_len;
+	tcr_desc_store(vr, idx, &d);
+	memset(tcr_region_slot(vr, idx), 'z', VNF_REGION_SLOT);
+	memcpy(tcr_region_slot(vr, idx), raw, slot_len);
+	ck_assert_int_eq(tcr_chan_send(&ch, pool, &idx, 1), 1);
+}
+
+/* A grant "path\0name\0" (vnf_proto.h) of data region @region. */
+static void send_named_grant(uint32_t region, const char *path, const char *name)
+{
+	char raw[VNF_REGION_SLOT];
+	uint32_t pl = (uint32_t)strlen(path), nl = (uint32_t)strlen(name);
+
+	memcpy(raw, path, pl);
+	raw[pl] = '\0';
+	memcpy(raw + pl + 1, name, nl + 1);
+	send_raw_ctrl(VNF_CTRL_GRANT, region, raw, pl + nl + 2, pl);
+}
+
+/* One data descriptor of region @region; its verdict's rule (0: allowed). */
+static uint32_t data_rule(struct vnf_thread *t, uint32_t region, bool *seen)
+{
+	struct vnf_pkt pk[4];
+	uint32_t idx[4], rule;
+	int n;
+
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(region, 2), 0, 12, NULL);
+	n = vnf_recv(t, pk, 4, 0);
+	ck_assert_int_ge(n, 0);
+	*seen = n == 1;
+	if (n == 1) {
+		ck_assert_int_eq(memcmp(pk[0].data, "hello, world", 12), 0);
+		vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+		vnf_flush(t);
+	}
+	/* the grant(s) before it come back too */
+	n = take_back(idx, 4);
+	ck_assert_int_ge(n, 1);
+	rule = tcr_region_desc(vr, idx[n - 1])->deny_rule;
+	tcr_pool_free(pool, idx, (unsigned int)n);
+	return rule;
+}
+
+/*
+ * Guest mode: data regions are mapped by the header name a grant carries,
+ * from the device directory (here: a directory of files), never by the
+ * host path; a name not there yet is tried again; no name, a bad name or
+ * a bad slot maps nothing; flow tables are ignored; a region whose header
+ * reads all ones (a revoked BAR) is gone.
+ */
+START_TEST(guest_mode_maps_by_header_name)
+{
+	char devdir[160], dev[200], raw[VNF_REGION_SLOT];
+	struct vnf_thread *t;
+	struct vnf_pkt pk[2];
+	struct tcr_header *h;
+	bool seen;
+
+	snprintf(devdir, sizeof(devdir), "%s/dev", dir);
+	ck_assert_int_eq(mkdir(devdir, 0700), 0);
+	errno = 0;
+	ck_assert_ptr_null(vnf_attach_guest(vpath, 0, 0, ""));
+	ck_assert_int_eq(errno, EINVAL);
+	t = vnf_attach_guest(vpath, 0, 100, devdir);
+	ck_assert_ptr_nonnull(t);
+
+	/* The host path alone (an old scheduler): nothing mapped in a guest. */
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT, 1, 0, (uint32_t)strlen(dpath), dpath);
+	ck_assert_uint_eq(data_rule(t, 1, &seen), VNF_RULE_UNMAPPED);
+	ck_assert(!seen);
+	/* A name that would leave the directory: refused. */
+	send_named_grant(1, dpath, "../data");
+	ck_assert_uint_eq(data_rule(t, 1, &seen), VNF_RULE_UNMAPPED);
+	/* A name without its NUL before the slot ends: refused. */
+	memset(raw, 'd', sizeof(raw));
+	memcpy(raw, dpath, strlen(dpath));
+	raw[strlen(dpath)] = '\0';
+	send_raw_ctrl(VNF_CTRL_GRANT, 1, raw, sizeof(raw), (uint32_t)strlen(dpath));
+	ck_assert_uint_eq(data_rule(t, 1, &seen), VNF_RULE_UNMAPPED);
+
+	/*
+	 * The header name, whose device is not there yet: mapped once it is.
+	 * Grown to a power of two first (a PCI BAR), longer than its header's
+	 * region_size: still a valid region.
+	 */
+	ck_assert_int_eq(truncate(dpath, 1 << 20), 0);
+	send_named_grant(1, dpath, "d");
+	ck_assert_uint_eq(data_rule(t, 1, &seen), VNF_RULE_UNMAPPED);
+	snprintf(dev, sizeof(dev), "%s/d", devdir);
+	ck_assert_int_eq(link(dpath, dev), 0);
+	usleep(150 * 1000);		/* VNF_GUEST_RETRY_MS */
+	ck_assert_uint_eq(data_rule(t, 1, &seen), 0);
+	ck_assert(seen);
+
+	/* A flow table grant is ignored in a guest. */
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT_FLOWS, 1, 0, (uint32_t)strlen(dpath), dpath);
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 2, 0), 1);
+	pk[0].d.flow = 0;
+	{
+		struct vnf_flow f;
+
+		ck_assert_int_eq(vnf_flow(t, &pk[0], &f), -ENOENT);
+	}
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t);
+	{
+		uint32_t idx[4];
+		int n = take_back(idx, 4);
+
+		tcr_pool_free(pool, idx, (unsigned int)n);
+	}
+
+	/* Revoked: the BAR reads all ones. */
+	h = tcr_region_header(vr);
+	memset(&h->magic, 0xff, sizeof(h->magic));
+	memset(&h->state, 0xff, sizeof(h->state));
+	ck_assert_int_eq(vnf_recv(t, pk, 2, 50), -ENODEV);
+	vnf_detach(t);
+	unlink(dev);
+	rmdir(devdir);
+}
+END_TEST
+
+/* Idle in guest mode: polls with naps, returns on the timeout, never sleeps on a futex. */
+START_TEST(guest_mode_idle_polls)
+{
+	struct vnf_thread *t = vnf_attach_guest(vpath, 0, 100, dir);
+	struct tcr_ring *rx = &ch.ring[TCR_CH_RX];
+	struct vnf_pkt pk[2];
+	struct timespec a, b;
+	double ms;
+
+	ck_assert_ptr_nonnull(t);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(vnf_recv(t, pk, 2, 60), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	ck_assert(ms >= 59 && ms < 2000);
+	/* no sleep was ever announced: a producer is never asked to kick */
+	ck_assert(!tcr_ring_prod_kick_needed(rx));
+	/* what arrives is taken without any wake-up (a revoke: nothing to return) */
+	send_desc(TCR_OP_CTRL, VNF_CTRL_REVOKE, 0, 0, 0, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 2, 100), 0);
+	{
+		uint32_t idx[2];
+
+		ck_assert_int_eq(take_back(idx, 2), 1);
+		tcr_pool_free(pool, idx, 1);
+	}
+	vnf_detach(t);
+}
+END_TEST
+
 START_TEST(null_kind_verdicts_and_checksum)
 {
 	struct vnf_null_opts o = { .deny_marker = "EVIL" };
@@ -315,6 +484,8 @@ int main(void)
 	tcase_add_test(tc, grant_data_bounds_verdict_revoke);
 	tcase_add_test(tc, reopened_channel_is_reattached);
 	tcase_add_test(tc, killed_region_shuts_down);
+	tcase_add_test(tc, guest_mode_maps_by_header_name);
+	tcase_add_test(tc, guest_mode_idle_polls);
 	tcase_add_test(tc, null_kind_verdicts_and_checksum);
 	tcase_add_test(tc, flow_state_and_private_slots);
 	tcase_set_timeout(tc, 30);
