@@ -108,6 +108,8 @@ struct dregion {
 	char path[VNF_REGION_SLOT];
 	uint32_t has_flows;		/* store-release after flows_path */
 	char flows_path[VNF_REGION_SLOT];
+	uint32_t has_name;		/* store-release after name */
+	char name[TCR_NAME_MAX];	/* its header name, for guests */
 };
 
 struct chain_rt {
@@ -370,6 +372,29 @@ int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path)
 	return err;
 }
 
+int ch_sched_region_name(struct ch_sched *s, uint32_t id, const char *name)
+{
+	struct dregion *d;
+	int err = 0;
+
+	if (id >= CH_MAX_REGIONS || !tcr_name_valid(name))
+		return -EINVAL;
+	pthread_mutex_lock(&s->ctl_lock);
+	d = &s->region[id];
+	if (!tc_load_relaxed(&d->present)) {
+		err = -ENOENT;
+	} else if (tc_load_relaxed(&d->has_name)) {
+		err = -EEXIST;
+	} else if (strlen(d->path) + 1 + strlen(name) + 1 > VNF_REGION_SLOT) {
+		err = -ENAMETOOLONG;	/* the grant's slot holds both */
+	} else {
+		memcpy(d->name, name, strlen(name) + 1);	/* < TCR_NAME_MAX: valid */
+		tc_store_release(&d->has_name, 1);	/* pairs with vnf_ctrl_all() */
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	return err;
+}
+
 static const struct dregion *region_get(struct ch_sched *s, uint32_t id)
 {
 	if (id >= CH_MAX_REGIONS || !tc_load_acquire(&s->region[id].present))
@@ -386,6 +411,7 @@ int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg)
 	int err;
 
 	if (!cfg || !cfg->region_path || cfg->nthreads == 0 ||
+	    (cfg->region_name && !tcr_name_valid(cfg->region_name)) ||
 	    cfg->nthreads > VNF_MAX_THREADS ||
 	    (cfg->policy != CH_FAIL_CLOSED && cfg->policy != CH_FAIL_OPEN) ||
 	    (cfg->dispatch != CH_DISPATCH_RR && cfg->dispatch != CH_DISPATCH_FLOW))
@@ -401,7 +427,7 @@ int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg)
 	snprintf(vn->name, sizeof(vn->name), "%s", cfg->name ? cfg->name : "vnf");
 	if (!tcr_name_valid(vn->name))
 		snprintf(vn->name, sizeof(vn->name), "vnf%u", id);
-	p.name = vn->name;
+	p.name = cfg->region_name ? cfg->region_name : vn->name;
 	p.nbufs = s->cfg.vnf_nbufs;
 	p.nchannels = cfg->nthreads;
 	vn->id = id;
@@ -634,12 +660,25 @@ static int vnf_send(struct vnf *vn, uint32_t c, struct tcr_desc *d, const struct
 	return 0;
 }
 
+/*
+ * The slot of a control message: @path (d.len bytes), and with a @name,
+ * a NUL, the name and a NUL (the data region's header name, vnf_proto.h);
+ * ch_sched_region_name() checked that both fit.
+ */
 static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
-		     const char *path)
+		     const char *path, const char *name)
 {
 	struct vdesc vd = { .flight = FLIGHT_CTRL };
 	struct tcr_desc d;
-	uint32_t len = (uint32_t)strlen(path);
+	char slot[VNF_REGION_SLOT];
+	uint32_t len = (uint32_t)strlen(path), slen = len;
+
+	memcpy(slot, path, len);
+	if (name && len + 1 + strlen(name) + 1 <= sizeof(slot)) {
+		slot[slen++] = '\0';
+		memcpy(slot + slen, name, strlen(name) + 1);
+		slen += (uint32_t)strlen(name) + 1;
+	}
 
 	memset(&d, 0, sizeof(d));
 	d.op = TCR_OP_CTRL;
@@ -647,7 +686,7 @@ static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
 	d.aux = region;
 	d.len = len;
 	d.flow = TCR_FLOW_NONE;
-	if (vnf_send(vn, c, &d, &vd, path, len))
+	if (vnf_send(vn, c, &d, &vd, slot, slen))
 		fprintf(stderr, "chain: vnf %s: no room for a control message\n", vn->name);
 }
 
@@ -658,10 +697,11 @@ static void vnf_ctrl_all(struct ch_sched *s, struct vnf *vn, uint32_t op, uint32
 	if (!dr || vn->failed)
 		return;
 	for (uint32_t c = 0; c < vn->nthreads; c++) {
-		vnf_ctrl(vn, c, op, region, dr->path);
+		vnf_ctrl(vn, c, op, region, dr->path,
+			 op == VNF_CTRL_GRANT && tc_load_acquire(&dr->has_name) ? dr->name : NULL);
 		/* The flow table goes with the data region (seed 002). */
 		if (op == VNF_CTRL_GRANT && tc_load_acquire(&dr->has_flows))
-			vnf_ctrl(vn, c, VNF_CTRL_GRANT_FLOWS, region, dr->flows_path);
+			vnf_ctrl(vn, c, VNF_CTRL_GRANT_FLOWS, region, dr->flows_path, NULL);
 	}
 }
 

@@ -114,6 +114,7 @@ struct ch_sched_cfg {
 struct ch_vnf_cfg {
 	const char *name;		/* for logs */
 	const char *region_path;	/* VNF region file to create (e.g. /dev/shm/...) */
+	const char *region_name;	/* its header name (tcr_name_valid); NULL: name */
 	uint32_t nthreads;		/* service threads = channels, 1..VNF_MAX_THREADS */
 	uint32_t policy;		/* enum ch_fail_policy */
 	uint32_t dispatch;		/* enum ch_dispatch; 0: round-robin */
@@ -151,6 +152,14 @@ int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg);
  * 0, -EINVAL, -ENOENT (no such region), -EEXIST.
  */
 int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path);
+/*
+ * The header name of data region @id (tcr_name_valid), sent in its grants
+ * after the path (vnf_proto.h: a VNF inside a guest maps the device of
+ * that name).  Before the region's chains are created.  0, -EINVAL (bad
+ * name), -ENAMETOOLONG (path and name do not fit a grant's slot together:
+ * grants then carry the path alone), -ENOENT, -EEXIST.
+ */
+int ch_sched_region_name(struct ch_sched *s, uint32_t id, const char *name);
 /* The process serving VNF @vnf (0: none; death detection by pid). */
 int ch_sched_vnf_set_pid(struct ch_sched *s, uint32_t vnf, pid_t pid);
 /*

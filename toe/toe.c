@@ -193,7 +193,7 @@ struct toe *toe_create(const struct toe_params *p)
 		err = errno;
 		goto out_unlink;
 	}
-	t->tc = toe_chain_create(p->region_path, p->nbufs, p->slot_size, out_nbufs,
+	t->tc = toe_chain_create(p->region_path, p->name, p->nbufs, p->slot_size, out_nbufs,
 				 2 * p->max_socks);
 	if (!t->tc) {
 		err = errno;

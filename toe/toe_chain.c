@@ -39,6 +39,7 @@ struct toe_dir {
 struct toe_chain {
 	struct ch_sched *s;
 	char *base;			/* region path R */
+	char name[TCR_NAME_MAX];	/* the TOE's name: R's header name */
 	char *counters_path, *flows_path, *out_path;
 	struct tcr_region *out;
 	uint32_t *out_free, out_nfree, out_nbufs;
@@ -65,6 +66,28 @@ static char *path_join(const char *base, const char *suffix)
 	return p;
 }
 
+void toe_chain_region_name(char out[TCR_NAME_MAX], const char *toe, const char *tag,
+			   const char *x)
+{
+	char full[2 * TCR_NAME_MAX + 64];
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a 64 */
+	size_t keep;
+
+	snprintf(full, sizeof(full), "%s%s%s", toe, tag, x);
+	if (strlen(full) < TCR_NAME_MAX) {
+		memcpy(out, full, strlen(full) + 1);
+		return;
+	}
+	for (const char *c = full; *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	/* prefix + tag + "." + 12 hex digits + NUL */
+	keep = TCR_NAME_MAX - 1 - strlen(tag) - 1 - 12;
+	if (keep > strlen(toe))
+		keep = strlen(toe);
+	snprintf(out, TCR_NAME_MAX, "%.*s%s.%012llx", (int)keep, toe, tag,
+		 (unsigned long long)(h >> 16));
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -73,10 +96,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct toe_chain *toe_chain_create(const char *region_path, uint32_t nbufs,
+static int names_err(int err)
+{
+	return err == -ENAMETOOLONG ? 0 : -err;
+}
+
+struct toe_chain *toe_chain_create(const char *region_path, const char *name, uint32_t nbufs,
 				   uint32_t slot_size, uint32_t out_nbufs, uint32_t nflows)
 {
-	struct tcr_params op = { .name = "toe-out", .kind = TCR_KIND_HOST, .nbufs = out_nbufs,
+	char out_name[TCR_NAME_MAX];
+	struct tcr_params op = { .name = out_name, .kind = TCR_KIND_HOST, .nbufs = out_nbufs,
 				 .slot_size = slot_size, .nchannels = 1 };
 	/*
 	 * A VNF the CPU scheduler gates (host-sched, freezer or quota) may sit
@@ -88,9 +117,15 @@ struct toe_chain *toe_chain_create(const char *region_path, uint32_t nbufs,
 	struct toe_chain *tc;
 	int err = ENOMEM;
 
+	if (!tcr_name_valid(name)) {
+		err = EINVAL;
+		goto out_errno;
+	}
 	tc = calloc(1, sizeof(*tc));
 	if (!tc)
 		goto out_errno;
+	snprintf(tc->name, sizeof(tc->name), "%s", name);
+	toe_chain_region_name(out_name, name, ".out", "");
 	pthread_mutex_init(&tc->lock, NULL);
 	tc->base = strdup(region_path);
 	tc->counters_path = path_join(region_path, ".counters");
@@ -122,6 +157,11 @@ struct toe_chain *toe_chain_create(const char *region_path, uint32_t nbufs,
 	err = -ch_sched_region_add(tc->s, TOE_REGION_GUEST, region_path, nbufs, slot_size);
 	if (!err)
 		err = -ch_sched_region_add(tc->s, TOE_REGION_OUT, tc->out_path, out_nbufs, slot_size);
+	/* A path too long for a grant to carry the name too: host VNFs only. */
+	if (!err)
+		err = names_err(ch_sched_region_name(tc->s, TOE_REGION_GUEST, name));
+	if (!err)
+		err = names_err(ch_sched_region_name(tc->s, TOE_REGION_OUT, out_name));
 	if (!err)
 		err = -ch_sched_region_flows(tc->s, TOE_REGION_GUEST, tc->flows_path);
 	if (!err)
@@ -338,8 +378,9 @@ static struct toe_vnf *vnf_by_name(struct toe_chain *tc, const char *name)
 int toe_chain_vnf_add(struct toe_chain *tc, const struct toe_vnf_args *a, bool *created,
 		      uint32_t *id, char *region, size_t region_size)
 {
-	struct ch_vnf_cfg cfg = { .name = a->name, .nthreads = a->threads, .policy = a->policy,
-				  .dispatch = a->dispatch };
+	char rname[TCR_NAME_MAX];
+	struct ch_vnf_cfg cfg = { .name = a->name, .region_name = rname, .nthreads = a->threads,
+				  .policy = a->policy, .dispatch = a->dispatch };
 	struct toe_vnf *vn, *slot = NULL;
 	int ret = 0;
 
@@ -371,6 +412,7 @@ int toe_chain_vnf_add(struct toe_chain *tc, const struct toe_vnf_args *a, bool *
 	/* A fresh inode: a forgotten VNF of the same name keeps its old mapping. */
 	unlink(slot->region);
 	cfg.region_path = slot->region;
+	toe_chain_region_name(rname, tc->name, ".vnf-", a->name);
 	ret = ch_sched_vnf_add(tc->s, &cfg);
 	if (ret < 0)
 		goto out;

@@ -47,13 +47,27 @@
 struct toe_chain;
 
 /*
- * Create the scheduler and its files for region file @region_path
- * (@nbufs buffers of @slot_size bytes), with @out_nbufs private outbound
- * slots and a flow table of @nflows entries; starts the scheduler thread.
- * NULL with errno.
+ * Create the scheduler and its files for region file @region_path whose
+ * header name is @name (the TOE's --name), with @nbufs buffers of
+ * @slot_size bytes, @out_nbufs private outbound slots and a flow table of
+ * @nflows entries; starts the scheduler thread.  NULL with errno.
  */
-struct toe_chain *toe_chain_create(const char *region_path, uint32_t nbufs,
+struct toe_chain *toe_chain_create(const char *region_path, const char *name, uint32_t nbufs,
 				   uint32_t slot_size, uint32_t out_nbufs, uint32_t nflows);
+
+/*
+ * Header names of the regions next to R, unique on the host because TOE
+ * names are (a guest's driver names its devices after them and refuses a
+ * second device of a taken name): @toe @tag @x, i.e. "<toe>.out" (@tag
+ * ".out", @x "") and "<toe>.vnf-<X>" (@tag ".vnf-").  When that is longer
+ * than TCR_NAME_MAX - 1 characters: "<toe prefix>@tag.<h>", h = 12 hex
+ * digits of the FNV-1a 64 hash of the full name (its top 48 bits).  Its
+ * last '.'-component is then the hash, never "out" nor "vnf-..." as in an
+ * untruncated name (VNF names have no '.'), so a hashed name cannot equal
+ * an untruncated one; two hashed names clash only if 48-bit hashes do.
+ */
+void toe_chain_region_name(char out[TCR_NAME_MAX], const char *toe, const char *tag,
+			   const char *x);
 /* Stop the scheduler, free everything, remove the files. */
 void toe_chain_destroy(struct toe_chain *tc);
 

@@ -6,7 +6,8 @@
 #
 # --runtime: the guest of the runtime tests (704..): the same initramfs
 # plus a second archive with the guest runtime (tochain-run,
-# libtochain-preload.so), Debian's dynamically linked busybox as
+# libtochain-preload.so), tochain-vnf (a VNF inside a guest, --guest),
+# Debian's dynamically linked busybox as
 # /bin/busybox-dyn (its httpd, wget, nc: programs the runtime can be
 # preloaded into; fetched once with apt-get download into the cache),
 # Debian's python3 with the modules of http.server (vm/guest-pymods.py),
@@ -99,7 +100,8 @@ fi
 # ---- the runtime guest: the base archive plus a second one ----
 run=$build/bin/tochain-run
 so=$build/lib/libtochain-preload.so
-for f in "$run" "$so"; do
+vnf=$build/bin/tochain-vnf
+for f in "$run" "$so" "$vnf"; do
 	[ -f "$f" ] || { echo "build-guest: $f missing (make $f)" >&2; exit 1; }
 done
 cache=${TOCHAIN_CACHE:-/var/cache/tochain}
@@ -126,7 +128,7 @@ ldd "$bbdyn" >/dev/null 2>&1 || { echo "build-guest: $bbdyn is not dynamically l
 py=
 [ -x /usr/bin/python3 ] && py=$(readlink -f /usr/bin/python3)	# Debian's, not a pyenv's
 rout=$build/vm/guest-rt
-rkey=$( { cat "$out/key"; sha256sum "$run" "$so" "$bbdyn" "$top/vm/rt-init.sh" \
+rkey=$( { cat "$out/key"; sha256sum "$run" "$so" "$vnf" "$bbdyn" "$top/vm/rt-init.sh" \
 	"$top/vm/guest-pymods.py" ${py:+"$py"} | cut -d' ' -f1; } |
 	sha256sum | cut -d' ' -f1)
 if [ -f "$rout/key" ] && [ "$(cat "$rout/key")" = "$rkey" ] && [ -f "$rout/initramfs.cpio" ]; then
@@ -139,11 +141,13 @@ trap 'rm -rf "$rtmp"' EXIT
 mkdir -p "$rtmp"/{bin,usr/bin,usr/lib,etc,www}
 cp "$bbdyn" "$rtmp/bin/busybox-dyn"
 cp "$run" "$rtmp/usr/bin/tochain-run"
+cp "$vnf" "$rtmp/usr/bin/tochain-vnf"
 cp "$so" "$rtmp/usr/lib/libtochain-preload.so"
 cp "$top/vm/rt-init.sh" "$rtmp/init"
-chmod 755 "$rtmp/init" "$rtmp/bin/busybox-dyn" "$rtmp/usr/bin/tochain-run"
+chmod 755 "$rtmp/init" "$rtmp/bin/busybox-dyn" "$rtmp/usr/bin/tochain-run" \
+	"$rtmp/usr/bin/tochain-vnf"
 # the shared libraries (and the loader) of everything dynamic, at their paths
-for f in "$bbdyn" "$run" "$so"; do
+for f in "$bbdyn" "$run" "$so" "$vnf"; do
 	ldd "$f" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'
 done | sort -u | while read -r lib; do
 	mkdir -p "$rtmp$(dirname "$lib")"

@@ -12,7 +12,7 @@ $(VNF_LIB): $(call objs,$(VNF_SRCS))
 $(call objs,$(VNF_SRCS) vnf/main.c): CPPFLAGS += -Ivnf -Ichain
 
 VNFK_SRCS := vnf/vnf_kind.c vnf/vnf_stream.c vnf/vnf_fw.c vnf/vnf_ids.c vnf/vnf_waf.c \
-	vnf/vnf_mix.c vnf/vnf_cli.c
+	vnf/vnf_mix.c vnf/vnf_cli.c vnf/vnf_agent.c
 VNFK_LIB := $(BUILD)/lib/libtochain-vnfkind.a
 LIBS += $(VNFK_LIB)
 $(VNFK_LIB): $(call objs,$(VNFK_SRCS))

@@ -54,13 +54,30 @@ struct vnf_thread;
  * NULL with errno (ENOENT, ENOTCONN when not opened in time, EBADMSG ...).
  */
 struct vnf_thread *vnf_attach(const char *path, uint32_t thread, int timeout_ms);
+
+/*
+ * The same inside a guest (guest mode): @path is the VNF region's device
+ * (tochain_ivshmem.ko, e.g. /dev/tochain/vm1.vnf-ids) and a granted data
+ * region is mapped read-only from @dev_dir/<its header name> (the name
+ * the grant carries after the host path).  The host's futex wake-up does
+ * not reach a guest, so vnf_recv never announces a sleep: it polls,
+ * backing off from 50 us to 1 ms naps while idle.  Flow tables are not
+ * granted into guests: vnf_flow() says -ENOENT.  vnf_recv returns
+ * -ENODEV once the device is gone (unplugged: POLLHUP on its file;
+ * revoked: the BAR reads all ones).  A device unplugged while the thread
+ * touches it raises SIGBUS (the driver zaps the mapping): the process
+ * dies of it, the caller's supervisor (tochain-vnf's agent) reaps it.
+ */
+struct vnf_thread *vnf_attach_guest(const char *path, uint32_t thread, int timeout_ms,
+				    const char *dev_dir);
 void vnf_detach(struct vnf_thread *t);
 
 /*
  * Receive up to @max descriptors; waits up to @timeout_ms (0: do not
  * wait, <0: forever) for the first.  Verdicts posted before are flushed
  * first.  Returns the count, 0 on timeout, or -errno (-ESHUTDOWN: the
- * region was killed; the VNF should exit).
+ * region was killed, -ENODEV: its device is gone (guest mode); the VNF
+ * should exit).
  */
 int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int timeout_ms);
 

@@ -26,6 +26,7 @@
 #include <tochain/tsc.h>
 
 #include "ch_flow.h"
+#include "vnf_agent.h"
 #include "vnf_cli.h"
 #include "vnf_mix.h"
 #include "vnf_null.h"
@@ -85,7 +86,7 @@ static void *worker_main(void *arg)
 		w->err = err;
 		goto out;
 	}
-	t = vnf_attach(w->o->region, w->id, w->o->attach_timeout_ms);
+	t = vnf_attach_guest(w->o->region, w->id, w->o->attach_timeout_ms, w->o->dev_dir);
 	if (!t) {
 		w->err = -errno;
 		vnf_kthread_fini(&kt);
@@ -96,7 +97,7 @@ static void *worker_main(void *arg)
 
 		if (n < 0) {
 			if (n != -ESHUTDOWN)
-				w->err = n;
+				w->err = n;	/* -ENODEV: the device is gone (guest) */
 			break;
 		}
 		/* Between batches: the engine a reload installed. */
@@ -326,6 +327,7 @@ static void usage(FILE *f)
 		   "                   [--rules FILE] [--paranoia 1-4] [--cost-ns NS]\n"
 		   "                   [--deny-marker STR] [--stats FILE] [--attach-timeout MS]\n"
 		   "                   [--exit-with-parent]\n"
+		   "       tochain-vnf --kind ... --guest [--dev-dir DIR] [--region DEVICE] [...]\n"
 		   "       tochain-vnf --kind fw|ids|waf|null --calibrate [--rules FILE]\n"
 		   "                   [--paranoia N] [--seconds S] [--json]\n");
 }
@@ -357,6 +359,8 @@ int vnf_main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "exit-with-parent", no_argument, NULL, 'p' },
+		{ "guest", no_argument, NULL, 'g' },
+		{ "dev-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -365,7 +369,8 @@ int vnf_main(int argc, char **argv)
 	const struct vnf_kind *k;
 	struct vnf_engines es;
 	const char *kind = NULL;
-	bool calibrate = false, json = false, seconds_set = false;
+	bool calibrate = false, json = false, seconds_set = false, guest = false;
+	const char *dev_dir = NULL;
 	double seconds = 2;
 	char err[512], *end;
 	uint64_t u;
@@ -412,6 +417,12 @@ int vnf_main(int argc, char **argv)
 			if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() == 1)
 				return 1;
 			break;
+		case 'g': guest = true; break;
+		case 'D':
+			if (!*optarg)
+				goto bad;
+			dev_dir = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
 		}
@@ -423,8 +434,13 @@ int vnf_main(int argc, char **argv)
 		fprintf(stderr, "tochain-vnf: unknown kind '%s' (fw, ids, waf or null)\n", kind);
 		goto bad;
 	}
-	if (calibrate ? (so.region || so.threads || so.stats_path) :
-			(!so.region || json || seconds_set))
+	if (dev_dir && !guest)
+		goto bad;
+	if (guest)
+		so.dev_dir = dev_dir ? dev_dir : "/dev/tochain";
+	/* --guest alone: agent mode, no --region */
+	if (calibrate ? (so.region || so.threads || so.stats_path || guest) :
+			((!so.region && !guest) || json || seconds_set))
 		goto bad;
 	if (k->needs_rules && !ko.rules) {
 		fprintf(stderr, "tochain-vnf: --kind %s needs --rules FILE\n", kind);
@@ -439,6 +455,8 @@ int vnf_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	if (guest && !so.region)
+		sigaddset(&set, SIGCHLD);	/* the agent reaps with sigtimedwait */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (vnf_engines_init(&es, k, &ko, err, sizeof(err))) {
 		fprintf(stderr, "tochain-vnf: %s\n", err);
@@ -466,8 +484,15 @@ int vnf_main(int argc, char **argv)
 			       kind, pps, mbps, cal.requests, cal.denied, cal.seconds);
 		return 0;
 	}
-	r = vnf_serve(&es, &so, &stop_flag, true);
+	if (guest && !so.region)
+		r = vnf_agent(&es, &so);
+	else
+		r = vnf_serve(&es, &so, &stop_flag, true);
 	vnf_engines_fini(&es);
+	if (r == -ENODEV) {
+		fprintf(stderr, "tochain-vnf: %s: the device is gone\n", so.region);
+		return 3;
+	}
 	if (r) {
 		fprintf(stderr, "tochain-vnf: %s\n", strerror(-r));
 		return 1;

@@ -12,7 +12,8 @@
 #include "vnf_kind.h"
 
 struct vnf_serve_opts {
-	const char *region;		/* VNF region path */
+	const char *region;		/* VNF region path (guest mode: its device) */
+	const char *dev_dir;		/* guest mode (vnf_attach_guest); NULL: host */
 	uint32_t threads;		/* 0: one per channel of the region */
 	uint64_t cost_ns;		/* extra busy time per packet */
 	const char *stats_path;		/* written at exit, NULL: none */

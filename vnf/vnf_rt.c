@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@
 
 #define VNF_SPIN_NS	100000ull	/* poll this long after the last packet */
 #define VNF_NAP_MS	100	/* longest sleep: staleness is checked after */
+#define VNF_GUEST_NAP_MIN_US	50	/* guest mode: first nap when idle ... */
+#define VNF_GUEST_NAP_MAX_US	1000	/* ... doubling up to this */
+#define VNF_GUEST_RETRY_MS	100	/* guest mode: a grant's device missing: retry */
 
 struct vnf_thread {
 	char path[VNF_REGION_SLOT];
@@ -42,6 +46,12 @@ struct vnf_thread {
 	uint64_t flows_size[VNF_REGION_CHAINS];
 	uint32_t *ret;			/* indices to hand back on TX */
 	uint32_t nret, maxret;
+	/* guest mode (vnf_attach_guest): regions are devices under dev_dir */
+	bool guest;
+	char dev_dir[VNF_REGION_SLOT - TCR_NAME_MAX - 1];
+	char gname[VNF_REGION_CHAINS][TCR_NAME_MAX];	/* granted, not mapped yet */
+	uint64_t gretry_ms[VNF_REGION_CHAINS];
+	uint32_t nap_us;		/* current back-off nap */
 };
 
 static uint64_t mono_ms(void)
@@ -80,6 +90,7 @@ static void drop_data(struct vnf_thread *t)
 	for (uint32_t i = 0; i < VNF_REGION_CHAINS; i++) {
 		tcr_region_destroy(t->data[i]);
 		t->data[i] = NULL;
+		t->gname[i][0] = '\0';
 		drop_flows(t, i);
 	}
 }
@@ -104,13 +115,41 @@ static void map_flows(struct vnf_thread *t, uint32_t region, const char *path)
 	close(fd);
 }
 
-/* (Re)attach region and channel, waiting up to @timeout_ms.  0 or -errno. */
+/*
+ * Guest mode: has the device of @r gone?  Unplugged: the driver reports
+ * POLLHUP on the file (and zaps the mapping: touching it would raise
+ * SIGBUS, so this is asked before).  Revoked (the patched QEMU's
+ * "revoked" property): the BAR reads all ones, so the header holds a
+ * state no host writes, or READY without the magic.
+ */
+static bool device_gone(const struct tcr_region *r)
+{
+	const struct tcr_header *h;
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	uint32_t st;
+
+	if (r->fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)))
+		return true;
+	h = tcr_region_header(r);
+	st = tc_load_acquire(&h->state);
+	if (st != TCR_STATE_FORMATTING && st != TCR_STATE_READY && st != TCR_STATE_DEAD)
+		return true;
+	return st == TCR_STATE_READY && tc_load_relaxed(&h->magic) != TCR_MAGIC;
+}
+
+/*
+ * (Re)attach region and channel, waiting up to @timeout_ms.  0 or -errno;
+ * -ESHUTDOWN: the host killed the region; -ENODEV (guest mode): the
+ * device is gone (unplugged, revoked, or no longer a region).
+ */
 static int attach(struct vnf_thread *t, int timeout_ms)
 {
 	uint64_t end = mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
 	int err = -ENOTCONN;
 
 	for (;;) {
+		if (t->r && t->guest && device_gone(t->r))
+			return -ENODEV;
 		if (t->r && tcr_region_stale(t->r)) {
 			if (tc_load_acquire(&tcr_region_header(t->r)->state) == TCR_STATE_DEAD)
 				return -ESHUTDOWN;
@@ -120,6 +159,10 @@ static int attach(struct vnf_thread *t, int timeout_ms)
 		if (!t->r) {
 			t->r = tcr_region_attach(t->path, TCR_ATTACH_HOST);
 			err = t->r ? 0 : -errno;
+			/* A device that is there but holds no region is gone for good. */
+			if (t->guest && (err == -EBADMSG || err == -ENODEV || err == -ENXIO ||
+					 err == -EPROTONOSUPPORT))
+				return -ENODEV;
 			if (t->r && t->id >= t->r->geo.nchannels) {
 				tcr_region_destroy(t->r);
 				t->r = NULL;
@@ -153,10 +196,17 @@ static int attach(struct vnf_thread *t, int timeout_ms)
 
 struct vnf_thread *vnf_attach(const char *path, uint32_t thread, int timeout_ms)
 {
+	return vnf_attach_guest(path, thread, timeout_ms, NULL);
+}
+
+struct vnf_thread *vnf_attach_guest(const char *path, uint32_t thread, int timeout_ms,
+				    const char *dev_dir)
+{
 	struct vnf_thread *t;
 	int err;
 
-	if (!path || strlen(path) >= VNF_REGION_SLOT || thread >= VNF_MAX_THREADS) {
+	if (!path || strlen(path) >= VNF_REGION_SLOT || thread >= VNF_MAX_THREADS ||
+	    (dev_dir && (!*dev_dir || strlen(dev_dir) >= sizeof(t->dev_dir)))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -165,6 +215,10 @@ struct vnf_thread *vnf_attach(const char *path, uint32_t thread, int timeout_ms)
 		return NULL;
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	t->id = thread;
+	if (dev_dir) {
+		t->guest = true;
+		snprintf(t->dev_dir, sizeof(t->dev_dir), "%s", dev_dir);
+	}
 	err = attach(t, timeout_ms);
 	if (err) {
 		vnf_detach(t);
@@ -243,24 +297,74 @@ void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags)
 		tcr_counters_raise_early(c, flags);
 }
 
+/*
+ * Guest mode: map data region @region from its device, <dev_dir>/<name>,
+ * read-only.  On failure (the driver has not named the device yet, or it
+ * is not there) the name stays pending and take() tries again.
+ */
+static void map_guest(struct vnf_thread *t, uint32_t region, bool quiet)
+{
+	char dev[VNF_REGION_SLOT];
+
+	snprintf(dev, sizeof(dev), "%s/%s", t->dev_dir, t->gname[region]);
+	t->data[region] = tcr_region_attach(dev, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
+	if (t->data[region]) {
+		t->gname[region][0] = '\0';
+		return;
+	}
+	if (!quiet)
+		fprintf(stderr, "vnf: cannot map granted region %u (%s): %s; retrying\n", region,
+			dev, strerror(errno));
+	t->gretry_ms[region] = mono_ms() + VNF_GUEST_RETRY_MS;
+}
+
+/*
+ * A control message.  Its slot holds the data region's path (d->len
+ * bytes) and, from schedulers that know it, a NUL, the region's header
+ * name and a NUL (vnf_proto.h).  The scheduler is trusted, but the name
+ * is still checked (tcr_name_valid: no '/') before it becomes a path.
+ */
 static void ctrl(struct vnf_thread *t, uint32_t idx, const struct tcr_desc *d)
 {
 	uint32_t region = (uint32_t)d->aux;
-	char path[VNF_REGION_SLOT];
+	char path[VNF_REGION_SLOT], name[TCR_NAME_MAX] = "";
+	const char *slot = (const char *)tcr_region_slot(t->r, idx);
 
 	if (region >= VNF_REGION_CHAINS || d->len >= sizeof(path))
 		return;
-	memcpy(path, tcr_region_slot(t->r, idx), d->len);
+	memcpy(path, slot, d->len);
 	path[d->len] = '\0';
+	if (d->len + 1 < VNF_REGION_SLOT && slot[d->len] == '\0') {
+		size_t n = strnlen(slot + d->len + 1, VNF_REGION_SLOT - d->len - 1);
+
+		if (n < sizeof(name) && d->len + 1 + n < VNF_REGION_SLOT) {
+			memcpy(name, slot + d->len + 1, n);
+			name[n] = '\0';
+		}
+		if (!tcr_name_valid(name))
+			name[0] = '\0';
+	}
 	if (d->flags == VNF_CTRL_GRANT_FLOWS) {
-		if (d->len)
+		/* Not in a guest: the flow table is a host file, no device. */
+		if (d->len && !t->guest)
 			map_flows(t, region, path);
 		return;
 	}
 	tcr_region_destroy(t->data[region]);
 	t->data[region] = NULL;
+	t->gname[region][0] = '\0';
 	if (d->flags != VNF_CTRL_GRANT || d->len == 0) {
 		drop_flows(t, region);		/* a revoke takes the flows too */
+		return;
+	}
+	if (t->guest) {
+		if (!name[0]) {
+			fprintf(stderr, "vnf: grant of region %u (%s) has no header name: "
+				"no device to map in a guest\n", region, path);
+			return;
+		}
+		memcpy(t->gname[region], name, sizeof(name));
+		map_guest(t, region, false);
 		return;
 	}
 	t->data[region] = tcr_region_attach(path, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
@@ -290,6 +394,9 @@ static unsigned int take(struct vnf_thread *t, const uint32_t *idx, unsigned int
 		p->epoch = t->c.epoch;
 		region = VNF_AUX_REGION(p->d.aux);
 		buf = VNF_AUX_BUF(p->d.aux);
+		if (region < VNF_REGION_CHAINS && !t->data[region] && t->gname[region][0] &&
+		    mono_ms() >= t->gretry_ms[region])
+			map_guest(t, region, true);
 		dr = region < VNF_REGION_CHAINS ? t->data[region] : NULL;
 		if (!dr || buf >= dr->geo.nbufs ||
 		    (uint64_t)p->d.off + p->d.len > dr->geo.slot_size) {
@@ -302,6 +409,13 @@ static unsigned int take(struct vnf_thread *t, const uint32_t *idx, unsigned int
 		k++;
 	}
 	return k;
+}
+
+static void nap_us(unsigned int us)
+{
+	struct timespec ts = { 0, (long)us * 1000L };
+
+	nanosleep(&ts, NULL);
 }
 
 static void futex_wait(__u32 *word, uint32_t val, unsigned int ms)
@@ -328,7 +442,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 		if (tcr_region_stale(t->r) || tcr_chan_stale(&t->c)) {
 			drop_data(t);
 			err = attach(t, 0);
-			if (err == -ESHUTDOWN)
+			if (err == -ESHUTDOWN || err == -ENODEV)
 				return err;
 			if (err) {
 				nap_ms(5);
@@ -345,6 +459,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 		if (n > 0) {
 			unsigned int k = take(t, idx, (unsigned int)n, pkts);
 
+			t->nap_us = 0;
 			if (k)
 				return (int)k;
 			spins = 0;
@@ -360,7 +475,21 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 				sched_yield();
 			continue;
 		}
-		{
+		if (t->guest) {
+			/*
+			 * The host's futex wake-up does not reach into the VM:
+			 * never announce a sleep (the scheduler would skip the
+			 * bump it cannot deliver anyway).  Poll, backing off
+			 * while idle; work resets the nap, and the spin phase
+			 * stays over until then.
+			 */
+			if (device_gone(t->r))
+				return -ENODEV;
+			t->nap_us = t->nap_us ? t->nap_us * 2 : VNF_GUEST_NAP_MIN_US;
+			if (t->nap_us > VNF_GUEST_NAP_MAX_US)
+				t->nap_us = VNF_GUEST_NAP_MAX_US;
+			nap_us(t->nap_us);
+		} else {
 			/* Announce the sleep, re-check, then sleep on cons_seq (F1/F2 in ring.c). */
 			uint32_t seq = tcr_ring_cons_wait_prepare(rx);
 			int64_t left = timeout_ms < 0 ? VNF_NAP_MS :

@@ -24,7 +24,7 @@ static void setup(void)
 {
 	snprintf(rpath, sizeof(rpath), "%s/r%d", base, getpid());
 	snprintf(cpath, sizeof(cpath), "%s.ctl", rpath);
-	tc = toe_chain_create(rpath, 64, 4096, 16, 64);
+	tc = toe_chain_create(rpath, "vmunit", 64, 4096, 16, 64);
 	ck_assert_ptr_nonnull(tc);
 	ctl = toe_ctl_start(cpath, "vmunit", tc);
 	ck_assert_ptr_nonnull(ctl);
