@@ -29,6 +29,7 @@
 
 #define TOE_CALL_MS 5000
 #define REPAIR_BACKOFF_MS 2000
+#define GUEST_CHECK_MS 2000
 
 static long long now_ms(void)
 {
@@ -347,6 +348,8 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		    struct td_state *prev, char *err, size_t errlen)
 {
 	json_t *ls = NULL, *stats = NULL, *tvnfs, *tchains, *r;
+	char done[2 * TD_MAX_HOPS * TD_MAX_PER_HOP][TD_OBJ_NAME_MAX];
+	unsigned int ndone = 0;
 	int rc = -EIO;
 	size_t i;
 	json_t *o;
@@ -359,16 +362,26 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		goto out;
 	tvnfs = json_object_get(ls, "vnfs");
 	tchains = json_object_get(stats, "chains");
-	/* 1. every VNF the chains use, added and served */
+	/* 1. every VNF the chains use, added and served: once, even when both
+	 * chains use it (tvnfs is what the TOE had before this loop) */
 	for (unsigned int c = 0; c < st->nchains; c++) {
 		struct td_chain *ch = &st->chains[c];
 
 		if (strcmp(ch->vm, vm->name))
 			continue;
 		for (unsigned int h = 0; h < ch->nhops; h++)
-			for (unsigned int k = 0; k < ch->hop_len[h]; k++)
+			for (unsigned int k = 0; k < ch->hop_len[h]; k++) {
+				bool seen = false;
+
+				for (unsigned int x = 0; x < ndone && !seen; x++)
+					seen = !strcmp(done[x], ch->hop[h][k]);
+				if (seen)
+					continue;
 				if (ensure_vnf(d, st, vm, ch->hop[h][k], tvnfs, err, errlen))
 					goto out;
+				if (ndone < 2 * TD_MAX_HOPS * TD_MAX_PER_HOP)
+					strcpy(done[ndone++], ch->hop[h][k]);
+			}
 	}
 	/* 2. each direction: set, replaced, or deleted */
 	for (int dir = TD_DIR_IN; dir <= TD_DIR_OUT; dir++) {
@@ -1387,6 +1400,44 @@ const char *td_chains_sched_vm_note(struct daemon *d, const char *vm)
 	return r && r->note[0] ? r->note : NULL;
 }
 
+/*
+ * The VNFs of @vm that run in a libvirt domain whose QEMU lives but which
+ * the TOE failed (no progress for 5 s: say the guest's agent was not up
+ * yet when the grants came back after a domain restart, or its VNF hung)
+ * are attached again: the TOE reopens their channels for the guest.  A
+ * host instance is restarted when its process dies; the guest's VNF
+ * process cannot be seen from here, the TOE's verdict stands for it.
+ */
+static void guest_check(struct daemon *d, struct td_vm *vm)
+{
+	json_t *ls = NULL;
+	char err[512];
+
+	for (unsigned int k = 0; k < d->st.ninsts; k++) {
+		struct td_inst *in = &d->st.insts[k];
+		json_t *e, *r;
+
+		if (strcmp(in->vm, vm->name) || !in->domain[0] ||
+		    !td_libvirt_qemu_alive(in->pid, in->domain))
+			continue;
+		if (!ls && !(ls = toe_call(vm, "vnf.ls", NULL, err, sizeof(err))))
+			return;
+		e = find_named(json_object_get(ls, "vnfs"), "name", in->vnf);
+		if (!e || !json_is_true(json_object_get(e, "failed")))
+			continue;
+		r = toe_call(vm, "vnf.attach", json_pack("{s:s, s:i}", "name", in->vnf, "pid",
+							 (int)in->pid), err, sizeof(err));
+		if (r)
+			td_log("vm %s: vnf %s (libvirt domain %s) failed in the TOE: attached "
+			       "again, its channels reopened for the guest", vm->name, in->vnf,
+			       in->domain);
+		else
+			td_log("%s", err);
+		json_decref(r);
+	}
+	json_decref(ls);
+}
+
 void td_chains_tick(struct daemon *d)
 {
 	long long now = now_ms();
@@ -1424,6 +1475,9 @@ void td_chains_tick(struct daemon *d)
 		if (dead || d->retry_ms[i]) {
 			d->retry_ms[i] = 0;
 			repair(d, i);
+		} else if (now >= d->guest_retry_ms[i]) {
+			d->guest_retry_ms[i] = now + GUEST_CHECK_MS;
+			guest_check(d, vm);
 		}
 	}
 }

@@ -33,6 +33,7 @@ struct daemon {
 		char note[200];
 	} schedvm[TD_MAX_VMS];
 	struct td_grant_log glog;	/* grants taken from VNF domains (td_grant.h) */
+	long long guest_retry_ms[TD_MAX_VMS];	/* no check of VM i's in-guest VNFs before */
 };
 
 void td_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
