@@ -17,7 +17,11 @@
 # and attach redone, traffic inspected again; `sfc-ctl chain del` revokes
 # every grant (QMP qom-get "revoked" is true, or the device is already
 # gone), the guest's agent logs its region gone, vnf show and the log
-# say so, the /dev/shm links are gone, and web keeps serving.
+# say so, the /dev/shm links are gone, and web keeps serving.  Then the
+# same with a VNF guest on Debian's QEMU, which can grant but not revoke:
+# vnf show and chain show say plainly that removing the chain does not
+# revoke; traffic is inspected; chain del leaves no grant (the guest
+# ejects the devices) or says the revoke is pending.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -54,10 +58,12 @@ td_setup 713
 dwork=$(mktemp -d /tmp/tochain-713.XXXXXX)	# the domain's files (libvirt-qemu reads them)
 dom=tochain-713-$$
 stopped=tochain-713s-$$
+dom2=tochain-713b-$$
 serial=$dwork/serial.log
 cleanup713() {
 	lv_domain_destroy "$dom"
 	lv_domain_destroy "$stopped"
+	lv_domain_destroy "$dom2"
 	rm -f /dev/shm/tochain-grant-"$fab"-*
 	rm -rf "$dwork"
 	lv_daemon_stop
@@ -286,5 +292,67 @@ ip netns exec "$CL" curl -sS --max-time 30 -o /dev/null "http://10.71.3.2:8080/z
 	fail713 "without the chain, EVIL is no longer inspected: the request must pass"
 echo "web serves without the chain (EVIL passes uninspected)"
 sfc_ok vnf del g
+
+# --- a VNF guest on Debian's QEMU: grants work, revoking does not
+stock=$(command -v qemu-system-x86_64 || true)
+if [ -n "$stock" ] && [ "$(readlink -f "$stock")" != "$(readlink -f "$QEMU")" ]; then
+	serial=$dwork/serial2.log
+	sed -e "s|<name>$dom</name>|<name>$dom2</name>|" -e "s|<emulator>$QEMU</emulator>|<emulator>$stock</emulator>|" \
+		-e "s|$dwork/serial.log|$serial|g" "$dwork/domain.xml" >"$dwork/stock.xml"
+	grep -q "<emulator>$stock</emulator>" "$dwork/stock.xml" || fail713 "stock domain XML"
+	t0=$(date +%s.%N)
+	lv_virsh create "$dwork/stock.xml" >/dev/null || fail713 "virsh create $dom2"
+	qpid=$(lv_qemu_pid "$dom2")
+	vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid" || fail713 "the stock-QEMU VNF guest did not start"
+	echo "VNF domain $dom2 on $stock: agent up after $(since "$t0") s"
+	sfc_ok vnf add s --kind null --domain "$dom2"
+	sfc_ok chain add sin --vm web --dir in --hop s
+	vm_wait_line "$serial" "tochain-vnf: serving /dev/tochain/web.vnf-s" 60 "$qpid" ||
+		fail713 "the stock guest's agent does not serve web.vnf-s"
+	sfc chain show sin >"$work/show.txt"
+	grep -q "NOT revocable: the QEMU of libvirt domain $dom2 cannot revoke" "$work/show.txt" ||
+		fail713 "chain show does not say the grants cannot be revoked: $(cat "$work/show.txt")"
+	grep "NOT revocable" "$work/show.txt"
+	sfc --json vnf show s | td_json 'j["instances"][0]["revocable"]' | grep -qx False ||
+		fail713 "vnf show: revocable is not false"
+	for i in $(seq 30); do
+		[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] && break
+		sleep 1
+	done
+	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "no fetch through the stock guest's VNF"
+	set +e
+	ip netns exec "$CL" curl -sS --max-time 60 -o /dev/null "http://10.71.3.2:8080/s?q=EVIL" 2>/dev/null
+	rc=$?
+	set -e
+	[ $rc = 56 ] || [ $rc = 52 ] || fail713 "EVIL not reset by the stock guest's VNF (curl $rc)"
+	sgrants=$(sfc --json vnf show s | td_json '" ".join(g["name"] for g in j["instances"][0]["grants"])')
+	sfc_ok chain del sin
+	sfc --json vnf show s >"$work/vnf.json"
+	python3 - "$work/vnf.json" <<'PY' || fail713 "vnf show s after chain del: $(cat "$work/vnf.json")"
+import json, sys
+rel = json.load(open(sys.argv[1]))["released"]
+assert len(rel) == 3, rel
+for r in rel:
+    assert r["outcome"] in ("revoked", "pending"), r
+    assert r["outcome"] == "revoked" or "REVOKE PENDING" in r["text"], r
+print("stock QEMU, chain del: " + ", ".join("%s %s" % (r["grant"], r["outcome"]) for r in rel))
+PY
+	vm_wait_line "$serial" "tochain-vnf: /dev/tochain/web.vnf-s gone" 60 "$qpid" ||
+		fail713 "the stock guest never let its device go"
+	for g in $sgrants; do
+		[ ! -e "/dev/shm/tochain-grant-$g" ] || fail713 "/dev/shm/tochain-grant-$g left behind"
+	done
+	for i in $(seq 100); do
+		lv_virsh dumpxml "$dom2" | grep -q "tochain-grant-" || break
+		sleep 0.2
+	done
+	lv_virsh dumpxml "$dom2" | grep -q "tochain-grant-" && fail713 "grant devices still in $dom2"
+	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "web after the stock chain del"
+	sfc_ok vnf del s
+	echo "stock QEMU: not revocable said plainly; the guest ejected its devices"
+else
+	echo "note: no Debian qemu-system-x86_64 besides the patched one: stock QEMU not checked"
+fi
+grep -E "attached again|REVOKE PENDING" "$work/state/tochaind.log" || true
 td_stop_check
 echo "PASS 713_vnf_domain_revoke"
