@@ -694,6 +694,39 @@ static bool rules_changed(const struct td_vnf *v, void *arg)
 	return diff;
 }
 
+/*
+ * VNF @v (of state @st) runs in a libvirt domain: is that domain running,
+ * no VM's, and can regions be granted from the region directory?  0, or
+ * -errno with @err.
+ */
+static int vnf_domain_check(struct daemon *d, struct td_state *st, const struct td_vnf *v,
+			    char *err, size_t errlen)
+{
+	char why[400];
+	pid_t qpid;
+
+	for (unsigned int i = 0; i < st->nvms; i++)
+		if (!strcmp(st->vms[i].domain, v->domain)) {
+			snprintf(err, errlen, "vnf %s: --domain %s is the libvirt domain of vm %s: a "
+				 "VNF's guest cannot be one of the VMs it inspects", v->name, v->domain,
+				 st->vms[i].name);
+			return -EINVAL;
+		}
+	if (td_grant_check_shm(d->cfg->region_dir, "/dev/shm", why, sizeof(why))) {
+		snprintf(err, errlen, "vnf %s: %s", v->name, why);
+		return -EXDEV;
+	}
+	if (!d->lv) {
+		snprintf(err, errlen, "vnf %s: no libvirt connection", v->name);
+		return -ENOTCONN;
+	}
+	if (td_libvirt_qemu_pid(d->lv, v->domain, &qpid, why, sizeof(why))) {
+		snprintf(err, errlen, "vnf %s: --domain: %s", v->name, why);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 /* Plan @topo against the state and realize it.  The reply. */
 static json_t *change(struct daemon *d, json_t *topo, const char *what, bool say_plan)
 {
@@ -709,6 +742,18 @@ static json_t *change(struct daemon *d, json_t *topo, const char *what, bool say
 	if (td_apply_plan(&d->st, topo, ncpus(), rules_changed, d, next, plan, err, sizeof(err))) {
 		reply = ctl_reply_fail("%s", err);
 		goto out;
+	}
+	/* VNFs that come with a domain or move to one: checked before anything happens */
+	for (unsigned int i = 0; i < plan->n; i++) {
+		struct td_vnf *v = td_state_find_vnf(next, plan->c[i].name);
+		struct td_vnf *was = td_state_find_vnf(&d->st, plan->c[i].name);
+
+		if (plan->c[i].obj == TD_OBJ_VNF && plan->c[i].op != TD_OP_DELETE && v &&
+		    v->domain[0] && (!was || strcmp(was->domain, v->domain)) &&
+		    vnf_domain_check(d, next, v, err, sizeof(err))) {
+			reply = ctl_reply_fail("%s", err);
+			goto out;
+		}
 	}
 	if (plan->n && realize(d, next, plan, err, sizeof(err))) {
 		reply = ctl_reply_fail("%s: %s", what, err);
@@ -831,21 +876,7 @@ static json_t *cmd_vnf_add(struct daemon *d, json_t *args)
 		return ctl_reply_fail("vnf '%s' already exists", json_string_value(name));
 	if (v.rules[0] && access(v.rules, R_OK))
 		return ctl_reply_fail("vnf %s: --rules %s: %s", v.name, v.rules, strerror(errno));
-	if (v.domain[0]) {
-		pid_t qpid;
-
-		for (unsigned int i = 0; i < d->st.nvms; i++)
-			if (!strcmp(d->st.vms[i].domain, v.domain))
-				return ctl_reply_fail("vnf %s: --domain %s is the libvirt domain of vm %s: "
-						      "a VNF's guest cannot be one of the VMs it inspects",
-						      v.name, v.domain, d->st.vms[i].name);
-		if (td_grant_check_shm(d->cfg->region_dir, "/dev/shm", err, sizeof(err)))
-			return ctl_reply_fail("vnf %s: %s", v.name, err);
-		if (!d->lv)
-			return ctl_reply_fail("vnf %s: no libvirt connection", v.name);
-		if (td_libvirt_qemu_pid(d->lv, v.domain, &qpid, err, sizeof(err)))
-			return ctl_reply_fail("vnf %s: --domain: %s", v.name, err);
-	}
+	/* its domain is checked by change() */
 	reply = change(d, json_pack("{s:[O]}", "vnfs", args), "vnf add", false);
 	if (reply)
 		return reply;

@@ -133,6 +133,8 @@ want=nosuch-$$
 refused "unknown domain" vnf add bad --kind null --domain "nosuch-$$"
 sed "s|<name>$dom</name>|<name>$stopped</name>|" "$dwork/domain.xml" >"$dwork/stopped.xml"
 lv_virsh define "$dwork/stopped.xml" >/dev/null || fail713 "virsh define $stopped"
+echo "vnf bad2 kind=null domain=nosuch-$$" >"$work/bad.topo"
+refused "unknown domain in a topology" apply -f "$work/bad.topo"
 want="not running"
 refused "stopped domain" vnf add bad --kind null --domain "$stopped"
 want="may hold only"
