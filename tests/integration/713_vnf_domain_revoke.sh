@@ -258,6 +258,47 @@ set -e
 echo "VNF domain restarted (QEMU $qpid -> $qpid2): grants and attach redone after $(since "$t0") s"
 qpid=$qpid2
 
+# --- repair: web's TOE killed: restarted, R.vnf-g is a new file, its
+# grant is replaced (revoked, unplugged, granted anew) and the guest's
+# agent serves the new device
+toe=$(td_field vm web toe_pid)
+nserve=$(tr -d '\r' <"$serial" | grep -ac "serving /dev/tochain/web.vnf-g" || true)
+kill -9 "$toe"
+t0=$(date +%s.%N)
+for i in $(seq 150); do
+	[ "$(td_field vm web toe_pid)" != "$toe" ] &&
+		[ "$(tr -d '\r' <"$serial" | grep -ac "serving /dev/tochain/web.vnf-g" || true)" -gt "$nserve" ] && break
+	sleep 0.2
+done
+[ "$(tr -d '\r' <"$serial" | grep -ac "serving /dev/tochain/web.vnf-g" || true)" -gt "$nserve" ] ||
+	fail713 "after a TOE restart the agent does not serve a new web.vnf-g"
+vgrant=$fab-web-g-v
+[ "$(stat -c %i "/dev/shm/tochain-grant-$vgrant")" = "$(stat -c %i "$region.vnf-g")" ] ||
+	fail713 "grant $vgrant is not the TOE's new R.vnf-g"
+[ "$(qom_revoked "$vgrant")" = false ] || fail713 "grant $vgrant: $(qom_revoked "$vgrant")"
+echo "TOE $toe killed: R.vnf-g granted anew, agent serving it after $(since "$t0") s"
+# the stand-in VM's program lost its TOE: start it again
+kill -9 "$PY" 2>/dev/null || true
+tc_isolated GU2 guweb2
+(cd "$work/www" && exec ip netns exec "$GU2" "$build/bin/tochain-run" --region "$region" -- \
+	python3 -m http.server --bind 0.0.0.0 8080) >"$work/py-web2.log" 2>&1 &
+PY=$!
+tc_on_exit "kill -9 $PY"
+tc_wait_port "$CL" 10.71.3.2 8080 30 || fail713 "the web server did not come back"
+got=
+for i in $(seq 30); do
+	got=$(fetch http://10.71.3.2:8080/big.bin)
+	[ "$got" = "$want_big" ] && break
+	sleep 1
+done
+[ "$got" = "$want_big" ] || fail713 "no clean fetch after the TOE restart"
+set +e
+ip netns exec "$CL" curl -sS --max-time 60 -o /dev/null "http://10.71.3.2:8080/t?q=EVIL" 2>/dev/null
+rc=$?
+set -e
+[ $rc = 56 ] || [ $rc = 52 ] || fail713 "EVIL not reset after the TOE restart (curl $rc)"
+echo "after the TOE restart: clean fetch at attempt $i, EVIL reset"
+
 # --- chain del revokes every grant; web keeps serving
 t0=$(date +%s.%N)
 sfc_ok chain del gin
