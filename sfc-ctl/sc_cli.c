@@ -250,7 +250,10 @@ static void print_vnf(json_t *v)
 		char when[32];
 
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime(&ts));
-		printf("%-12s %s %s\n", i ? "" : "released", when, jstr(x, "text"));
+		printf("%-12s %s %s%s%s%s\n", i ? "" : "released", when, jstr(x, "text"),
+		       json_object_get(x, "now") ? " [now: " : "",
+		       json_object_get(x, "now") ? jstr(x, "now") : "",
+		       json_object_get(x, "now") ? "]" : "");
 	}
 }
 

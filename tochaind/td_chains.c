@@ -853,10 +853,19 @@ static json_t *vnf_json_full(struct daemon *d, const struct td_vnf *v)
 
 			if (!n->vnf[0] || strcmp(n->vnf, v->name))
 				continue;
-			json_array_append_new(rel, json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "vm",
-				n->vm, "domain", n->domain, "grant", n->grant, "time",
-				(json_int_t)n->when, "outcome", n->rc == 0 ? "revoked" :
-				n->rc == TD_LIBVIRT_UNGRANT_PENDING ? "pending" : "error", "text", n->text));
+			json_t *e = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "vm", n->vm, "domain",
+				n->domain, "grant", n->grant, "time", (json_int_t)n->when, "outcome",
+				n->rc == 0 ? "revoked" : n->rc == TD_LIBVIRT_UNGRANT_PENDING ? "pending" :
+				"error", "text", n->text);
+
+			/* a pending one: has the guest let the device go since? */
+			if (e && n->rc == TD_LIBVIRT_UNGRANT_PENDING) {
+				char now[400];
+
+				td_grant_state(d->lv, n->domain, n->grant, now, sizeof(now));
+				json_object_set_new(e, "now", json_string(now));
+			}
+			json_array_append_new(rel, e);
 		}
 		json_object_set_new(o, "released", rel);
 	}

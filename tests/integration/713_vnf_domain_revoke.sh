@@ -390,6 +390,9 @@ PY
 		sleep 0.2
 	done
 	lv_virsh dumpxml "$dom2" | grep -q "tochain-grant-" && fail713 "grant devices still in $dom2"
+	sfc --json vnf show s | td_json 'all(r.get("now", "absent") == "absent" for r in j["released"])' |
+		grep -qx True || fail713 "vnf show s: a pending grant is not absent now: $(sfc --json vnf show s)"
+	sfc vnf show s | grep -a "released" | cut -c1-160
 	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "web after the stock chain del"
 	sfc_ok vnf del s
 	echo "stock QEMU: not revocable said plainly; the guest ejected its devices"
