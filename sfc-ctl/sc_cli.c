@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
 	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE]\n"
-	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]...\n"
+	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]... [--domain LIBVIRT_DOMAIN]\n"
 	"  vnf ls | vnf show NAME | vnf del NAME | vnf calibrate NAME\n"
 	"  chain add NAME --vm VM --dir in|out --hop VNF[,VNF...] [--hop ...] [--sla PPS]\n"
 	"  chain ls | chain show NAME | chain del NAME | chain set-sla NAME PPS\n"
@@ -203,13 +203,25 @@ static void print_hops(json_t *hops)
 
 static void print_instances(json_t *o)
 {
-	size_t i;
-	json_t *in;
+	size_t i, k;
+	json_t *in, *g;
 
-	json_array_foreach(json_object_get(o, "instances"), i, in)
+	json_array_foreach(json_object_get(o, "instances"), i, in) {
+		if (json_object_get(in, "domain")) {
+			printf("%-12s vnf %s on vm %s: in libvirt domain %s (QEMU pid %lld) %s\n",
+			       i ? "" : "instances", jstr(in, "vnf"), jstr(in, "vm"),
+			       jstr(in, "domain"), jint(in, "pid"),
+			       json_is_true(json_object_get(in, "running")) ? "running" : "NOT RUNNING");
+			json_array_foreach(json_object_get(in, "grants"), k, g)
+				printf("%-12s   grant %s (%s): %s\n", "", jstr(g, "name"), jstr(g, "file"),
+				       jstr(g, "state"));
+			printf("%-12s   %s\n", "", jstr(in, "revoke"));
+			continue;
+		}
 		printf("%-12s vnf %s on vm %s: pid %lld %s\n", i ? "" : "instances", jstr(in, "vnf"),
 		       jstr(in, "vm"), jint(in, "pid"),
 		       json_is_true(json_object_get(in, "running")) ? "running" : "NOT RUNNING");
+	}
 }
 
 static void print_vnf(json_t *v)
@@ -225,11 +237,24 @@ static void print_vnf(json_t *v)
 		printf("%-12s %s (a copy is used: apply or re-add to take edits)\n", "rules", jstr(v, "rules"));
 	json_array_foreach(json_object_get(v, "args"), i, x)
 		printf("%-12s %s\n", i ? "" : "args", json_string_value(x));
+	if (json_object_get(v, "domain"))
+		printf("%-12s %s (libvirt: the VNF runs in that guest)\n", "domain", jstr(v, "domain"));
 	printf("%-12s", "chains");
 	json_array_foreach(json_object_get(v, "chains"), i, x)
 		printf(" %s", json_string_value(x));
 	printf("\n");
 	print_instances(v);
+	json_array_foreach(json_object_get(v, "released"), i, x) {
+		json_t *t = json_object_get(x, "time");
+		time_t ts = json_is_number(t) ? (time_t)json_number_value(t) : 0;
+		char when[32];
+
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime(&ts));
+		printf("%-12s %s %s%s%s%s\n", i ? "" : "released", when, jstr(x, "text"),
+		       json_object_get(x, "now") ? " [now: " : "",
+		       json_object_get(x, "now") ? jstr(x, "now") : "",
+		       json_object_get(x, "now") ? "]" : "");
+	}
 }
 
 static void print_vnfs(json_t *res)
@@ -302,6 +327,8 @@ static int cmd_vnf(struct cli *c)
 			json_object_set_new(args, "rules", json_string(abs));
 		} else if (!strcmp(o, "--on-failure")) {
 			json_object_set_new(args, "on_failure", json_string(v));
+		} else if (!strcmp(o, "--domain")) {
+			json_object_set_new(args, "domain", json_string(v));	/* tochaind validates it */
 		} else if (!strcmp(o, "--arg")) {
 			a = json_object_get(args, "args");
 			if (!a)

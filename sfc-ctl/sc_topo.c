@@ -138,6 +138,8 @@ static json_t *word(struct ctx *c, const char *what, char *w, const char *dir, j
 			json_object_set_new(o, "rules", json_string(path));
 		} else if (!strcmp(w, "on-failure"))
 			json_object_set_new(o, "on_failure", json_string(val));
+		else if (!strcmp(w, "domain"))
+			json_object_set_new(o, "domain", json_string(val));
 		else if (!strcmp(w, "arg")) {
 			json_t *a = json_object_get(o, "args");
 
@@ -145,7 +147,7 @@ static json_t *word(struct ctx *c, const char *what, char *w, const char *dir, j
 				json_object_set_new(o, "args", a = json_array());
 			json_array_append_new(a, json_string(val));
 		} else
-			return fail(c, o, "vnf: unknown key '%.40s' (kind, threads, rate, rules, on-failure, arg)", w);
+			return fail(c, o, "vnf: unknown key '%.40s' (kind, threads, rate, rules, on-failure, arg, domain)", w);
 	} else {
 		if (!strcmp(w, "vm") || !strcmp(w, "dir"))
 			json_object_set_new(o, w, json_string(val));

@@ -21,3 +21,5 @@ FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_td_state
 $(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c tochaind/td_state.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c -ljansson
+$(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind -Icgroup -Ictl
+$(eval $(call unit_test,test_td_grant,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS),$(TOCHAIND_LDLIBS)))

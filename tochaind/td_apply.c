@@ -11,7 +11,7 @@
 bool td_vnf_runtime_differs(const struct td_vnf *a, const struct td_vnf *b)
 {
 	if (a->kind != b->kind || a->threads != b->threads || a->fail_open != b->fail_open ||
-	    a->nargs != b->nargs)
+	    a->nargs != b->nargs || strcmp(a->domain, b->domain))
 		return true;
 	for (unsigned int i = 0; i < a->nargs; i++)
 		if (strcmp(a->args[i], b->args[i]))
@@ -160,7 +160,7 @@ static int plan_vnf(json_t *o, const struct td_state *cur, struct td_state *next
 		user = used_by(cur, v.name);
 		if (user) {
 			snprintf(err, errlen,
-				 "vnf %s is used by chain %s: its kind, threads, on-failure and args cannot change under a chain (delete the chain first)",
+				 "vnf %s is used by chain %s: its kind, threads, on-failure, args and domain cannot change under a chain (delete the chain first)",
 				 v.name, user);
 			return at_line(o, err, errlen);
 		}

@@ -71,7 +71,7 @@ int td_chain_quota(const struct td_state *st, unsigned int npcpu, const char *na
 		   uint64_t *ticks, uint32_t *nvcpu);
 
 /* Do two VNF definitions differ in what the TOE or the process sees
- * (kind, threads, on-failure, args)? */
+ * (kind, threads, on-failure, args, libvirt domain)? */
 bool td_vnf_runtime_differs(const struct td_vnf *a, const struct td_vnf *b);
 
 /* Do two chains differ in hops? */

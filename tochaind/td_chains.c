@@ -22,11 +22,14 @@
 
 #include "ctl_proto.h"
 #include "td_apply.h"
+#include "td_grant.h"
 #include "td_inst.h"
+#include "td_libvirt.h"
 #include "td_priv.h"
 
 #define TOE_CALL_MS 5000
 #define REPAIR_BACKOFF_MS 2000
+#define GUEST_CHECK_MS 2000
 
 static long long now_ms(void)
 {
@@ -103,6 +106,96 @@ static void stop_pid(struct daemon *d, const struct td_vm *vm, const char *vnf, 
 	td_inst_stop(d->cfg, pid, region, vnf, vm->name);
 }
 
+/* Is instance @in of @vm alive: its tochain-vnf, or its domain's QEMU? */
+static bool inst_alive(const struct td_vm *vm, const struct td_inst *in)
+{
+	char region[PATH_MAX + 64];
+
+	if (in->domain[0])
+		return td_libvirt_qemu_alive(in->pid, in->domain);
+	td_inst_region(vm, in->vnf, region, sizeof(region));
+	return td_inst_alive(in->pid, region);
+}
+
+/* Does a VNF of @domain other than @vnf serve @vm's chains in @st? */
+static bool domain_serves(struct td_state *st, const char *vm, const char *domain,
+			  const char *vnf)
+{
+	for (unsigned int i = 0; i < st->nvnfs; i++)
+		if (strcmp(st->vnfs[i].name, vnf) && !strcmp(st->vnfs[i].domain, domain) &&
+		    td_state_vm_uses(st, vm, st->vnfs[i].name))
+			return true;
+	return false;
+}
+
+/* VNF @vnf of @domain serves @vm no more (in @st): its grants go. */
+static void take_grants(struct daemon *d, struct td_state *st, struct td_vm *vm, const char *vnf,
+			const char *domain)
+{
+	char err[700];
+
+	td_grant_take(d->lv, d->cfg, vm, vnf, domain, domain_serves(st, vm->name, domain, vnf),
+		      &d->glog, err, sizeof(err));
+}
+
+/*
+ * VNF @v runs in libvirt domain v->domain: give it @vm's grants and
+ * attach the domain's QEMU pid in the TOE (unless @tpid, what the TOE
+ * has, is that already).  @fresh: the TOE has just added the VNF, so the
+ * grants go again on failure.
+ */
+static int start_guest_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
+			    const struct td_vnf *v, pid_t tpid, bool fresh, char *err, size_t errlen)
+{
+	struct td_inst *in = td_state_find_inst(st, v->name, vm->name);
+	char why[600] = "";
+	pid_t qpid = 0;
+	json_t *r;
+
+	if (!d->lv) {
+		snprintf(err, errlen, "vnf %s: no libvirt connection", v->name);
+		return -ENOTCONN;
+	}
+	if (td_libvirt_qemu_pid(d->lv, v->domain, &qpid, why, sizeof(why))) {
+		snprintf(err, errlen, "vnf %s: %s", v->name, why);
+		return -EIO;
+	}
+	if (v->kind == TD_KIND_FW && td_fw_nft(d->cfg, v, vm, err, errlen))
+		return -EIO;
+	if (td_grant_give(d->lv, d->cfg, vm, v->name, v->domain, why, sizeof(why))) {
+		snprintf(err, errlen, "vm %s: vnf %s: %s", vm->name, v->name, why);
+		return -EIO;
+	}
+	if (tpid != qpid) {
+		r = toe_call(vm, "vnf.attach", json_pack("{s:s, s:i}", "name", v->name, "pid",
+							 (int)qpid), err, errlen);
+		if (!r) {
+			if (fresh)
+				take_grants(d, st, vm, v->name, v->domain);
+			return -EIO;
+		}
+		json_decref(r);
+	}
+	if (!in) {
+		if (st->ninsts >= TD_MAX_INSTS) {
+			if (fresh)
+				take_grants(d, st, vm, v->name, v->domain);
+			snprintf(err, errlen, "too many VNF instances (at most %d)", TD_MAX_INSTS);
+			return -ENOSPC;
+		}
+		in = &st->insts[st->ninsts++];
+		memset(in, 0, sizeof(*in));
+		strcpy(in->vnf, v->name);
+		strcpy(in->vm, vm->name);
+	}
+	if (in->pid != qpid || strcmp(in->domain, v->domain))
+		td_log("vm %s: vnf %s runs in libvirt domain %s (QEMU pid %d), regions granted",
+		       vm->name, v->name, v->domain, (int)qpid);
+	in->pid = qpid;
+	snprintf(in->domain, sizeof(in->domain), "%s", v->domain);
+	return 0;
+}
+
 /* No fw VNF serves @vm any more (in @st): take its nftables table away. */
 static void fw_nft_drop(struct daemon *d, struct td_state *st, struct td_vm *vm)
 {
@@ -174,6 +267,8 @@ static int ensure_vnf(struct daemon *d, struct td_state *st, struct td_vm *vm, c
 				 vm->name, name);
 			return -EEXIST;
 		}
+		if (v->domain[0])	/* grants checked, QEMU attached again if it changed */
+			return start_guest_inst(d, st, vm, v, tpid, false, err, errlen);
 		if (in && in->pid == tpid && td_inst_alive(tpid, region))
 			return 0;
 		if (!in && td_inst_alive(tpid, region)) {
@@ -196,7 +291,7 @@ static int ensure_vnf(struct daemon *d, struct td_state *st, struct td_vm *vm, c
 	}
 	/* Not in the TOE (new, or the TOE was restarted): a process left
 	 * from before serves nothing. */
-	if (in)
+	if (in && !in->domain[0])
 		td_inst_stop(d->cfg, in->pid, region, name, vm->name);
 	r = toe_call(vm, "vnf.add", json_pack("{s:s, s:i, s:s, s:s}", "name", name, "threads",
 					      (int)v->threads, "policy", policy, "dispatch",
@@ -206,7 +301,8 @@ static int ensure_vnf(struct daemon *d, struct td_state *st, struct td_vm *vm, c
 	if (json_is_string(json_object_get(r, "region")))
 		snprintf(region, sizeof(region), "%s", json_string_value(json_object_get(r, "region")));
 	json_decref(r);
-	if (start_inst(d, st, vm, v, region, err, errlen)) {
+	if (v->domain[0] ? start_guest_inst(d, st, vm, v, 0, true, err, errlen)
+			 : start_inst(d, st, vm, v, region, err, errlen)) {
 		char ignore[256];
 
 		json_decref(toe_call(vm, "vnf.del", json_pack("{s:s}", "name", name), ignore,
@@ -252,6 +348,8 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		    struct td_state *prev, char *err, size_t errlen)
 {
 	json_t *ls = NULL, *stats = NULL, *tvnfs, *tchains, *r;
+	char done[2 * TD_MAX_HOPS * TD_MAX_PER_HOP][TD_OBJ_NAME_MAX];
+	unsigned int ndone = 0;
 	int rc = -EIO;
 	size_t i;
 	json_t *o;
@@ -264,16 +362,26 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		goto out;
 	tvnfs = json_object_get(ls, "vnfs");
 	tchains = json_object_get(stats, "chains");
-	/* 1. every VNF the chains use, added and served */
+	/* 1. every VNF the chains use, added and served: once, even when both
+	 * chains use it (tvnfs is what the TOE had before this loop) */
 	for (unsigned int c = 0; c < st->nchains; c++) {
 		struct td_chain *ch = &st->chains[c];
 
 		if (strcmp(ch->vm, vm->name))
 			continue;
 		for (unsigned int h = 0; h < ch->nhops; h++)
-			for (unsigned int k = 0; k < ch->hop_len[h]; k++)
+			for (unsigned int k = 0; k < ch->hop_len[h]; k++) {
+				bool seen = false;
+
+				for (unsigned int x = 0; x < ndone && !seen; x++)
+					seen = !strcmp(done[x], ch->hop[h][k]);
+				if (seen)
+					continue;
 				if (ensure_vnf(d, st, vm, ch->hop[h][k], tvnfs, err, errlen))
 					goto out;
+				if (ndone < 2 * TD_MAX_HOPS * TD_MAX_PER_HOP)
+					strcpy(done[ndone++], ch->hop[h][k]);
+			}
 	}
 	/* 2. each direction: set, replaced, or deleted */
 	for (int dir = TD_DIR_IN; dir <= TD_DIR_OUT; dir++) {
@@ -314,7 +422,17 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		if (!r)
 			goto out;
 		json_decref(r);
-		stop_pid(d, vm, json_string_value(n), json_is_integer(pid) ? (pid_t)json_integer_value(pid) : 0);
+		{
+			struct td_inst *gin = td_state_find_inst(st, json_string_value(n), vm->name);
+			struct td_vnf *gv = td_state_find_vnf(st, json_string_value(n));
+
+			/* an instance record's grants go in step 4 */
+			if (!gin && gv && gv->domain[0])
+				take_grants(d, st, vm, gv->name, gv->domain);
+			else if (!gin || !gin->domain[0])
+				stop_pid(d, vm, json_string_value(n),
+					 json_is_integer(pid) ? (pid_t)json_integer_value(pid) : 0);
+		}
 		td_log("vm %s: vnf %s detached", vm->name, json_string_value(n));
 		fw_nft_drop(d, st, vm);
 	}
@@ -324,7 +442,10 @@ static int converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 
 		if (strcmp(in->vm, vm->name) || td_state_vm_uses(st, vm->name, in->vnf))
 			continue;
-		stop_pid(d, vm, in->vnf, in->pid);
+		if (in->domain[0])
+			take_grants(d, st, vm, in->vnf, in->domain);
+		else
+			stop_pid(d, vm, in->vnf, in->pid);
 		td_state_drop_inst(st, in);
 	}
 	rc = 0;
@@ -397,6 +518,12 @@ static void reload_rules(struct daemon *d, const char *vnf)
 
 		if (strcmp(in->vnf, vnf) || !vm)
 			continue;
+		if (in->domain[0]) {
+			/* never a signal to QEMU: the guest's VNF has its own rules */
+			td_log("vm %s: vnf %s runs in libvirt domain %s: its rules are the guest's, "
+			       "not reloaded", vm->name, vnf, in->domain);
+			continue;
+		}
 		td_inst_region(vm, vnf, region, sizeof(region));
 		if (v && v->kind == TD_KIND_FW && td_fw_nft(d->cfg, v, vm, err, sizeof(err)))
 			td_log("vm %s: %s (the in-chain rules reload anyway)", vm->name, err);
@@ -567,6 +694,39 @@ static bool rules_changed(const struct td_vnf *v, void *arg)
 	return diff;
 }
 
+/*
+ * VNF @v (of state @st) runs in a libvirt domain: is that domain running,
+ * no VM's, and can regions be granted from the region directory?  0, or
+ * -errno with @err.
+ */
+static int vnf_domain_check(struct daemon *d, struct td_state *st, const struct td_vnf *v,
+			    char *err, size_t errlen)
+{
+	char why[400];
+	pid_t qpid;
+
+	for (unsigned int i = 0; i < st->nvms; i++)
+		if (!strcmp(st->vms[i].domain, v->domain)) {
+			snprintf(err, errlen, "vnf %s: --domain %s is the libvirt domain of vm %s: a "
+				 "VNF's guest cannot be one of the VMs it inspects", v->name, v->domain,
+				 st->vms[i].name);
+			return -EINVAL;
+		}
+	if (td_grant_check_shm(d->cfg->region_dir, "/dev/shm", why, sizeof(why))) {
+		snprintf(err, errlen, "vnf %s: %s", v->name, why);
+		return -EXDEV;
+	}
+	if (!d->lv) {
+		snprintf(err, errlen, "vnf %s: no libvirt connection", v->name);
+		return -ENOTCONN;
+	}
+	if (td_libvirt_qemu_pid(d->lv, v->domain, &qpid, why, sizeof(why))) {
+		snprintf(err, errlen, "vnf %s: --domain: %s", v->name, why);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 /* Plan @topo against the state and realize it.  The reply. */
 static json_t *change(struct daemon *d, json_t *topo, const char *what, bool say_plan)
 {
@@ -582,6 +742,18 @@ static json_t *change(struct daemon *d, json_t *topo, const char *what, bool say
 	if (td_apply_plan(&d->st, topo, ncpus(), rules_changed, d, next, plan, err, sizeof(err))) {
 		reply = ctl_reply_fail("%s", err);
 		goto out;
+	}
+	/* VNFs that come with a domain or move to one: checked before anything happens */
+	for (unsigned int i = 0; i < plan->n; i++) {
+		struct td_vnf *v = td_state_find_vnf(next, plan->c[i].name);
+		struct td_vnf *was = td_state_find_vnf(&d->st, plan->c[i].name);
+
+		if (plan->c[i].obj == TD_OBJ_VNF && plan->c[i].op != TD_OP_DELETE && v &&
+		    v->domain[0] && (!was || strcmp(was->domain, v->domain)) &&
+		    vnf_domain_check(d, next, v, err, sizeof(err))) {
+			reply = ctl_reply_fail("%s", err);
+			goto out;
+		}
 	}
 	if (plan->n && realize(d, next, plan, err, sizeof(err))) {
 		reply = ctl_reply_fail("%s: %s", what, err);
@@ -612,16 +784,51 @@ static json_t *remove_to(struct daemon *d, struct td_state *next, const char *wh
 	return NULL;
 }
 
+/* A VNF instance in a libvirt domain: its grants, asked live. */
+static void inst_json_domain(struct daemon *d, const struct td_inst *in, struct td_vm *vm,
+			     json_t *o)
+{
+	struct td_grant g[3];
+	json_t *a = json_array();
+	char err[400] = "", state[400];
+	int n = td_grant_set(d->cfg, vm, in->vnf, in->domain, g);
+	int sup = d->lv ? td_libvirt_revoke_supported(d->lv, in->domain, err, sizeof(err))
+			: -ENOTCONN;
+
+	json_object_set_new(o, "domain", json_string(in->domain));
+	for (int i = 0; i < n; i++) {
+		td_grant_state(d->lv, in->domain, g[i].name, state, sizeof(state));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "name", g[i].name, "file",
+						   g[i].path, "state", state));
+	}
+	json_object_set_new(o, "grants", a);
+	json_object_set_new(o, "revocable", json_boolean(sup == 1));
+	if (sup == 1)
+		snprintf(state, sizeof(state), "revocable: removing the chain revokes the "
+			 "guest's access at once");
+	else if (sup == 0)
+		snprintf(state, sizeof(state), "NOT revocable: the QEMU of libvirt domain %s "
+			 "cannot revoke (not a qemu-patches/ build); removing the chain asks the "
+			 "guest to unplug the regions and it keeps access until it does",
+			 in->domain);
+	else
+		snprintf(state, sizeof(state), "unknown: %s", err[0] ? err : strerror(-sup));
+	json_object_set_new(o, "revoke", json_string(state));
+}
+
 static json_t *inst_json(struct daemon *d, const struct td_inst *in)
 {
 	struct td_vm *vm = td_state_find_vm(&d->st, in->vm);
 	char region[PATH_MAX + 64] = "";
+	json_t *o;
 
 	if (vm)
 		td_inst_region(vm, in->vnf, region, sizeof(region));
-	return json_pack("{s:s, s:s, s:i, s:b, s:s}", "vnf", in->vnf, "vm", in->vm, "pid",
-			 (int)in->pid, "running", vm && td_inst_alive(in->pid, region), "region",
-			 region);
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s}", "vnf", in->vnf, "vm", in->vm, "pid",
+		      (int)in->pid, "running", vm && inst_alive(vm, in), "region", region);
+	if (o && vm && in->domain[0])
+		inst_json_domain(d, in, vm, o);
+	return o;
 }
 
 static json_t *vnf_json_full(struct daemon *d, const struct td_vnf *v)
@@ -637,6 +844,31 @@ static json_t *vnf_json_full(struct daemon *d, const struct td_vnf *v)
 			json_array_append_new(chains, json_string(d->st.chains[i].name));
 	json_object_set_new(o, "instances", insts);
 	json_object_set_new(o, "chains", chains);
+	if (v->domain[0]) {
+		json_t *rel = json_array();
+
+		/* oldest first */
+		for (unsigned int k = 0; k < TD_GRANT_NOTES; k++) {
+			struct td_grant_note *n = &d->glog.n[(d->glog.next + k) % TD_GRANT_NOTES];
+
+			if (!n->vnf[0] || strcmp(n->vnf, v->name))
+				continue;
+			json_t *e = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "vm", n->vm, "domain",
+				n->domain, "grant", n->grant, "time", (json_int_t)n->when, "outcome",
+				n->rc == 0 ? "revoked" : n->rc == TD_LIBVIRT_UNGRANT_PENDING ? "pending" :
+				"error", "text", n->text);
+
+			/* a pending one: has the guest let the device go since? */
+			if (e && n->rc == TD_LIBVIRT_UNGRANT_PENDING) {
+				char now[400];
+
+				td_grant_state(d->lv, n->domain, n->grant, now, sizeof(now));
+				json_object_set_new(e, "now", json_string(now));
+			}
+			json_array_append_new(rel, e);
+		}
+		json_object_set_new(o, "released", rel);
+	}
 	return o;
 }
 
@@ -653,6 +885,7 @@ static json_t *cmd_vnf_add(struct daemon *d, json_t *args)
 		return ctl_reply_fail("vnf '%s' already exists", json_string_value(name));
 	if (v.rules[0] && access(v.rules, R_OK))
 		return ctl_reply_fail("vnf %s: --rules %s: %s", v.name, v.rules, strerror(errno));
+	/* its domain is checked by change() */
 	reply = change(d, json_pack("{s:[O]}", "vnfs", args), "vnf add", false);
 	if (reply)
 		return reply;
@@ -798,6 +1031,20 @@ static void sched_register(struct daemon *d, const struct td_chain *c)
 
 	if (!r || !vm || !c->sla)
 		return;
+	for (unsigned int h = 0; h < c->nhops; h++)
+		for (unsigned int j = 0; j < c->hop_len[h]; j++) {
+			struct td_vnf *v = td_state_find_vnf(&d->st, c->hop[h][j]);
+
+			if (v && v->domain[0] && !r->done) {
+				snprintf(r->note, sizeof(r->note), "vnf %.32s runs in libvirt domain "
+					 "%.63s: not registered (its CPU is the domain's vCPUs)",
+					 v->name, v->domain);
+				r->done = true;
+				td_log("chain %s: %s", c->name, r->note);
+			}
+			if (v && v->domain[0])
+				return;
+		}
 	for (unsigned int h = 0; h < c->nhops; h++)
 		for (unsigned int j = 0; j < c->hop_len[h]; j++, k++) {
 			struct td_inst *in = td_state_find_inst(&d->st, c->hop[h][j], c->vm);
@@ -1072,6 +1319,14 @@ json_t *td_chains_dispatch(struct daemon *d, const char *cmd, json_t *args)
 	return NULL;
 }
 
+const struct td_vnf *td_chains_domain_vnf(struct daemon *d, const char *domain)
+{
+	for (unsigned int i = 0; i < d->st.nvnfs; i++)
+		if (!strcmp(d->st.vnfs[i].domain, domain))
+			return &d->st.vnfs[i];
+	return NULL;
+}
+
 const struct td_chain *td_chains_of_vm(struct daemon *d, const char *vm)
 {
 	for (unsigned int i = 0; i < d->st.nchains; i++)
@@ -1116,7 +1371,7 @@ void td_chains_toe_restarted(struct daemon *d, struct td_vm *vm)
 {
 	/* The old instances served regions the new TOE does not have. */
 	for (unsigned int k = 0; k < d->st.ninsts; k++)
-		if (!strcmp(d->st.insts[k].vm, vm->name))
+		if (!strcmp(d->st.insts[k].vm, vm->name) && !d->st.insts[k].domain[0])
 			stop_pid(d, vm, d->st.insts[k].vnf, d->st.insts[k].pid);
 	repair(d, (unsigned int)(vm - d->st.vms));
 }
@@ -1185,6 +1440,44 @@ const char *td_chains_sched_vm_note(struct daemon *d, const char *vm)
 	return r && r->note[0] ? r->note : NULL;
 }
 
+/*
+ * The VNFs of @vm that run in a libvirt domain whose QEMU lives but which
+ * the TOE failed (no progress for 5 s: say the guest's agent was not up
+ * yet when the grants came back after a domain restart, or its VNF hung)
+ * are attached again: the TOE reopens their channels for the guest.  A
+ * host instance is restarted when its process dies; the guest's VNF
+ * process cannot be seen from here, the TOE's verdict stands for it.
+ */
+static void guest_check(struct daemon *d, struct td_vm *vm)
+{
+	json_t *ls = NULL;
+	char err[512];
+
+	for (unsigned int k = 0; k < d->st.ninsts; k++) {
+		struct td_inst *in = &d->st.insts[k];
+		json_t *e, *r;
+
+		if (strcmp(in->vm, vm->name) || !in->domain[0] ||
+		    !td_libvirt_qemu_alive(in->pid, in->domain))
+			continue;
+		if (!ls && !(ls = toe_call(vm, "vnf.ls", NULL, err, sizeof(err))))
+			return;
+		e = find_named(json_object_get(ls, "vnfs"), "name", in->vnf);
+		if (!e || !json_is_true(json_object_get(e, "failed")))
+			continue;
+		r = toe_call(vm, "vnf.attach", json_pack("{s:s, s:i}", "name", in->vnf, "pid",
+							 (int)in->pid), err, sizeof(err));
+		if (r)
+			td_log("vm %s: vnf %s (libvirt domain %s) failed in the TOE: attached "
+			       "again, its channels reopened for the guest", vm->name, in->vnf,
+			       in->domain);
+		else
+			td_log("%s", err);
+		json_decref(r);
+	}
+	json_decref(ls);
+}
+
 void td_chains_tick(struct daemon *d)
 {
 	long long now = now_ms();
@@ -1210,16 +1503,21 @@ void td_chains_tick(struct daemon *d)
 			continue;
 		for (unsigned int k = 0; k < d->st.ninsts && !dead; k++) {
 			struct td_inst *in = &d->st.insts[k];
-			char region[PATH_MAX + 64];
 
 			if (strcmp(in->vm, vm->name))
 				continue;
-			td_inst_region(vm, in->vnf, region, sizeof(region));
-			dead = !td_inst_alive(in->pid, region);
+			dead = !inst_alive(vm, in);
+			if (dead && in->domain[0])
+				td_log("vm %s: vnf %s: the QEMU of libvirt domain %s (pid %d) is gone: "
+				       "grants and attach to be redone", vm->name, in->vnf, in->domain,
+				       (int)in->pid);
 		}
 		if (dead || d->retry_ms[i]) {
 			d->retry_ms[i] = 0;
 			repair(d, i);
+		} else if (now >= d->guest_retry_ms[i]) {
+			d->guest_retry_ms[i] = now + GUEST_CHECK_MS;
+			guest_check(d, vm);
 		}
 	}
 }

@@ -281,6 +281,9 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 			if (!strcmp(d->st.vms[i].domain, domain))
 				return ctl_reply_fail("--domain %s is already used by vm '%s'", domain,
 					    d->st.vms[i].name);
+		if (td_chains_domain_vnf(d, domain))
+			return ctl_reply_fail("--domain %s runs vnf %s", domain,
+					      td_chains_domain_vnf(d, domain)->name);
 		if (!d->lv && !(d->lv = td_libvirt_create(libvirt_uri)))
 			return ctl_reply_fail("vm '%s': out of memory", name);
 		strcpy(vm.domain, domain);
@@ -554,10 +557,8 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 		td_log("refusing to start: %s", err);
 		return 1;
 	}
-	/* libvirt is connected only when some VM has a domain */
-	for (unsigned int i = 0; i < d->st.nvms && !d->lv; i++)
-		if (d->st.vms[i].domain[0])
-			d->lv = td_libvirt_create(libvirt_uri);
+	/* libvirt is connected on first use: by a VM or VNF with a domain */
+	d->lv = td_libvirt_create(libvirt_uri);
 	if (td_fabric_ensure(cfg, err, sizeof(err))) {
 		td_log("fabric namespace %s: %s", cfg->fabric_ns, err);
 		return 1;

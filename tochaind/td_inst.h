@@ -8,7 +8,8 @@
  * cgroup tochain/FABRIC/vnf-NAME-VM, with its output in
  * STATE_DIR/vnf-NAME-VM.log.  A pid is trusted to be the instance only
  * while its command line is tochain-vnf's with the instance's region
- * path (a reused pid would not carry it).
+ * path (a reused pid would not carry it).  A VNF that runs in a
+ * libvirt domain (td_grant.h) has no process here.
  *
  * The rules a VNF runs with are tochaind's own copy,
  * STATE_DIR/rules/NAME.rules, replaced atomically when the user's file

@@ -359,6 +359,67 @@ int td_libvirt_vcpu_tids(struct td_libvirt *lv, const char *domain, pid_t *tids,
 	return n;
 }
 
+int td_libvirt_qemu_pid(struct td_libvirt *lv, const char *domain, pid_t *pid, char *err,
+			size_t errlen)
+{
+	pid_t tids[TD_LIBVIRT_MAX_VCPUS];
+	char path[64], line[128];
+	long tgid = 0;
+	FILE *f;
+	int n = td_libvirt_vcpu_tids(lv, domain, tids, TD_LIBVIRT_MAX_VCPUS, err, errlen);
+
+	if (n < 0)
+		return n;
+	if (n == 0) {
+		snprintf(err, errlen, "libvirt domain '%s': QEMU lists no vCPU thread", domain);
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tids[0]);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "libvirt domain '%s': vCPU thread %d: %s", domain,
+			 (int)tids[0], strerror(errno));
+		return -ESRCH;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid <= 0 || !td_libvirt_qemu_alive((pid_t)tgid, domain)) {
+		snprintf(err, errlen, "libvirt domain '%s': cannot find its QEMU process", domain);
+		return -ESRCH;
+	}
+	*pid = (pid_t)tgid;
+	return 0;
+}
+
+bool td_libvirt_qemu_alive(pid_t pid, const char *domain)
+{
+	char path[64], cmd[16384], want[TD_DOMAIN_MAX + 16];
+	size_t wl;
+	ssize_t n;
+	FILE *f;
+
+	if (pid <= 0 || !domain || !domain[0])
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = (ssize_t)fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	if (n <= 0)	/* a zombie has no command line */
+		return false;
+	cmd[n] = '\0';
+	/* libvirt: "-name" "guest=DOMAIN,debug-threads=on" (or "guest=DOMAIN") */
+	wl = (size_t)snprintf(want, sizeof(want), "guest=%s", domain);
+	for (ssize_t i = 0; i + (ssize_t)wl <= n; i++)
+		if ((i == 0 || cmd[i - 1] == '\0') && !memcmp(cmd + i, want, wl) &&
+		    (cmd[i + wl] == ',' || cmd[i + wl] == '\0'))
+			return true;
+	return false;
+}
+
 /* ---- grants ---------------------------------------------------------- */
 
 #define PERIPHERAL "/machine/peripheral/"

@@ -86,6 +86,18 @@ int td_libvirt_vcpu_tids(struct td_libvirt *lv, const char *domain, pid_t *tids,
 			 char *err, size_t errlen);
 
 /*
+ * The pid of running domain @domain's QEMU process: the thread group of
+ * its vCPU threads (as td_libvirt_vcpu_tids finds them).  0 with *@pid,
+ * or -errno with @err set (-ENOENT no such domain, -ESRCH not running).
+ */
+int td_libvirt_qemu_pid(struct td_libvirt *lv, const char *domain, pid_t *pid, char *err,
+			size_t errlen);
+
+/* Is @pid the QEMU process libvirt runs for @domain ("-name guest=DOMAIN,"
+ * on its command line)?  Checked in /proc alone, without libvirt. */
+bool td_libvirt_qemu_alive(pid_t pid, const char *domain);
+
+/*
  * Grants: another VM's region given to a running (VNF) domain, which the
  * host can take away at once and give back without the guest's help.
  *

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "td_grant.h"
 #include "td_state.h"
 #include "td_vm.h"
 
@@ -31,6 +32,8 @@ struct daemon {
 		bool done;		/* registered (or refused: see note) */
 		char note[200];
 	} schedvm[TD_MAX_VMS];
+	struct td_grant_log glog;	/* grants taken from VNF domains (td_grant.h) */
+	long long guest_retry_ms[TD_MAX_VMS];	/* no check of VM i's in-guest VNFs before */
 };
 
 void td_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -52,6 +55,9 @@ void td_chains_toe_restarted(struct daemon *d, struct td_vm *vm);
 
 /* What tochain-sched knows of VM @vm's vCPUs (a domain VM), or NULL. */
 const char *td_chains_sched_vm_note(struct daemon *d, const char *vm);
+
+/* The VNF running in libvirt domain @domain, or NULL (vm add refuses it). */
+const struct td_vnf *td_chains_domain_vnf(struct daemon *d, const char *domain);
 
 /* The chain using VM @vm, or NULL (vm del refuses while one does). */
 const struct td_chain *td_chains_of_vm(struct daemon *d, const char *vm);

@@ -257,6 +257,8 @@ json_t *td_vnf_json(const struct td_vnf *v)
 			json_array_append_new(a, json_string(v->args[i]));
 		json_object_set_new(o, "args", a);
 	}
+	if (v->domain[0])
+		json_object_set_new(o, "domain", json_string(v->domain));
 	return o;
 }
 
@@ -345,7 +347,7 @@ bool td_vnf_arg_valid(const char *arg, const char **why)
 int td_vnf_from_json(json_t *o, bool stored, struct td_vnf *v, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "name", "kind", "threads", "rate", "rules",
-					    "on_failure", "args", "calibrated", NULL };
+					    "on_failure", "args", "calibrated", "domain", NULL };
 	const char *why, *name;
 	json_t *x;
 	uint64_t n;
@@ -438,6 +440,17 @@ int td_vnf_from_json(json_t *o, bool stored, struct td_vnf *v, char *err, size_t
 			strcpy(v->args[v->nargs++], s);
 		}
 	}
+	x = json_object_get(o, "domain");
+	if (x) {
+		const char *dom = json_is_string(x) ? json_string_value(x) : NULL;
+
+		if (!dom || strlen(dom) != json_string_length(x) || !td_domain_valid(dom, &why)) {
+			snprintf(err, errlen, "vnf %s: --domain '%.63s' %s", name, dom ? dom : "",
+				 dom ? why : "is not a string");
+			return -EINVAL;
+		}
+		strcpy(v->domain, dom);
+	}
 	return 0;
 }
 
@@ -518,11 +531,21 @@ int td_state_check(const struct td_state *cst, char *err, size_t errlen)
 {
 	struct td_state *st = (struct td_state *)cst;	/* the finders do not write */
 
-	for (unsigned int i = 0; i < st->nvnfs; i++)
-		if (td_state_find_vnf(st, st->vnfs[i].name) != &st->vnfs[i]) {
-			snprintf(err, errlen, "vnf '%s' is defined twice", st->vnfs[i].name);
+	for (unsigned int i = 0; i < st->nvnfs; i++) {
+		const struct td_vnf *v = &st->vnfs[i];
+
+		if (td_state_find_vnf(st, v->name) != v) {
+			snprintf(err, errlen, "vnf '%s' is defined twice", v->name);
 			return -EINVAL;
 		}
+		/* a VNF's guest inspects other VMs: never the guest of one of them */
+		for (unsigned int k = 0; v->domain[0] && k < st->nvms; k++)
+			if (!strcmp(st->vms[k].domain, v->domain)) {
+				snprintf(err, errlen, "vnf %s: --domain %s is the libvirt domain of vm %s",
+					 v->name, v->domain, st->vms[k].name);
+				return -EINVAL;
+			}
+	}
 	for (unsigned int i = 0; i < st->nchains; i++) {
 		const struct td_chain *c = &st->chains[i];
 
@@ -665,7 +688,11 @@ static int objects_from_json(json_t *root, struct td_state *st, char *err, size_
 		const char *why;
 
 		memset(in, 0, sizeof(*in));
-		if (!json_is_object(v) || json_object_size(v) != 3 ||
+		if (!json_is_object(v) ||
+		    json_object_size(v) != (json_object_get(v, "domain") ? 4u : 3u) ||
+		    copy_str(v, "domain", in->domain, sizeof(in->domain), false) ||
+		    (in->domain[0] && !td_domain_valid(in->domain, &why)) ||
+		    (json_object_get(v, "domain") && !in->domain[0]) ||
 		    copy_str(v, "vnf", in->vnf, sizeof(in->vnf), true) ||
 		    !td_objname_valid(in->vnf, &why) ||
 		    copy_str(v, "vm", in->vm, sizeof(in->vm), true) || !td_name_valid(in->vm, &why) ||
@@ -771,10 +798,14 @@ int td_state_save(const char *path, const struct td_state *st)
 		json_array_append_new(vnfs, td_vnf_json(&st->vnfs[i]));
 	for (unsigned int i = 0; i < st->nchains; i++)
 		json_array_append_new(chains, td_chain_json(&st->chains[i]));
-	for (unsigned int i = 0; i < st->ninsts; i++)
-		json_array_append_new(insts, json_pack("{s:s, s:s, s:i}", "vnf", st->insts[i].vnf,
-						       "vm", st->insts[i].vm, "pid",
-						       (int)st->insts[i].pid));
+	for (unsigned int i = 0; i < st->ninsts; i++) {
+		json_t *in = json_pack("{s:s, s:s, s:i}", "vnf", st->insts[i].vnf, "vm",
+				       st->insts[i].vm, "pid", (int)st->insts[i].pid);
+
+		if (in && st->insts[i].domain[0])
+			json_object_set_new(in, "domain", json_string(st->insts[i].domain));
+		json_array_append_new(insts, in);
+	}
 	root = json_pack("{s:i, s:o, s:o, s:o, s:o}", "version", STATE_VERSION, "vms", vms,
 			 "vnfs", vnfs, "chains", chains, "instances", insts);
 	text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;

@@ -68,6 +68,8 @@ struct td_vnf {
 	char rules[PATH_MAX];		/* the user's rules file (absolute), "" none */
 	unsigned int nargs;
 	char args[TD_MAX_VNF_ARGS][TD_VNF_ARG_MAX];	/* passed to tochain-vnf */
+	/* libvirt domain whose guest runs this VNF (td_grant.h), "" : a host process */
+	char domain[TD_DOMAIN_MAX];
 };
 
 /* A chain: one per (VM, direction). */
@@ -81,11 +83,16 @@ struct td_chain {
 	char hop[TD_MAX_HOPS][TD_MAX_PER_HOP][TD_OBJ_NAME_MAX];
 };
 
-/* A running VNF process serving the chains of one VM. */
+/*
+ * A running VNF process serving the chains of one VM.  For a VNF in a
+ * libvirt domain (@domain set) @pid is that domain's QEMU process (what
+ * the TOE watches) and the grants of td_grant.h were given to it.
+ */
 struct td_inst {
 	char vnf[TD_OBJ_NAME_MAX];
 	char vm[TD_NAME_MAX];
 	pid_t pid;
+	char domain[TD_DOMAIN_MAX];	/* "" : a host tochain-vnf process */
 };
 
 struct td_state {
@@ -157,7 +164,8 @@ bool td_vnf_arg_valid(const char *arg, const char **why);
 /*
  * Cross-checks of a whole state: unique names, every chain's VM and hop
  * VNFs exist, no VNF twice in a chain, one chain per (VM, direction),
- * every instance names a known VNF and VM.  0, or -EINVAL with @err.
+ * every instance names a known VNF and VM, no VNF runs in a VM's own
+ * libvirt domain.  0, or -EINVAL with @err.
  */
 int td_state_check(const struct td_state *st, char *err, size_t errlen);
 

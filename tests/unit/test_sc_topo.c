@@ -20,7 +20,7 @@ START_TEST(good_file)
 			  "\n"
 			  "vnf fw kind=fw rules=fw.rules   # relative: from the file's folder\n"
 			  "vnf ids kind=ids rules=/r/ids.rules threads=2 on-failure=closed rate=5000\n"
-			  "vnf n kind=null arg=--deny-marker=EVIL arg=--cost-ns=10\n"
+			  "vnf n kind=null arg=--deny-marker=EVIL arg=--cost-ns=10 domain=vnf-guest.1\n"
 			  "\tchain web-in vm=web1 dir=in hop=fw hop=ids,n sla=2000\n");
 	json_t *vm, *fw, *ids, *n, *ch;
 
@@ -39,6 +39,8 @@ START_TEST(good_file)
 	ck_assert_str_eq(json_string_value(json_object_get(ids, "on_failure")), "closed");
 	n = json_array_get(json_object_get(t, "vnfs"), 2);
 	ck_assert_uint_eq(json_array_size(json_object_get(n, "args")), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(n, "domain")), "vnf-guest.1");
+	ck_assert_ptr_null(json_object_get(fw, "domain"));
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(n, "args"), 0)),
 			 "--deny-marker=EVIL");
 	ch = json_array_get(json_object_get(t, "chains"), 0);
@@ -75,6 +77,7 @@ START_TEST(bad_files_name_the_line)
 		{ "chain c hop=,\n", "empty VNF name" },
 		{ "chain c sla=fast\n", "sla 'fast'" },
 		{ "chain c vm=a vm=b\n", "'vm' given twice" },
+		{ "vnf x kind=null domain=a domain=b\n", "'domain' given twice" },
 		{ "vm a\x00 ip=1.2.3.4/24\n", "not a text file" },
 	};
 

@@ -2,6 +2,7 @@
 /* Unit tests for tochaind/td_state.c: validation and persistence. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,6 +20,18 @@ static void setup(void)
 static void teardown(void)
 {
 	unlink(path);
+}
+
+static char *td_read_state_text(const char *p)
+{
+	FILE *f = fopen(p, "r");
+	char *buf = calloc(1, 1 << 16);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_gt(fread(buf, 1, (1 << 16) - 1, f), 0);
+	fclose(f);
+	return buf;
 }
 
 static void put_file(const char *text)
@@ -203,6 +216,81 @@ START_TEST(objects_roundtrip)
 }
 END_TEST
 
+/* A VNF in a libvirt domain: its domain and its instance's survive a
+ * strict reload; a bad domain, or a VM's own domain, is refused. */
+START_TEST(vnf_domain_roundtrip)
+{
+	static struct td_state a, b;
+	const char *why;
+	char err[256], *text;
+	json_t *t;
+
+	memset(&a, 0, sizeof(a));
+	strcpy(a.vms[0].name, "web");
+	ck_assert_int_eq(td_addr_parse("10.0.0.2/24", &a.vms[0].ip, &why), 0);
+	a.vms[0].region_size = 1 << 20;
+	strcpy(a.vms[0].region, "/r");
+	strcpy(a.vms[0].domain, "web-dom");
+	a.nvms = 1;
+	t = json_loads("{\"name\": \"g\", \"kind\": \"null\", \"domain\": \"vnf.dom+1\"}", 0, NULL);
+	ck_assert_msg(td_vnf_from_json(t, false, &a.vnfs[0], err, sizeof(err)) == 0, "%s", err);
+	json_decref(t);
+	ck_assert_str_eq(a.vnfs[0].domain, "vnf.dom+1");
+	a.nvnfs = 1;
+	strcpy(a.chains[0].name, "c");
+	strcpy(a.chains[0].vm, "web");
+	a.chains[0].nhops = 1;
+	a.chains[0].hop_len[0] = 1;
+	strcpy(a.chains[0].hop[0][0], "g");
+	a.nchains = 1;
+	strcpy(a.insts[0].vnf, "g");
+	strcpy(a.insts[0].vm, "web");
+	strcpy(a.insts[0].domain, "vnf.dom+1");
+	a.insts[0].pid = 777;
+	a.ninsts = 1;
+	ck_assert_int_eq(td_state_check(&a, err, sizeof(err)), 0);
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_msg(td_state_load(path, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_mem_eq(&a.vnfs[0], &b.vnfs[0], sizeof(a.vnfs[0]));
+	ck_assert_mem_eq(&a.insts[0], &b.insts[0], sizeof(a.insts[0]));
+	ck_assert_str_eq(b.insts[0].domain, "vnf.dom+1");
+	/* the JSON of a host VNF has no "domain" */
+	t = td_vnf_json(&a.vnfs[0]);
+	ck_assert_str_eq(json_string_value(json_object_get(t, "domain")), "vnf.dom+1");
+	json_decref(t);
+	/* an instance's domain is checked as strictly as the rest */
+	text = td_read_state_text(path);
+	ck_assert_ptr_nonnull(text);
+	{
+		char *p = strstr(text, "\"domain\": \"vnf.dom+1\"\n    }");
+
+		ck_assert_ptr_nonnull(p);
+		memcpy(p + 11, "-", 1);	/* "-nf.dom+1": may not start with '-' */
+		put_file(text);
+		ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), -EBADMSG);
+		ck_assert_uint_eq(b.nvms + b.nvnfs + b.ninsts, 0);
+	}
+	free(text);
+	/* a VNF may not run in the domain of a VM */
+	strcpy(a.vnfs[0].domain, "web-dom");
+	ck_assert_int_eq(td_state_check(&a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "libvirt domain of vm web"), "%s", err);
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), -EBADMSG);
+	/* bad domain names */
+	t = json_loads("{\"name\": \"g\", \"kind\": \"null\", \"domain\": \"a/b\"}", 0, NULL);
+	ck_assert_int_eq(td_vnf_from_json(t, false, &b.vnfs[0], err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "--domain"), "%s", err);
+	json_decref(t);
+	t = json_loads("{\"name\": \"g\", \"kind\": \"null\", \"domain\": 5}", 0, NULL);
+	ck_assert_int_eq(td_vnf_from_json(t, false, &b.vnfs[0], err, sizeof(err)), -EINVAL);
+	json_decref(t);
+	t = json_loads("{\"name\": \"g\", \"kind\": \"null\", \"domain\": \"\"}", 0, NULL);
+	ck_assert_int_eq(td_vnf_from_json(t, false, &b.vnfs[0], err, sizeof(err)), -EINVAL);
+	json_decref(t);
+}
+END_TEST
+
 START_TEST(missing_file_is_empty_state)
 {
 	static struct td_state st;
@@ -259,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, sizes);
 	tcase_add_test(tc, save_load_roundtrip);
 	tcase_add_test(tc, objects_roundtrip);
+	tcase_add_test(tc, vnf_domain_roundtrip);
 	tcase_add_test(tc, missing_file_is_empty_state);
 	tcase_add_test(tc, bad_files_are_refused_whole);
 	suite_add_tcase(s, tc);
