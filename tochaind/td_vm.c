@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "td_exec.h"
+#include "td_link.h"
 #include "td_vm.h"
 
 #define TOE_SLOT_SIZE 2048
@@ -106,7 +107,7 @@ static void stop_toe(struct td_vm *vm)
 
 int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, size_t errlen)
 {
-	char nsp[128], logp[PATH_MAX + 32], nbufs[32], slot[32], c;
+	char nsp[128], logp[PATH_MAX + 32], nbufs[32], slot[32], chans[16], c;
 	uint64_t n = vm->region_size / (TOE_SLOT_SIZE + 256);
 	int ready[2], nsfd;
 	struct pollfd p;
@@ -118,6 +119,8 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		n = 1u << 20;
 	snprintf(nbufs, sizeof(nbufs), "%llu", (unsigned long long)n);
 	snprintf(slot, sizeof(slot), "%d", TOE_SLOT_SIZE);
+	/* room for a libvirt VM's link (td_link.h): the TOE's default, said here */
+	snprintf(chans, sizeof(chans), "%d", TD_TOE_CHANNELS);
 	snprintf(nsp, sizeof(nsp), "/run/netns/%s", vm->netns);
 	snprintf(logp, sizeof(logp), "%s/toe-%s.log", cfg->state_dir, vm->name);
 	if (access(cfg->toe_path, X_OK)) {
@@ -154,7 +157,8 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		/* When ready[1] already was fd 3, dup2 kept its close-on-exec. */
 		fcntl(3, F_SETFD, 0);
 		execl(cfg->toe_path, "tochain-toe", "--region", vm->region, "--name", vm->name,
-		      "--nbufs", nbufs, "--slot-size", slot, "--ready-fd", "3", (char *)NULL);
+		      "--nbufs", nbufs, "--slot-size", slot, "--channels", chans, "--ready-fd", "3",
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(nsfd);
