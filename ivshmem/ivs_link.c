@@ -100,6 +100,7 @@ struct ivs_link {
 	bool lost;		/* the TOE is gone; waiting for the next one */
 	bool rung;		/* found: old claimers rung, table not published yet */
 	int err;		/* following: fatal (-ESTALE), stop with it */
+	uint32_t seq;		/* publications, also across a new TOE's zeroed table */
 };
 
 static int64_t now_ns(void)
@@ -625,6 +626,7 @@ static int map_region(struct ivs_link *l)
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
 	l->tab = &l->hdr->link;
+	l->seq = tc_load_relaxed(&l->tab->seq);
 	return 0;
 }
 
@@ -736,7 +738,7 @@ static void publish(struct ivs_link *l)
 			 (uint32_t)(l->srv ? ivs_server_host_id(l->srv) : 0));
 	tc_store_relaxed(&l->tab->poll_us, l->cfg.poll_us);
 	tc_store_relaxed(&l->tab->link_pid, (uint32_t)getpid());
-	tc_store_relaxed(&l->tab->seq, tc_load_relaxed(&l->tab->seq) + 1);
+	tc_store_relaxed(&l->tab->seq, ++l->seq);
 	/* Pairs with the driver's load-acquire of magic. */
 	tc_store_release(&l->tab->magic, (uint32_t)TCR_LINK_MAGIC);
 }
