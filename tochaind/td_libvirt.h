@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The libvirt backend of tochaind (td_libvirt_*): a VM registered with a
- * libvirt domain gets its region as an ivshmem-plain <shmem> device of
- * that domain, and its vCPU threads are found for the CPU scheduler.
+ * libvirt domain gets its region as a <shmem> device of that domain
+ * (ivshmem-doorbell with its VM link as server, or ivshmem-plain:
+ * td_link.h), and its vCPU threads are found for the CPU scheduler.
  *
  * How the region reaches QEMU: libvirt 9.0's <shmem name='N'> always
  * means the file /dev/shm/N (a name may not hold '/'), opened by QEMU as
