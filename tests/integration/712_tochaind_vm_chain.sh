@@ -80,7 +80,8 @@ alive() { [ -n "$1" ] && [ "$1" != 0 ] && kill -0 "$1" 2>/dev/null; }
 fetch() { # URL -> sha256 of the body (of nothing when the fetch failed)
 	rm -f "$work/body"
 	ip netns exec "$CL" curl -sS --max-time 120 -o "$work/body" "$1" 2>"$work/curl.err" || true
-	sha256sum <"$work/body" 2>/dev/null | cut -d' ' -f1 || true
+	[ -f "$work/body" ] || : >"$work/body"
+	sha256sum <"$work/body" | cut -d' ' -f1
 }
 
 if ! lv_daemon_start; then
@@ -128,16 +129,27 @@ while :; do
 	tochain-run -- python3 -m http.server --bind 0.0.0.0 8080 >/tmp/http.log 2>&1 &
 	pid=$!
 	echo "GUEST-HTTPD run=$n pid=$pid"
-	sleep 5
+	# down: 2 failed probes once it answered, 30 before (python starts
+	# slowly under TCG), or the process gone
+	up=0
 	bad=0
-	while [ $bad -lt 2 ] && kill -0 $pid 2>/dev/null; do
-		if probe; then bad=0; else bad=$((bad + 1)); fi
+	while kill -0 $pid 2>/dev/null; do
 		sleep 3
+		if probe; then up=1; bad=0; else bad=$((bad + 1)); fi
+		[ $up = 1 ] && [ $bad -ge 2 ] && break
+		[ $bad -ge 30 ] && break
 	done
 	echo "GUEST-HTTPD-DOWN run=$n"
 	kill -9 $pid 2>/dev/null
 	wait $pid
-	[ -e "/dev/tochain/$name" ] || { echo "GUEST-UNPLUGGED"; break; }
+	# unplugged: plugged again (a new link, a new vm add) or done
+	if [ ! -e "/dev/tochain/$name" ]; then
+		echo "GUEST-UNPLUGGED"
+		i=0
+		while [ ! -e "/dev/tochain/$name" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+		[ -e "/dev/tochain/$name" ] || break
+		echo "GUEST-REPLUGGED"
+	fi
 done
 dmesg | grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection' | sed 's/^/GUEST-DMESG /'
 echo "GUEST-DONE"
@@ -178,6 +190,9 @@ sock=$(field link_socket)
 [ -S "$sock" ] || fail "no link socket $sock"
 [ "$(stat -c %a "$sock")" = 600 ] || fail "link socket mode $(stat -c %a "$sock")"
 grep -q -- "--follow" "/proc/$lpid/cmdline" || fail "link not run with --follow"
+# the TOE's region fits the BAR (16M), which the link made the file's size
+region=$(field region)
+[ "$(stat -c %s "$region")" = $((16 << 20)) ] || fail "region file of $(stat -c %s "$region") bytes"
 lv_virsh dumpxml "$dom" >"$work/live.xml"
 grep -q "<model type='ivshmem-doorbell'/>" "$work/live.xml" || fail "no ivshmem-doorbell in the domain"
 grep -q "<server path='$sock'/>" "$work/live.xml" || fail "the device's server is not the link"
@@ -255,8 +270,42 @@ done
 echo "serving again after the TOE kill: $(vm_since "$t1") s"
 grep -q "<server path='$sock'/>" <(lv_virsh dumpxml "$dom") || fail "the device changed"
 
+runs() { grep -ac '^GUEST-HTTPD run=' "$work/serial.log" || true; }
+serves_again() { # WHAT: a good 4 MiB fetch within 2 minutes
+	local i
+	for i in $(seq 24); do
+		[ "$(fetch "$url/big.bin")" = "$want" ] && return 0
+		sleep 5
+	done
+	fail "no good fetch $1"
+}
+
+echo "--- the link killed: restarted, the device plugged again (doorbell)"
+n0=$(runs)
+kill -9 "$lpid"
+t1=$(date +%s.%N)
+for i in $(seq 150); do
+	nlpid=$(field link_pid)
+	[ "$nlpid" != "$lpid" ] && [ "$(field link)" = running ] && break
+	sleep 0.2
+done
+[ "$nlpid" != "$lpid" ] && alive "$nlpid" || fail "tochaind did not restart the link"
+for i in $(seq 300); do
+	grep -q "vm $vm: region plugged again" "$work/tochaind.log" && break
+	sleep 0.2
+done
+grep -q "vm $vm: region plugged again" "$work/tochaind.log" || fail "the device was not plugged again"
+echo "link restarted, device plugged again: $(vm_since "$t1") s"
+lpid=$nlpid
+grep -q "<server path='$sock'/>" <(lv_virsh dumpxml "$dom") || fail "no doorbell device after the re-plug"
+for i in $(seq 600); do [ "$(runs)" -gt "$n0" ] && break; sleep 0.2; done
+serves_again "after the link kill"
+echo "serving again after the link kill: $(vm_since "$t1") s"
+
 echo "--- vm del: device unplugged, link stopped"
 sfc chain del web-in >/dev/null || fail "chain del"
+unplugs() { grep -ac '^GUEST-UNPLUGGED' "$work/serial.log" || true; }
+nu=$(unplugs)
 t1=$(date +%s.%N)
 sfc vm del "$vm" >/dev/null || fail "vm del"
 echo "vm del: $(vm_since "$t1") s"
@@ -269,7 +318,24 @@ for i in $(seq 60); do
 	sleep 1
 done
 lv_virsh dumpxml "$dom" | grep -q "<shmem" && fail "<shmem> still in the domain"
-vm_wait_line "$work/serial.log" '^GUEST-DONE' 120 "$qpid" || fail "the guest did not see the unplug"
+for i in $(seq 300); do [ "$(unplugs)" -gt "$nu" ] && break; sleep 0.2; done
+[ "$(unplugs)" -gt "$nu" ] || fail "the guest did not see the unplug"
+
+echo "--- vm add --wait poll: ivshmem-plain, the link polls"
+t1=$(date +%s.%N)
+n0=$(runs)
+sfc vm add "$vm" --ip 10.72.0.2/24 --domain "$dom" --wait poll >/dev/null || fail "vm add --wait poll"
+[ "$(field wait)" = poll ] && [ "$(field link)" = running ] || fail "no poll-mode link"
+[ -z "$(field link_socket)" ] || fail "a link socket in poll mode"
+lpid=$(field link_pid)
+grep -q -- "--doorbell" "/proc/$lpid/cmdline" && fail "poll-mode link run with --doorbell"
+lv_virsh dumpxml "$dom" | grep -q "<model type='ivshmem-plain'/>" || fail "no ivshmem-plain in the domain"
+for i in $(seq 600); do [ "$(runs)" -gt "$n0" ] && break; sleep 0.2; done
+serves_again "in poll mode"
+echo "vm add --wait poll to a good fetch: $(vm_since "$t1") s"
+sfc vm del "$vm" >/dev/null || fail "vm del (poll)"
+alive "$lpid" && fail "poll-mode link $lpid still running"
+vm_wait_line "$work/serial.log" '^GUEST-DONE' 180 "$qpid" || fail "the guest did not finish"
 grep -a '^GUEST-DMESG' "$work/serial.log" && fail "guest kernel warnings"
 grep -a -E '^GUEST-' "$work/serial.log" | tr -d '\r'
 kill "$tdpid"; wait "$tdpid" || true
