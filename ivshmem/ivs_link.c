@@ -539,8 +539,8 @@ static void arm_timer(struct ivs_link *l)
 	int64_t ns = l->doorbell ? HOUSEKEEP_NS : l->poll_ns;
 	struct itimerspec its;
 
-	if (l->lost && ns > FOLLOW_NS)
-		ns = FOLLOW_NS;
+	if (l->lost)
+		ns = FOLLOW_NS;	/* also in poll mode: nothing to scan meanwhile */
 	for (unsigned int i = 0; i < l->cfg.nslots; i++)
 		if (l->slot[i].pending && ns > PENDING_NS)
 			ns = PENDING_NS;
