@@ -12,8 +12,10 @@
 # TOE killed: tochaind repairs it, the link follows the new TOE without
 # a re-plug, and a new server process in the guest serves again (the
 # old process's runtime cannot re-claim: its sockets died with the TOE;
-# the guest script restarts the server when its probe fails).  vm del
-# unplugs the device and stops the link.
+# the guest script restarts the server when the link republishes its
+# claim table).  The link killed: tochaind restarts it and plugs the
+# device again; the guest serves again.  vm del unplugs the device and
+# stops the link; vm add --wait poll then serves through ivshmem-plain.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -90,12 +92,15 @@ if ! lv_daemon_start; then
 fi
 echo "emulator: $emu"
 
-"$bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-	--fabric-ns "$fab" --bridge tcbr0 --region-dir "$regions" --libvirt-uri "$LV_URI" \
-	--sched-socket "$work/no-sched.sock" 2>"$work/tochaind.log" &
-tdpid=$!
-for i in $(seq 100); do [ -S "$TOCHAIN_SOCKET" ] && break; sleep 0.1; done
-sfc version >/dev/null || fail "tochaind does not answer"
+td_start712() {
+	"$bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
+		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$regions" --libvirt-uri "$LV_URI" \
+		--sched-socket "$work/no-sched.sock" 2>>"$work/tochaind.log" &
+	tdpid=$!
+	for i in $(seq 100); do [ -S "$TOCHAIN_SOCKET" ] && break; sleep 0.1; done
+	sfc version >/dev/null || fail "tochaind does not answer"
+}
+td_start712
 TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host CL cl 10.72.0.1/24
 
 # The guest: our own /init (the runtime image's waits 20 s for a device
@@ -120,28 +125,18 @@ while [ ! -e "/dev/tochain/$name" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1
 [ -e "/dev/tochain/$name" ] || { echo "FAIL no /dev/tochain/$name"; poweroff -f; }
 echo "GUEST-REGION /dev/tochain/$name uptime=$(cut -d' ' -f1 /proc/uptime)"
 cd /www
-probe() {
-	tochain-run -- /bin/busybox-dyn wget -q -T 20 -O /dev/null http://127.0.0.1:8080/probe.txt
-}
 n=0
 while :; do
 	n=$((n + 1))
 	tochain-run -- python3 -m http.server --bind 0.0.0.0 8080 >/tmp/http.log 2>&1 &
 	pid=$!
 	echo "GUEST-HTTPD run=$n pid=$pid"
-	# down: 2 failed probes once it answered, 30 before (python starts
-	# slowly under TCG), or the process gone
-	up=0
-	bad=0
-	while kill -0 $pid 2>/dev/null; do
-		sleep 3
-		if probe; then up=1; bad=0; else bad=$((bad + 1)); fi
-		[ $up = 1 ] && [ $bad -ge 2 ] && break
-		[ $bad -ge 30 ] && break
-	done
+	# until the link publishes a new table (a new TOE or link), the device goes or the server exits
+	python3 /seqwait.py "/dev/tochain/$name" $pid
 	echo "GUEST-HTTPD-DOWN run=$n"
 	kill -9 $pid 2>/dev/null
 	wait $pid
+	sleep 1
 	# unplugged: plugged again (a new link, a new vm add) or done
 	if [ ! -e "/dev/tochain/$name" ]; then
 		echo "GUEST-UNPLUGGED"
@@ -156,6 +151,29 @@ echo "GUEST-DONE"
 poweroff -f
 EOF
 chmod 755 "$work/extra/init"
+# The claim table's seq (region_layout.h: struct tcr_link, the last 1024
+# bytes of the header page; magic at +0, seq at +24) tells when the link
+# republished: a process that held a channel of the old TOE must restart.
+cat >"$work/extra/seqwait.py" <<'EOF'
+import mmap, os, sys, time
+dev, pid = sys.argv[1], int(sys.argv[2])
+m = mmap.mmap(os.open(dev, os.O_RDWR), 4096, mmap.MAP_SHARED, mmap.PROT_READ)
+word = lambda off: int.from_bytes(m[3072 + off:3072 + off + 4], "little")
+seq = word(24)
+while os.path.exists(dev):
+    try:
+        if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+    except OSError:
+        break
+    if word(0) == 0x4B4E494C and word(24) != seq:
+        break
+    time.sleep(0.5)
+EOF
+# mmap is not among the modules http.server loads (vm/guest-pymods.py)
+dyn=$(/usr/bin/python3 -c 'import mmap; print(mmap.__file__)')
+mkdir -p "$work/extra$(dirname "$dyn")"
+cp "$dyn" "$work/extra$dyn"
 
 lv_domain_xml "$dom" "$guest_rt" "$work" "$vm" >"$work/domain.xml" || fail "domain xml"
 (cd "$work/extra" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$work/extra.cpio"
@@ -207,6 +225,14 @@ t1=$(date +%s.%N)
 got=$(fetch "$url/big.bin")
 echo "fetch (4 MiB): $(vm_since "$t1") s"
 [ "$got" = "$want" ] || fail "sha256 $got, want $want ($(cat "$work/curl.err"))"
+
+echo "--- tochaind restarted: the link outlives it and is found again"
+kill "$tdpid"; wait "$tdpid" || true
+alive "$lpid" || fail "the link died with tochaind"
+td_start712
+[ "$(field link_pid)" = "$lpid" ] && [ "$(field link)" = running ] && [ "$(field wait)" = doorbell ] ||
+	fail "after a restart: $(sfc --json vm show "$vm")"
+grep -q "vm $vm: VM link" "$work/tochaind.log" && fail "the restarted tochaind restarted the link"
 
 echo "--- a VNF and a chain in front of the guest"
 if [ -d /usr/share/modsecurity-crs/rules ]; then
