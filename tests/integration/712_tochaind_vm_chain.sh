@@ -357,6 +357,9 @@ lpid=$(field link_pid)
 grep -q -- "--doorbell" "/proc/$lpid/cmdline" && fail "poll-mode link run with --doorbell"
 lv_virsh dumpxml "$dom" | grep -q "<model type='ivshmem-plain'/>" || fail "no ivshmem-plain in the domain"
 for i in $(seq 600); do [ "$(runs)" -gt "$n0" ] && break; sleep 0.2; done
+echo "vm add --wait poll to the server starting in the guest: $(vm_since "$t1") s"
+tc_wait_port "$CL" 10.72.0.2 8080 120 || fail "port 8080 does not accept in poll mode"
+echo "vm add --wait poll to serving: $(vm_since "$t1") s"
 serves_again "in poll mode"
 echo "vm add --wait poll to a good fetch: $(vm_since "$t1") s"
 sfc vm del "$vm" >/dev/null || fail "vm del (poll)"
