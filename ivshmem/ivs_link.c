@@ -15,12 +15,21 @@
  * host_peer, then its magic with store-release (pairs with the driver's
  * load-acquire of magic).  We read a slot's state with load-acquire
  * (pairs with the driver's store-release of CLAIMED/RELEASED).
+ *
+ * Following (ivs_link.h): the TOE is "lost" when a channel hangs up and
+ * the region is not READY, the attach socket refuses, or the channel
+ * attached instead belongs to another process (SO_PEERCRED) than the
+ * first TOE; a new TOE is "found" when pread of the header says READY and
+ * an attach works.  While lost nothing touches the mapping: the new TOE
+ * truncates the file to zero before it formats it, and a load from a
+ * truncated page would be SIGBUS.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +58,7 @@
 #define MAX_LEFT		16
 #define IDLE_SCANS		50		/* poll mode: empty scans before slowing down */
 #define POLL_IDLE_NS		(10 * 1000000LL)	/* slowest scan period */
+#define FOLLOW_NS		(50 * 1000000LL)	/* following: look for a new TOE */
 
 enum tok_kind { TOK_SIG = 1, TOK_SRV, TOK_TIMER, TOK_CONN, TOK_GEFD, TOK_HVEC };
 #define TOK(kind, i)	(((uint64_t)(kind) << 32) | (uint32_t)(i))
@@ -59,6 +69,7 @@ struct link_slot {
 	int efd_toe;		/* we write it to wake the TOE */
 	uint32_t channel, epoch;
 	uint32_t kick_seen;	/* poll mode: last kick counter value seen */
+	pid_t toe_pid;		/* the process that answered the attach */
 	int64_t last_attach_ns;
 	bool pending;		/* to be (re)offered */
 };
@@ -81,6 +92,15 @@ struct ivs_link {
 	unsigned int nleft;
 	struct link_slot slot[TCR_LINK_SLOTS];
 	struct ivs_link_stats st;
+	/* following */
+	pid_t toe_pid;		/* the TOE we serve (SO_PEERCRED of the first attach) */
+	uint64_t bar_size;	/* the file's size once grown: QEMU's BAR */
+	dev_t dev;		/* the region file's identity */
+	ino_t ino;
+	bool lost;		/* the TOE is gone; waiting for the next one */
+	bool rung;		/* found: old claimers rung, table not published yet */
+	int err;		/* following: fatal (-ESTALE), stop with it */
+	uint32_t seq;		/* publications, also across a new TOE's zeroed table */
 };
 
 static int64_t now_ns(void)
@@ -188,6 +208,12 @@ static int toe_attach(struct ivs_link *l, struct link_slot *s)
 	if (s->efd_toe < 0)
 		return -EPROTO;
 	fcntl(s->efd_toe, F_SETFL, O_NONBLOCK);
+	{
+		struct ucred uc;
+		socklen_t ul = sizeof(uc);
+
+		s->toe_pid = getsockopt(s->conn, SOL_SOCKET, SO_PEERCRED, &uc, &ul) ? 0 : uc.pid;
+	}
 	s->channel = w.channel;
 	s->epoch = w.epoch;
 	err = ep_add(l, s->conn, TOK(TOK_CONN, s - l->slot));
@@ -338,19 +364,144 @@ static void from_guest(struct ivs_link *l, unsigned int i, bool rang)
  * region says DEAD).  Returns true when the link should stop.  A process
  * still holding the old claim finds its channel closed (ENETDOWN).
  */
+static void toe_lost(struct ivs_link *l);
+static bool region_ready(struct ivs_link *l);
+
 static bool toe_hangup(struct ivs_link *l, unsigned int i)
 {
 	struct link_slot *s = &l->slot[i];
 	int err;
 
+	if (l->lost || s->conn < 0)
+		return false;	/* a hang-up of this batch, already handled */
 	say(l, "slot %u: the TOE closed channel %u", i, s->channel);
 	toe_detach(l, s);
-	tc_store_release(&l->tab->slot[i].state, (uint32_t)TCR_LINK_FREE);
 	s->pending = true;
-	if (tc_load_acquire(&l->hdr->state) != TCR_STATE_READY)
-		return true;
+	if (!region_ready(l)) {
+		if (!l->cfg.follow)
+			return true;
+		toe_lost(l);
+		return false;
+	}
+	tc_store_release(&l->tab->slot[i].state, (uint32_t)TCR_LINK_FREE);
 	err = offer(l, i);
+	if (l->cfg.follow && (err == -ECONNREFUSED || err == -ENOENT ||
+			      (!err && s->toe_pid != l->toe_pid))) {
+		toe_lost(l);
+		return false;
+	}
 	return err == -ECONNREFUSED || err == -ENOENT;
+}
+
+/* ---- following the TOE across restarts ------------------------------------- */
+
+/*
+ * The header's magic, version and state through pread: safe while a new
+ * TOE truncates the file (the mapping is not).  Pairs with the TOE's
+ * store-release of READY as far as a read() of the page cache can: the
+ * rest of the header is only read after an attach worked, which the TOE
+ * answers after formatting.
+ */
+static bool region_ready(struct ivs_link *l)
+{
+	struct tcr_header h;
+
+	if (pread(l->fd, &h, offsetof(struct tcr_header, kind), 0) !=
+	    (ssize_t)offsetof(struct tcr_header, kind))
+		return false;
+	return h.magic == TCR_MAGIC && h.version == TCR_LAYOUT_VERSION &&
+	       h.state == TCR_STATE_READY;
+}
+
+/* Ring every slot's vector of every guest: sleepers look at their channels. */
+static void ring_all(struct ivs_link *l)
+{
+	uint16_t ids[IVS_DEFAULT_MAX_PEERS];
+	size_t n;
+
+	if (!l->srv)
+		return;
+	n = ivs_server_peers(l->srv, ids, IVS_DEFAULT_MAX_PEERS);
+	for (size_t k = 0; k < n && k < IVS_DEFAULT_MAX_PEERS; k++)
+		for (unsigned int i = 0; i < l->cfg.nslots; i++)
+			ivs_server_ring(l->srv, ids[k], i);
+}
+
+/* The TOE went away: close every channel, withdraw the table, wait. */
+static void toe_lost(struct ivs_link *l)
+{
+	struct stat st;
+
+	if (l->lost)
+		return;
+	l->lost = true;
+	l->rung = false;
+	l->st.toe_losses++;
+	say(l, "the TOE (pid %d) is gone: waiting for the next one", (int)l->toe_pid);
+	for (unsigned int i = 0; i < TCR_LINK_SLOTS; i++) {
+		toe_detach(l, &l->slot[i]);
+		l->slot[i].pending = false;
+	}
+	/*
+	 * The old TOE is dead and its successor has not started yet (it takes
+	 * its supervisor a fork and an exec at least): the file is still
+	 * whole.  Guests that claim now get ENOENT until we publish again.
+	 */
+	if (fstat(l->fd, &st) == 0 && (uint64_t)st.st_size >= TCR_PAGE) {
+		tc_store_release(&l->tab->magic, 0u);
+		for (unsigned int i = 0; i < TCR_LINK_SLOTS; i++)
+			tc_store_relaxed(&l->tab->slot[i].state, (uint32_t)TCR_LINK_FREE);
+	}
+}
+
+static void publish(struct ivs_link *l);
+
+/*
+ * Lost: is a new TOE serving the region?  In two timer ticks: first the
+ * region READY (grow the file back, ring the old claimers), then, a tick
+ * later so that their wake-ups are taken before a new claimer rebinds a
+ * vector, the channels and the table.
+ */
+static void follow(struct ivs_link *l)
+{
+	struct stat now, st;
+	int err;
+
+	if (stat(l->region_path, &now) || now.st_dev != l->dev || now.st_ino != l->ino) {
+		say(l, "the region file %s was replaced: stopping", l->region_path);
+		l->err = -ESTALE;
+		l->stop = true;
+		return;
+	}
+	if (!region_ready(l)) {
+		l->rung = false;
+		return;
+	}
+	if (fstat(l->fd, &st))
+		return;
+	if ((uint64_t)st.st_size < l->bar_size && ftruncate(l->fd, (off_t)l->bar_size))
+		return;
+	if (tc_load_relaxed(&l->hdr->region_size) > l->bar_size)
+		return;		/* not ours to serve: wait for a TOE that fits */
+	if (!l->rung) {
+		ring_all(l);
+		l->rung = true;
+		return;
+	}
+	err = offer(l, 0);
+	if (err) {
+		toe_detach(l, &l->slot[0]);
+		l->slot[0].pending = false;
+		return;
+	}
+	l->toe_pid = l->slot[0].toe_pid;
+	for (unsigned int i = 1; i < l->cfg.nslots; i++)
+		offer(l, i);	/* a failure stays pending: retried by scan */
+	l->lost = false;
+	l->rung = false;
+	publish(l);
+	l->st.toe_follows++;
+	say(l, "following the new TOE (pid %d)", (int)l->toe_pid);
 }
 
 static void on_peer(void *arg, unsigned int peer, bool joined)
@@ -371,6 +522,10 @@ static void on_peer(void *arg, unsigned int peer, bool joined)
 /* Slots claimed by guests that left the server: their processes are gone. */
 static void handle_left(struct ivs_link *l)
 {
+	if (l->lost) {
+		l->nleft = 0;	/* no claims while lost */
+		return;
+	}
 	for (unsigned int k = 0; k < l->nleft; k++)
 		for (unsigned int i = 0; i < l->cfg.nslots; i++)
 			if (!l->slot[i].pending && slot_state(l, i) == TCR_LINK_CLAIMED &&
@@ -384,6 +539,8 @@ static void arm_timer(struct ivs_link *l)
 	int64_t ns = l->doorbell ? HOUSEKEEP_NS : l->poll_ns;
 	struct itimerspec its;
 
+	if (l->lost)
+		ns = FOLLOW_NS;	/* also in poll mode: nothing to scan meanwhile */
 	for (unsigned int i = 0; i < l->cfg.nslots; i++)
 		if (l->slot[i].pending && ns > PENDING_NS)
 			ns = PENDING_NS;
@@ -404,6 +561,10 @@ static void scan(struct ivs_link *l)
 {
 	int64_t now = now_ns();
 
+	if (l->lost) {
+		follow(l);
+		return;
+	}
 	if (!l->doorbell && ++l->idle_scans >= IDLE_SCANS && l->poll_ns < POLL_IDLE_NS) {
 		l->poll_ns = l->poll_ns * 2 > POLL_IDLE_NS ? POLL_IDLE_NS : l->poll_ns * 2;
 		l->idle_scans = 0;
@@ -461,7 +622,11 @@ static int map_region(struct ivs_link *l)
 	want = pow2_at_least((uint64_t)st.st_size);
 	if (want != (uint64_t)st.st_size && ftruncate(l->fd, (off_t)want))
 		return -errno;
+	l->bar_size = want;
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
 	l->tab = &l->hdr->link;
+	l->seq = tc_load_relaxed(&l->tab->seq);
 	return 0;
 }
 
@@ -552,16 +717,8 @@ struct ivs_link *ivs_link_create(const struct ivs_link_config *cfg)
 		if ((err = offer(l, i)))
 			goto out;
 	}
-	tc_store_relaxed(&l->tab->nslots, l->cfg.nslots);
-	tc_store_relaxed(&l->tab->mode,
-			 (uint32_t)(l->doorbell ? TCR_LINK_DOORBELL : TCR_LINK_POLL));
-	tc_store_relaxed(&l->tab->host_peer,
-			 (uint32_t)(l->srv ? ivs_server_host_id(l->srv) : 0));
-	tc_store_relaxed(&l->tab->poll_us, l->cfg.poll_us);
-	tc_store_relaxed(&l->tab->link_pid, (uint32_t)getpid());
-	tc_store_relaxed(&l->tab->seq, tc_load_relaxed(&l->tab->seq) + 1);
-	/* Pairs with the driver's load-acquire of magic. */
-	tc_store_release(&l->tab->magic, (uint32_t)TCR_LINK_MAGIC);
+	l->toe_pid = l->slot[0].toe_pid;
+	publish(l);
 	arm_timer(l);
 	return l;
 
@@ -569,6 +726,21 @@ out:
 	ivs_link_destroy(l);
 	errno = -err;
 	return NULL;
+}
+
+/* The table's header, then its magic: guests may claim from here on. */
+static void publish(struct ivs_link *l)
+{
+	tc_store_relaxed(&l->tab->nslots, l->cfg.nslots);
+	tc_store_relaxed(&l->tab->mode,
+			 (uint32_t)(l->doorbell ? TCR_LINK_DOORBELL : TCR_LINK_POLL));
+	tc_store_relaxed(&l->tab->host_peer,
+			 (uint32_t)(l->srv ? ivs_server_host_id(l->srv) : 0));
+	tc_store_relaxed(&l->tab->poll_us, l->cfg.poll_us);
+	tc_store_relaxed(&l->tab->link_pid, (uint32_t)getpid());
+	tc_store_relaxed(&l->tab->seq, ++l->seq);
+	/* Pairs with the driver's load-acquire of magic. */
+	tc_store_release(&l->tab->magic, (uint32_t)TCR_LINK_MAGIC);
 }
 
 /* ---- the loop ----------------------------------------------------------------- */
@@ -627,7 +799,7 @@ int ivs_link_run(struct ivs_link *l)
 		}
 		arm_timer(l);
 	}
-	return ret;
+	return l->err ? l->err : ret;
 }
 
 void ivs_link_stop(struct ivs_link *l)
@@ -639,7 +811,7 @@ void ivs_link_destroy(struct ivs_link *l)
 {
 	if (!l)
 		return;
-	if (l->tab) {
+	if (l->tab && (!l->lost || region_ready(l))) {
 		tc_store_release(&l->tab->magic, 0u);
 		for (unsigned int i = 0; i < l->cfg.nslots; i++) {
 			uint32_t peer = tc_load_relaxed(&l->tab->slot[i].guest_peer);

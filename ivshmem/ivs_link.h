@@ -33,8 +33,21 @@
  *
  * When the TOE hangs up one channel (it drops a guest process that broke
  * the protocol) the link offers a new channel in that slot; it stops only
- * when the TOE is gone (no one listens on the attach socket, or the
- * region is no longer READY).
+ * when the TOE is gone (no one listens on the attach socket, the region is
+ * no longer READY, or another TOE process answers).
+ *
+ * Following (cfg.follow): when the TOE is gone the link does not stop.
+ * It withdraws the claim table and closes its channels, keeps the
+ * ivshmem server and QEMU's peers (doorbell mode: QEMU cannot connect to
+ * a new server), and waits for a new TOE on the same region file: the
+ * region READY again (read with pread, never through the mapping, since
+ * the new TOE truncates the file before it formats it) and the attach
+ * socket answering.  Then it grows the file back to its BAR size, rings
+ * every slot's vector of every guest (the processes that held claims
+ * wake and find their channel stale: the new TOE formatted the region),
+ * and a little later attaches fresh channels and republishes the table
+ * (seq + 1).  A region file replaced by another (a new inode at the
+ * path) stops the link (-ESTALE): whoever rebuilt it restarts the link.
  *
  * Trust: the guest writes the claim table.  The link keeps its own copy
  * of what it offered (connection, eventfds, channel, epoch, vector) and
@@ -62,6 +75,7 @@ struct ivs_link_config {
 	unsigned int poll_us;		/* poll mode scan period; 0: default */
 	unsigned int max_peers;		/* doorbell: QEMU peers accepted; 0: 4 */
 	bool verbose;			/* a line on stderr per claim/release */
+	bool follow;			/* outlive the TOE: wait for the next one */
 };
 
 struct ivs_link_stats {
@@ -70,6 +84,8 @@ struct ivs_link_stats {
 	uint64_t to_toe;	/* guest wake-ups passed to the TOE */
 	uint64_t to_guest;	/* TOE wake-ups passed to the guest */
 	uint64_t peer_joins, peer_leaves;
+	uint64_t toe_losses;	/* following: TOEs seen going away */
+	uint64_t toe_follows;	/* following: new TOEs taken up (table republished) */
 };
 
 struct ivs_link;
@@ -88,8 +104,9 @@ struct ivs_link *ivs_link_create(const struct ivs_link_config *cfg);
 /*
  * Relay until ivs_link_stop(), SIGTERM/SIGINT (blocked by create, taken
  * through a signalfd) or the TOE going away (a channel hung up and no new
- * one can be attached).  0 on a stop or signal, -EPIPE when the TOE went
- * away, -errno on a fatal error of the link.
+ * one can be attached; not when following).  0 on a stop or signal,
+ * -EPIPE when the TOE went away, -ESTALE when following and the region
+ * file was replaced, -errno on a fatal error of the link.
  */
 int ivs_link_run(struct ivs_link *l);
 

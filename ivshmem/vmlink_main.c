@@ -3,7 +3,8 @@
  * tochain-vmlink: the host side of a real VM's region (ivs_link.h).
  *
  *   tochain-vmlink --region PATH [--doorbell SOCKET] [--slots N]
- *                  [--poll-us US] [--max-peers N] [--ready-fd FD] [--verbose]
+ *                  [--poll-us US] [--max-peers N] [--follow] [--ready-fd FD]
+ *                  [--verbose]
  *
  * Start it after the TOE serves PATH and before QEMU.  With --doorbell it
  * is the ivshmem server QEMU's ivshmem-doorbell device connects to
@@ -11,7 +12,10 @@
  * uses ivshmem-plain with PATH as memory-backend-file and both sides
  * poll.  Writes one byte to --ready-fd when the table is published; on
  * SIGTERM/SIGINT withdraws it and exits 0; exits 1 on a setup error or
- * when the TOE goes away, 2 on bad usage.  Prints its counters on exit.
+ * when the TOE goes away, 2 on bad usage.  With --follow it outlives the
+ * TOE and serves the next one on the same region file (ivs_link.h); it
+ * then exits 1 only when the region file is replaced.  Prints its
+ * counters on exit.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +30,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tochain-vmlink --region PATH [--doorbell SOCKET] [--slots N]"
-		" [--poll-us US] [--max-peers N] [--ready-fd FD] [--verbose]\n");
+		" [--poll-us US] [--max-peers N] [--follow] [--ready-fd FD] [--verbose]\n");
 }
 
 static int num(const char *s, unsigned long max, unsigned long *out)
@@ -48,6 +52,7 @@ int main(int argc, char **argv)
 		{ "max-peers", required_argument, NULL, 'm' },
 		{ "ready-fd", required_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "follow", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -57,7 +62,7 @@ int main(int argc, char **argv)
 	unsigned long v;
 	int c, ready_fd = -1, ret;
 
-	while ((c = getopt_long(argc, argv, "r:d:s:p:m:f:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:d:s:p:m:f:vFh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			cfg.region_path = optarg;
@@ -88,6 +93,9 @@ int main(int argc, char **argv)
 		case 'v':
 			cfg.verbose = true;
 			break;
+		case 'F':
+			cfg.follow = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -112,10 +120,11 @@ int main(int argc, char **argv)
 	ret = ivs_link_run(l);
 	ivs_link_get_stats(l, &st);
 	fprintf(stderr, "tochain-vmlink: offers %llu recycles %llu to-toe %llu to-guest %llu"
-		" joins %llu leaves %llu\n",
+		" joins %llu leaves %llu toe-losses %llu toe-follows %llu\n",
 		(unsigned long long)st.offers, (unsigned long long)st.recycles,
 		(unsigned long long)st.to_toe, (unsigned long long)st.to_guest,
-		(unsigned long long)st.peer_joins, (unsigned long long)st.peer_leaves);
+		(unsigned long long)st.peer_joins, (unsigned long long)st.peer_leaves,
+		(unsigned long long)st.toe_losses, (unsigned long long)st.toe_follows);
 	ivs_link_destroy(l);
 	if (ret) {
 		fprintf(stderr, "tochain-vmlink: %s\n", strerror(-ret));

@@ -23,7 +23,7 @@ struct cli {
 
 static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
-	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN]\n"
+	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN [--wait doorbell|poll]]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
 	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE]\n"
 	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]... [--domain LIBVIRT_DOMAIN]\n"
@@ -141,16 +141,21 @@ static int cmd_vm(struct cli *c)
 	}
 	if (!strcmp(sub, "add")) {
 		json_t *args;
-		const char *ip = NULL, *domain = NULL;
+		const char *ip = NULL, *domain = NULL, *wait = NULL;
 		long long size = -1;
 
 		if (c->argc < 3 || c->argv[2][0] == '-')
-			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN]");
+			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN "
+				     "[--wait doorbell|poll]]");
 		for (int i = 3; i < c->argc; i++) {
 			if (!strcmp(c->argv[i], "--ip") && i + 1 < c->argc) {
 				ip = c->argv[++i];
 			} else if (!strcmp(c->argv[i], "--domain") && i + 1 < c->argc) {
 				domain = c->argv[++i];	/* tochaind validates it */
+			} else if (!strcmp(c->argv[i], "--wait") && i + 1 < c->argc) {
+				wait = c->argv[++i];
+				if (strcmp(wait, "doorbell") && strcmp(wait, "poll"))
+					return usage("--wait: doorbell or poll");
 			} else if (!strcmp(c->argv[i], "--region-size") && i + 1 < c->argc) {
 				if (sc_parse_size(c->argv[++i], &size))
 					return usage("--region-size: expected a size such as 16M");
@@ -166,6 +171,8 @@ static int cmd_vm(struct cli *c)
 			json_object_set_new(args, "region_size", json_integer(size));
 		if (domain)
 			json_object_set_new(args, "domain", json_string(domain));
+		if (wait)
+			json_object_set_new(args, "wait", json_string(wait));
 		return call(c, "vm.add", args, print_vm);
 	}
 	return usage("vm: expected add, ls, show or del");

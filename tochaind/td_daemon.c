@@ -22,6 +22,7 @@
 #include "td_daemon.h"
 #include "td_exec.h"
 #include "td_libvirt.h"
+#include "td_link.h"
 #include "td_priv.h"
 
 #define DEFAULT_REGION_SIZE TD_REGION_SIZE_DEFAULT
@@ -31,6 +32,19 @@
 
 /* --libvirt-uri (td_libvirt.h); NULL: qemu:///system */
 static const char *libvirt_uri;
+
+/*
+ * Doorbell VMs whose device must be plugged again (their link was
+ * restarted: QEMU cannot reconnect to a new ivshmem server), by name, and
+ * when to try next.  Not persisted: a restarted daemon finds the link
+ * alive (nothing to do) or starts it and marks the VM again.
+ */
+static struct {
+	char vm[TD_NAME_MAX];
+	long long next_ms;
+} replug[TD_MAX_VMS];
+
+#define LINK_RETRY_MS 2000
 
 void td_log(const char *fmt, ...)
 {
@@ -51,7 +65,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: tochaind [--foreground] [--state-dir DIR] [--socket PATH] "
 		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n"
-		"                [--vnf PATH] [--sched-socket PATH] [--libvirt-uri URI]\n");
+		"                [--vnf PATH] [--vmlink PATH] [--sched-socket PATH] [--libvirt-uri URI]\n");
 }
 
 int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foreground)
@@ -65,6 +79,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		{ "region-dir", required_argument, NULL, 'r' },
 		{ "toe", required_argument, NULL, 't' },
 		{ "vnf", required_argument, NULL, 'V' },
+		{ "vmlink", required_argument, NULL, 'K' },
 		{ "sched-socket", required_argument, NULL, 'c' },
 		{ "libvirt-uri", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -89,6 +104,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		snprintf(cfg->toe_path, sizeof(cfg->toe_path), "%s/tochain-toe", dirname(self));
 		snprintf(cfg->vnf_path, sizeof(cfg->vnf_path), "%.4000s/tochain-vnf", self);
 		snprintf(cfg->fwapply_path, sizeof(cfg->fwapply_path), "%.4000s/tochain-fw-apply", self);
+		snprintf(cfg->vmlink_path, sizeof(cfg->vmlink_path), "%.4000s/tochain-vmlink", self);
 	}
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		const char *why = NULL;
@@ -137,6 +153,12 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 				why = "--vnf: path empty or too long";
 			else
 				strcpy(cfg->vnf_path, optarg);
+			break;
+		case 'K':
+			if (len == 0 || len >= sizeof(cfg->vmlink_path))
+				why = "--vmlink: path empty or too long";
+			else
+				strcpy(cfg->vmlink_path, optarg);
 			break;
 		case 'c':
 			if (len == 0 || len >= sizeof(cfg->sched_socket))
@@ -193,6 +215,14 @@ static json_t *vm_json_live(const struct td_vm *vm)
 	json_t *o = td_vm_json(vm);
 
 	json_object_set_new(o, "toe", json_string(td_vm_toe_alive(vm) ? "running" : "down"));
+	if (vm->domain[0]) {
+		char sock[PATH_MAX + 8];
+
+		json_object_set_new(o, "link", json_string(td_link_alive(vm) ? "running" : "down"));
+		td_link_socket(vm, sock, sizeof(sock));
+		if (vm->wait == TD_WAIT_DOORBELL)
+			json_object_set_new(o, "link_socket", json_string(sock));
+	}
 	return o;
 }
 
@@ -233,11 +263,105 @@ static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)
 	if (td_libvirt_detach(d->lv, vm, shm, err, sizeof(err)))
 		td_log("vm %s: %s", vm->name, err);
 }
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void replug_mark(const struct td_vm *vm, bool on)
+{
+	int slot = -1;
+
+	for (int i = 0; i < TD_MAX_VMS; i++) {
+		if (!strcmp(replug[i].vm, vm->name)) {
+			replug[i].vm[0] = '\0';
+			slot = i;
+		} else if (slot < 0 && !replug[i].vm[0]) {
+			slot = i;
+		}
+	}
+	if (on && slot >= 0) {
+		strcpy(replug[slot].vm, vm->name);
+		replug[slot].next_ms = 0;
+	}
+}
+
+/*
+ * Plug @vm's device again: a new link (doorbell mode: QEMU's connection
+ * to the old server is gone for good) or a new region file.  The unplug
+ * needs the guest (td_libvirt.h); an attach that libvirt refuses because
+ * the old device is still there is retried every LINK_RETRY_MS.
+ */
+static void replug_tick(struct daemon *d)
+{
+	long long now = mono_ms();
+
+	for (int i = 0; i < TD_MAX_VMS; i++) {
+		struct td_vm *vm;
+		char shm[128], err[512] = "";
+
+		if (!replug[i].vm[0] || replug[i].next_ms > now)
+			continue;
+		vm = td_state_find_vm(&d->st, replug[i].vm);
+		if (!vm || !vm->domain[0] || !d->lv) {
+			replug[i].vm[0] = '\0';
+			continue;
+		}
+		if (!td_link_alive(vm)) {
+			replug[i].next_ms = now + LINK_RETRY_MS;
+			continue;	/* the link first */
+		}
+		vm_shm_name(d, vm, shm, sizeof(shm));
+		/* a device still plugged holds the old server: take it out */
+		if (replug[i].next_ms == 0)
+			vm_detach_domain(d, vm);
+		if (td_libvirt_attach(d->lv, vm, shm, err, sizeof(err))) {
+			td_log("vm %s: plugging the region again: %s (retrying)", vm->name, err);
+			replug[i].next_ms = now + LINK_RETRY_MS;
+			continue;
+		}
+		td_log("vm %s: region plugged again into domain %s", vm->name, vm->domain);
+		replug[i].vm[0] = '\0';
+	}
+}
+
+/*
+ * A domain VM whose link is not running (it died, or the daemon finds it
+ * gone): start it again; in doorbell mode the device then needs plugging
+ * again.  Only while the TOE runs (the link needs it); retried every
+ * LINK_RETRY_MS.
+ */
+static void link_repair(struct daemon *d, struct td_vm *vm, long long *next_ms)
+{
+	char err[512] = "";
+	long long now = mono_ms();
+
+	if (!vm->domain[0] || vm->wait == TD_WAIT_NONE || td_link_alive(vm) ||
+	    !td_vm_toe_alive(vm) || *next_ms > now)
+		return;
+	td_log("vm %s: VM link %s, starting it", vm->name,
+	       vm->link_pid ? "died" : "not running");
+	td_link_stop(d->cfg, vm);	/* its socket and cgroup */
+	if (td_link_start(d->cfg, vm, err, sizeof(err))) {
+		td_log("vm %s: %s", vm->name, err);
+		*next_ms = now + LINK_RETRY_MS;
+		td_save(d);
+		return;
+	}
+	*next_ms = 0;
+	td_save(d);
+	if (vm->wait == TD_WAIT_DOORBELL)
+		replug_mark(vm, true);
+}
 /* --- end of libvirt domains --- */
 
 static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 {
-	const char *name, *ip, *domain, *why = NULL;
+	const char *name, *ip, *domain, *wait, *why = NULL;
 	struct td_vm vm;
 	char err[512] = "";
 	json_t *size;
@@ -284,17 +408,30 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 		if (td_chains_domain_vnf(d, domain))
 			return ctl_reply_fail("--domain %s runs vnf %s", domain,
 					      td_chains_domain_vnf(d, domain)->name);
-		if (!d->lv && !(d->lv = td_libvirt_create(libvirt_uri)))
-			return ctl_reply_fail("vm '%s': out of memory", name);
 		strcpy(vm.domain, domain);
 	}
+	/* how the guest waits: the link's mode and the device's model */
+	wait = td_arg_str(args, "wait", &bad);
+	if (bad || (wait && (!domain || td_wait_parse(wait, &vm.wait))))
+		return ctl_reply_fail("--wait %s", !domain ? "needs --domain" :
+				      "must be doorbell or poll");
+	if (domain && !wait)
+		vm.wait = TD_WAIT_DOORBELL;
+	if (domain && !d->lv && !(d->lv = td_libvirt_create(libvirt_uri)))
+		return ctl_reply_fail("vm '%s': out of memory", name);
 	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
 		return ctl_reply_fail("vm '%s': %s", name, err);
 	if (domain) {
 		char shm[128];
 
+		if (td_link_start(d->cfg, &vm, err, sizeof(err))) {
+			td_link_stop(d->cfg, &vm);
+			td_vm_destroy(d->cfg, &vm);
+			return ctl_reply_fail("vm '%s': %s", name, err);
+		}
 		vm_shm_name(d, &vm, shm, sizeof(shm));
 		if (td_libvirt_attach(d->lv, &vm, shm, err, sizeof(err))) {
+			td_link_stop(d->cfg, &vm);
 			td_vm_destroy(d->cfg, &vm);
 			return ctl_reply_fail("vm '%s': %s", name, err);
 		}
@@ -303,6 +440,7 @@ static json_t *cmd_vm_add(struct daemon *d, json_t *args)
 	if (td_save(d)) {
 		d->st.nvms--;
 		vm_detach_domain(d, &vm);
+		td_link_stop(d->cfg, &vm);
 		td_vm_destroy(d->cfg, &vm);
 		return ctl_reply_fail("vm '%s': cannot save the state", name);
 	}
@@ -330,7 +468,11 @@ static json_t *cmd_vm_del(struct daemon *d, json_t *args)
 		d->st.vms[d->st.nvms++] = gone;
 		return ctl_reply_fail("vm '%s': cannot save the state", name);
 	}
+	/* the device first (the guest lets it go), then its server */
 	vm_detach_domain(d, &gone);
+	replug_mark(&gone, false);
+	if (gone.domain[0])
+		td_link_stop(d->cfg, &gone);
 	td_vm_destroy(d->cfg, &gone);
 	td_log("vm %s deleted", name);
 	return ctl_reply_ok(json_pack("{s:s}", "deleted", name));
@@ -445,15 +587,27 @@ static void reconcile(struct daemon *d)
 			struct td_vm fresh = *vm;
 
 			td_log("vm %s: container missing, rebuilding it", vm->name);
-			if (td_vm_create(d->cfg, &fresh, err, sizeof(err)) == 0)
+			if (td_vm_create(d->cfg, &fresh, err, sizeof(err)) == 0) {
 				*vm = fresh;
-			else
+				/* a new region file: the link (below) and the device anew */
+				if (vm->domain[0]) {
+					td_link_stop(d->cfg, vm);
+					replug_mark(vm, true);
+				}
+			} else {
 				td_log("vm %s: %s", vm->name, err);
+			}
 		} else {
 			td_log("vm %s: TOE not running, restarting it", vm->name);
 			if (td_vm_start_toe(d->cfg, vm, err, sizeof(err)))
 				td_log("vm %s: %s", vm->name, err);
 		}
+	}
+	/* links that died with or without the daemon (the device then anew) */
+	for (unsigned int i = 0; i < d->st.nvms; i++) {
+		long long next = 0;
+
+		link_repair(d, &d->st.vms[i], &next);
 	}
 	td_save(d);
 	td_chains_reconcile(d);
@@ -507,6 +661,7 @@ static int mkdirs(const char *path, mode_t mode)
 
 static int run(struct daemon *d, struct td_config *cfg, int foreground)
 {
+	static long long link_retry[TD_MAX_VMS];	/* no link restart of VM i before */
 	struct timespec now, last_tick;
 	char err[512] = "";
 	sigset_t mask;
@@ -611,7 +766,12 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 				if (td_vm_toe_alive(vm))
 					td_chains_toe_restarted(d, vm);
 			}
+			/* its link follows a TOE restart by itself; a dead one is restarted */
+			if (rc < 0)
+				link_repair(d, vm, &link_retry[i]);
 		}
+		if (rc < 0)
+			replug_tick(d);
 		/* VNF instances that died are restarted, at most every 500 ms. */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (rc < 0 && (now.tv_sec - last_tick.tv_sec) * 1000 +

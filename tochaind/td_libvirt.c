@@ -15,6 +15,7 @@
 #include <libvirt/virterror.h>
 
 #include "td_libvirt.h"
+#include "td_link.h"
 
 #define SHM_DIR "/dev/shm"
 
@@ -110,6 +111,32 @@ int td_libvirt_shmem_xml(const char *shm_name, uint64_t size, char *out, size_t 
 		     "<size unit='M'>%llu</size></shmem>",
 		     shm_name, (unsigned long long)(size >> 20));
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int td_libvirt_shmem_doorbell_xml(const char *shm_name, const char *socket, unsigned int vectors,
+				  char *out, size_t len)
+{
+	int n;
+
+	if (!socket || socket[0] != '/' || strpbrk(socket, "'\"<>&") || !vectors || vectors > 64)
+		return -EINVAL;
+	n = snprintf(out, len,
+		     "<shmem name='%s'><model type='ivshmem-doorbell'/><server path='%s'/>"
+		     "<msi vectors='%u' ioeventfd='on'/></shmem>", shm_name, socket, vectors);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* @vm's <shmem> device: plain, or doorbell with its link as the server. */
+static int vm_shmem_xml(const struct td_vm *vm, const char *shm_name, char *out, size_t len)
+{
+	char sock[PATH_MAX + 8];
+
+	if (vm->wait != TD_WAIT_DOORBELL)
+		return td_libvirt_shmem_xml(shm_name, vm->region_size, out, len);
+	if (!td_libvirt_size_valid(vm->region_size))
+		return -EINVAL;
+	td_link_socket(vm, sock, sizeof(sock));
+	return td_libvirt_shmem_doorbell_xml(shm_name, sock, TD_LINK_SLOTS, out, len);
 }
 
 /* "+995" or "995" (libvirt writes "+N" for numeric ids) */
@@ -218,16 +245,17 @@ static int domain_owner(virDomainPtr dom, uid_t *uid, gid_t *gid)
 int td_libvirt_attach(struct td_libvirt *lv, const struct td_vm *vm, const char *shm_name,
 		      char *err, size_t errlen)
 {
-	char link_path[PATH_MAX], xml[512];
+	char link_path[PATH_MAX], xml[PATH_MAX + 512], sock[PATH_MAX + 8];
 	virDomainPtr dom;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int flags, rc;
 
-	rc = td_libvirt_shmem_xml(shm_name, vm->region_size, xml, sizeof(xml));
+	rc = vm_shmem_xml(vm, shm_name, xml, sizeof(xml));
 	if (rc) {
-		snprintf(err, errlen, "region size %llu is not a power of two of at least 1M",
-			 (unsigned long long)vm->region_size);
+		snprintf(err, errlen, "region size %llu is not a power of two of at least 1M, "
+			 "or the region path %s has a character XML needs escaped",
+			 (unsigned long long)vm->region_size, vm->region);
 		return rc;
 	}
 	dom = lv_domain(lv, vm->domain, err, errlen);
@@ -265,6 +293,14 @@ int td_libvirt_attach(struct td_libvirt *lv, const struct td_vm *vm, const char 
 			 (unsigned int)uid, strerror(errno));
 		goto out_unlink;
 	}
+	/* doorbell: QEMU connects to the link's socket as that user too */
+	td_link_socket(vm, sock, sizeof(sock));
+	if (vm->wait == TD_WAIT_DOORBELL && (chown(sock, uid, gid) || chmod(sock, 0600))) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot give %s to uid %u: %s", sock, (unsigned int)uid,
+			 strerror(errno));
+		goto out_unlink;
+	}
 	if (virDomainAttachDeviceFlags(dom, xml, (unsigned int)flags)) {
 		snprintf(err, errlen, "libvirt domain '%s': attaching the region: %s",
 			 vm->domain, lv_error());
@@ -284,12 +320,12 @@ out_free:
 int td_libvirt_detach(struct td_libvirt *lv, const struct td_vm *vm, const char *shm_name,
 		      char *err, size_t errlen)
 {
-	char link_path[PATH_MAX], xml[512];
+	char link_path[PATH_MAX], xml[PATH_MAX + 512];
 	virDomainPtr dom;
 	int rc = 0, flags;
 
 	snprintf(link_path, sizeof(link_path), "%s/%s", SHM_DIR, shm_name);
-	if (td_libvirt_shmem_xml(shm_name, vm->region_size, xml, sizeof(xml)))
+	if (vm_shmem_xml(vm, shm_name, xml, sizeof(xml)))
 		goto out_unlink;
 	dom = lv_domain(lv, vm->domain, err, errlen);
 	if (!dom) {

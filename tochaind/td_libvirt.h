@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The libvirt backend of tochaind (td_libvirt_*): a VM registered with a
- * libvirt domain gets its region as an ivshmem-plain <shmem> device of
- * that domain, and its vCPU threads are found for the CPU scheduler.
+ * libvirt domain gets its region as a <shmem> device of that domain
+ * (ivshmem-doorbell with its VM link as server, or ivshmem-plain:
+ * td_link.h), and its vCPU threads are found for the CPU scheduler.
  *
  * How the region reaches QEMU: libvirt 9.0's <shmem name='N'> always
  * means the file /dev/shm/N (a name may not hold '/'), opened by QEMU as
@@ -54,6 +55,15 @@ void td_libvirt_shm_name(const char *fabric_ns, const char *vm, char *out, size_
 int td_libvirt_shmem_xml(const char *shm_name, uint64_t size, char *out, size_t len);
 
 /*
+ * The ivshmem-doorbell <shmem> device XML for @shm_name: <server
+ * path=@socket/> (the VM link, td_link.h) and <msi vectors=@vectors
+ * ioeventfd='on'/>.  -EINVAL for a socket path that is not absolute or
+ * holds a character XML would need escaped, -ENAMETOOLONG.
+ */
+int td_libvirt_shmem_doorbell_xml(const char *shm_name, const char *socket, unsigned int vectors,
+				  char *out, size_t len);
+
+/*
  * The DAC owner libvirt runs @xml's QEMU as: from <seclabel model='dac'>
  * <label>+UID:+GID</label>.  0, or -ENOENT when the XML names none.
  */
@@ -64,8 +74,11 @@ int td_libvirt_parse_vcpus(const char *reply, pid_t *tids, int max);
 
 /*
  * Attach @vm's region (vm->region, vm->region_size) to domain vm->domain
- * as /dev/shm/@shm_name.  0, or -errno with @err set; on failure nothing
- * is left behind (link removed, device not attached).
+ * as /dev/shm/@shm_name: ivshmem-plain, or with vm->wait doorbell
+ * ivshmem-doorbell with the VM link's socket as its server (the link
+ * must run; its socket is given to the domain's DAC user, 0600).  0, or
+ * -errno with @err set; on failure nothing is left behind (link removed,
+ * device not attached).
  */
 int td_libvirt_attach(struct td_libvirt *lv, const struct td_vm *vm, const char *shm_name,
 		      char *err, size_t errlen);

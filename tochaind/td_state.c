@@ -594,6 +594,11 @@ json_t *td_vm_json(const struct td_vm *vm)
 	/* only VMs that have a libvirt domain carry the field */
 	if (o && vm->domain[0])
 		json_object_set_new(o, "domain", json_string(vm->domain));
+	/* and the VM link's wait mode and pid (td_link.h) */
+	if (o && vm->domain[0] && vm->wait != TD_WAIT_NONE) {
+		json_object_set_new(o, "wait", json_string(vm->wait == TD_WAIT_POLL ? "poll" : "doorbell"));
+		json_object_set_new(o, "link_pid", json_integer(vm->link_pid));
+	}
 	return o;
 }
 
@@ -656,6 +661,23 @@ static int vm_from_json(json_t *o, struct td_vm *vm, const char **why)
 		*why = "a VM entry has an invalid domain";
 		return -EINVAL;
 	}
+	/* a domain VM of an older state has its region as ivshmem-plain: poll */
+	v = json_object_get(o, "wait");
+	vm->wait = vm->domain[0] ? TD_WAIT_POLL : TD_WAIT_NONE;
+	if (v && (!vm->domain[0] || !json_is_string(v) ||
+		  (strcmp(json_string_value(v), "poll") && strcmp(json_string_value(v), "doorbell")))) {
+		*why = "a VM entry has an invalid wait mode";
+		return -EINVAL;
+	}
+	if (v && !strcmp(json_string_value(v), "doorbell"))
+		vm->wait = TD_WAIT_DOORBELL;
+	v = json_object_get(o, "link_pid");
+	if (v && (!vm->domain[0] || !json_is_integer(v) || json_integer_value(v) < 0 ||
+		  json_integer_value(v) > 4194304)) {
+		*why = "a VM entry has an invalid link_pid";
+		return -EINVAL;
+	}
+	vm->link_pid = v ? (pid_t)json_integer_value(v) : 0;
 	return 0;
 }
 

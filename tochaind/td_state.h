@@ -40,6 +40,8 @@ struct td_vm {
 	char region[PATH_MAX];	/* backing file of the region */
 	pid_t toe_pid;		/* 0 when not running */
 	char domain[TD_DOMAIN_MAX];	/* its libvirt domain, or "" (td_libvirt.h) */
+	enum td_wait { TD_WAIT_NONE, TD_WAIT_DOORBELL, TD_WAIT_POLL } wait;	/* domain: td_link.h */
+	pid_t link_pid;		/* domain: its tochain-vmlink, 0 when not running */
 };
 
 /* VNF and chain names: 1..32 of [a-z0-9_-] (the TOE's names). */

@@ -14,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tochain/region.h>
+
 #include "td_exec.h"
+#include "td_link.h"
 #include "td_vm.h"
 
 #define TOE_SLOT_SIZE 2048
@@ -104,20 +107,44 @@ static void stop_toe(struct td_vm *vm)
 	vm->toe_pid = 0;
 }
 
+/*
+ * The most buffers whose region (the TOE's geometry: slots, descriptors,
+ * TD_TOE_CHANNELS channels with their rings) fits in @size bytes, at
+ * least 64.  It must fit: a libvirt VM's ivshmem-plain BAR is @size
+ * bytes, and a region larger than its BAR is of no use to the guest.
+ */
+static uint32_t toe_nbufs(uint64_t size)
+{
+	struct tcr_params p = { .name = "x", .kind = TCR_KIND_GUEST, .slot_size = TOE_SLOT_SIZE,
+				.nchannels = TD_TOE_CHANNELS };
+	struct tcr_geometry g;
+	uint32_t lo = 64, hi = 1u << 20;
+
+	/* the largest n with region_size(n) <= size; region_size grows with n */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		p.nbufs = mid;
+		if (tcr_geometry_compute(&p, &g) == 0 && g.region_size <= size)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, size_t errlen)
 {
-	char nsp[128], logp[PATH_MAX + 32], nbufs[32], slot[32], c;
-	uint64_t n = vm->region_size / (TOE_SLOT_SIZE + 256);
+	char nsp[128], logp[PATH_MAX + 32], nbufs[32], slot[32], chans[16], c;
+	uint64_t n = toe_nbufs(vm->region_size);
 	int ready[2], nsfd;
 	struct pollfd p;
 	pid_t pid;
 
-	if (n < 64)
-		n = 64;
-	if (n > 1u << 20)
-		n = 1u << 20;
 	snprintf(nbufs, sizeof(nbufs), "%llu", (unsigned long long)n);
 	snprintf(slot, sizeof(slot), "%d", TOE_SLOT_SIZE);
+	/* room for a libvirt VM's link (td_link.h): the TOE's default, said here */
+	snprintf(chans, sizeof(chans), "%d", TD_TOE_CHANNELS);
 	snprintf(nsp, sizeof(nsp), "/run/netns/%s", vm->netns);
 	snprintf(logp, sizeof(logp), "%s/toe-%s.log", cfg->state_dir, vm->name);
 	if (access(cfg->toe_path, X_OK)) {
@@ -154,7 +181,8 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		/* When ready[1] already was fd 3, dup2 kept its close-on-exec. */
 		fcntl(3, F_SETFD, 0);
 		execl(cfg->toe_path, "tochain-toe", "--region", vm->region, "--name", vm->name,
-		      "--nbufs", nbufs, "--slot-size", slot, "--ready-fd", "3", (char *)NULL);
+		      "--nbufs", nbufs, "--slot-size", slot, "--channels", chans, "--ready-fd", "3",
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(nsfd);

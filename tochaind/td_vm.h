@@ -24,6 +24,7 @@ struct td_config {
 	char region_dir[PATH_MAX - 128];
 	char toe_path[PATH_MAX];
 	char vnf_path[PATH_MAX];	/* tochain-vnf */
+	char vmlink_path[PATH_MAX];	/* tochain-vmlink: a libvirt VM's link (td_link.h) */
 	char fwapply_path[PATH_MAX];	/* tochain-fw-apply: a fw VNF's nftables half */
 	char sched_socket[108];		/* tochain-sched's control socket */
 	struct cg_root cg;

@@ -456,6 +456,132 @@ START_TEST(doorbell_mode)
 }
 END_TEST
 
+/* The fake TOE dies: its thread, listening socket and connections go. */
+static void toe_kill(void)
+{
+	char sp[320];
+
+	toe.stop = true;
+	pthread_join(toe.thr, NULL);
+	close(toe.lsock);
+	snprintf(sp, sizeof(sp), "%s.sock", region);
+	unlink(sp);
+	for (int i = 0; i < toe.nconn; i++)
+		if (!toe.closed[i])
+			shutdown(toe.conn[i], SHUT_RDWR);
+}
+
+/* A new fake TOE on the same path (its channels numbered on). */
+static void toe_restart(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	ck_assert_uint_lt(strlen(region) + 5, sizeof(sun.sun_path));
+	memcpy(sun.sun_path, region, strlen(region));
+	memcpy(sun.sun_path + strlen(region), ".sock", 5);
+	toe.stop = false;
+	toe.lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(bind(toe.lsock, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(toe.lsock, 16), 0);
+	ck_assert_int_eq(pthread_create(&toe.thr, NULL, toe_main, &toe), 0);
+}
+
+static bool wait_magic(uint32_t want)
+{
+	for (int k = 0; k < 400; k++) {
+		if (__atomic_load_n(&table()->magic, __ATOMIC_ACQUIRE) == want)
+			return true;
+		nap_ms(5);
+	}
+	return false;
+}
+
+START_TEST(follow_toe)
+{
+	char sock[320], other[330];
+	struct ivs_link_config c = { .region_path = region, .doorbell_socket = sock,
+				     .nslots = 2, .follow = true };
+	struct tcr_params p = { .name = "lt", .kind = TCR_KIND_GUEST, .nbufs = 64,
+				.slot_size = 2048, .nchannels = 8 };
+	struct tcr_link *t = table();
+	struct ivs_link_stats st;
+	struct tcr_region *again;
+	struct fake_qemu q;
+	struct runner r;
+	struct ivs_link *l;
+	struct stat sb;
+	uint32_t seq, ch0;
+	off_t bar;
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/ivs.sock", dir);
+	l = ivs_link_create(&c);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_int_eq(stat(region, &sb), 0);
+	bar = sb.st_size;
+	run_start(&r, l);
+	qemu_join(&q, sock, 2);
+	t->slot[0].guest_peer = (uint32_t)q.id;
+	__atomic_store_n(&t->slot[0].state, (uint32_t)TCR_LINK_CLAIMED, __ATOMIC_RELEASE);
+	seq = t->seq;
+	ch0 = t->slot[0].channel;
+
+	/* the TOE dies: the table is withdrawn, the link stays, QEMU stays joined */
+	toe_kill();
+	ck_assert(wait_magic(0));
+	nap_ms(200);
+	ck_assert_int_eq(r.ret, 1);	/* still running */
+	ck_assert(!readable(q.sock, 0));	/* the server did not drop QEMU */
+
+	/* a new TOE formats the same file (truncating it first) and listens */
+	again = tcr_region_create(region, &p);
+	ck_assert_ptr_nonnull(again);
+	ck_assert_int_eq(stat(region, &sb), 0);
+	ck_assert_int_lt(sb.st_size, bar);	/* smaller than the BAR again */
+	toe_restart();
+	/* every vector of the guest is rung: old claimers look at their channel */
+	ck_assert(readable(q.own_efd[0], 3000));
+	ck_assert(readable(q.own_efd[1], 3000));
+	ck_assert(wait_magic(TCR_LINK_MAGIC));
+	ck_assert_uint_eq(t->seq, seq + 1);
+	ck_assert_uint_eq(t->slot[0].state, TCR_LINK_OFFERED);
+	ck_assert_uint_eq(t->slot[1].state, TCR_LINK_OFFERED);
+	ck_assert_uint_ne(t->slot[0].channel, ch0);
+	ck_assert_int_eq(stat(region, &sb), 0);
+	ck_assert_int_eq(sb.st_size, bar);	/* grown back to the BAR */
+	/* and it relays for the new TOE */
+	ch0 = t->slot[0].channel;
+	t->slot[0].guest_peer = (uint32_t)q.id;
+	__atomic_store_n(&t->slot[0].state, (uint32_t)TCR_LINK_CLAIMED, __ATOMIC_RELEASE);
+	drain(q.own_efd[0]);
+	ck_assert_int_eq(write(toe.efd_guest[conn_of(ch0)], &(uint64_t){ 1 }, 8), 8);
+	ck_assert(readable(q.own_efd[0], 2000));
+
+	/* gone again, and the region file replaced by another: the link stops */
+	toe_kill();
+	ck_assert(wait_magic(0));
+	snprintf(other, sizeof(other), "%s/other", dir);
+	fd = open(other, O_RDWR | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(rename(other, region), 0);
+	pthread_join(r.thr, NULL);
+	ck_assert_int_eq(r.ret, -ESTALE);
+	ivs_link_get_stats(l, &st);
+	ck_assert_uint_eq(st.toe_losses, 2);
+	ck_assert_uint_eq(st.toe_follows, 1);
+	ivs_link_destroy(l);
+	tcr_region_destroy(again);
+	toe_restart();	/* for the teardown */
+	for (int i = 0; i < 2; i++) {
+		close(q.host_efd[i]);
+		close(q.own_efd[i]);
+	}
+	close(q.sock);
+	close(q.shm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ivs_link");
@@ -467,6 +593,7 @@ int main(void)
 	tcase_add_test(tc, refuses);
 	tcase_add_test(tc, poll_mode);
 	tcase_add_test(tc, doorbell_mode);
+	tcase_add_test(tc, follow_toe);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }

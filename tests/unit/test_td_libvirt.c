@@ -56,6 +56,19 @@ START_TEST(sizes_and_xml)
 			 "<model type='ivshmem-plain'/><size unit='M'>16</size></shmem>");
 	ck_assert_int_eq(td_libvirt_shmem_xml(shm, 3ull << 20, xml, sizeof(xml)), -EINVAL);
 	ck_assert_int_eq(td_libvirt_shmem_xml(shm, 1ull << 20, xml, 20), -ENAMETOOLONG);
+	/* doorbell: the VM link as ivshmem server, one vector per slot */
+	ck_assert_int_eq(td_libvirt_shmem_doorbell_xml(shm, "/dev/shm/t/a.region.ivs", 4, xml,
+						       sizeof(xml)), 0);
+	ck_assert_str_eq(xml, "<shmem name='tochain-tochain-fabric-web1'>"
+			 "<model type='ivshmem-doorbell'/><server path='/dev/shm/t/a.region.ivs'/>"
+			 "<msi vectors='4' ioeventfd='on'/></shmem>");
+	ck_assert_int_eq(td_libvirt_shmem_doorbell_xml(shm, "rel.ivs", 4, xml, sizeof(xml)),
+			 -EINVAL);
+	ck_assert_int_eq(td_libvirt_shmem_doorbell_xml(shm, "/a'/><x", 4, xml, sizeof(xml)),
+			 -EINVAL);
+	ck_assert_int_eq(td_libvirt_shmem_doorbell_xml(shm, "/a&b", 4, xml, sizeof(xml)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_shmem_doorbell_xml(shm, "/a", 0, xml, sizeof(xml)), -EINVAL);
+	ck_assert_int_eq(td_libvirt_shmem_doorbell_xml(shm, "/a", 4, xml, 30), -ENAMETOOLONG);
 }
 END_TEST
 

@@ -125,10 +125,27 @@ START_TEST(save_load_roundtrip)
 		strcpy(vm->region, "/dev/shm/x.region");
 		vm->toe_pid = 100 + i;
 	}
+	/* libvirt VMs: their link's wait mode and pid */
+	strcpy(a.vms[1].domain, "dom-1");
+	a.vms[1].wait = TD_WAIT_POLL;
+	strcpy(a.vms[2].domain, "dom-2");
+	a.vms[2].wait = TD_WAIT_DOORBELL;
+	a.vms[2].link_pid = 300;
 	ck_assert_int_eq(td_state_save(path, &a), 0);
 	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), 0);
 	ck_assert_uint_eq(b.nvms, 3);
+	ck_assert_mem_eq(&a.vms[0], &b.vms[0], sizeof(a.vms[0]));
+	ck_assert_mem_eq(&a.vms[1], &b.vms[1], sizeof(a.vms[1]));
 	ck_assert_mem_eq(&a.vms[2], &b.vms[2], sizeof(a.vms[2]));
+	/* a domain VM of an older state (no wait): ivshmem-plain, so poll */
+	put_file("{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		 " \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		 " \"domain\": \"d\"}]}");
+	ck_assert_msg(td_state_load(path, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(b.vms[0].wait, TD_WAIT_POLL);
+	ck_assert_int_eq(b.vms[0].link_pid, 0);
+	ck_assert_int_eq(td_state_save(path, &a), 0);
+	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(td_state_find_vm(&b, "vm1"));
 	ck_assert_ptr_null(td_state_find_vm(&b, "vm9"));
 	/* No temporary file is left behind. */
@@ -320,6 +337,16 @@ START_TEST(bad_files_are_refused_whole)
 		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5}]}",
 		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
 		" \"veth\": \"v0123456789abcdef\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5}]}",
+		/* a wait mode without a domain, an unknown one, a bad link pid */
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"wait\": \"poll\"}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"domain\": \"d\", \"wait\": \"sometimes\"}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"domain\": \"d\", \"wait\": \"poll\", \"link_pid\": -1}]}",
 		"{\"version\": 1, \"version\": 1, \"vms\": []}",
 		"\x01\x02garbage",
 	};

@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# timeout: 600
+# tochaind runs the VM link of a libvirt VM (issue 7): a TCG guest with
+# the runtime image runs as a libvirt domain; "sfc-ctl vm add --domain"
+# builds the TOE container, starts tochain-vmlink (--wait doorbell: the
+# link is the ivshmem server) and hot-plugs an ivshmem-doorbell <shmem>
+# with <server path=LINK>.  Inside, once /dev/tochain/NAME appears, an
+# unmodified python3 -m http.server runs under tochain-run.  From a
+# client namespace on the fabric: a 4 MiB fetch (sha256); a VNF and an
+# inbound chain on that VM: an attack is reset and counted by
+# `sfc-ctl stats`, a clean fetch right after still arrives whole.  The
+# TOE killed: tochaind repairs it, the link follows the new TOE without
+# a re-plug, and a new server process in the guest serves again (the
+# old process's runtime cannot re-claim: its sockets died with the TOE;
+# the guest script restarts the server when the link republishes its
+# claim table).  The link killed: tochaind restarts it and plugs the
+# device again; the guest serves again.  vm del unplugs the device and
+# stops the link; vm add --wait poll then serves through ivshmem-plain.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+build=$(cd "$build" && pwd)
+. "$top/tests/lib/netns.sh"
+# shellcheck source=../../vm/qemu.sh
+. "$top/vm/qemu.sh"
+# shellcheck source=../../vm/libvirt-domain.sh
+. "$top/vm/libvirt-domain.sh"
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+for c in ip curl cpio virsh libvirtd python3 sha256sum; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+done
+emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>/dev/null | head -n 1 || true)}
+[ -n "$emu" ] && [ -x "$emu" ] || emu=$(command -v "$VM_QEMU" || true)
+[ -n "$emu" ] || { echo "SKIP: no QEMU"; exit 77; }
+VM_QEMU=$emu
+[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (vm/deps.txt)"; exit 1; }
+guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+
+tc_init
+bin=$build/bin
+work=$(mktemp -d /tmp/tochain-712.XXXXXX)
+chmod 755 "$work"
+regions=/dev/shm/tochain-712.$$	# <shmem> regions must be on /dev/shm
+fab=tcf712-$TC_SUFFIX
+fab=${fab:0:20}
+dom=tochain-712-$$
+vm=web712
+export TOCHAIN_SOCKET=$work/ctl.sock
+tdpid=
+sfc() { "$bin/sfc-ctl" "$@"; }
+cleanup712() {
+	set +e
+	if [ -n "$tdpid" ]; then
+		sfc chain del web-in >/dev/null 2>&1
+		sfc vm del "$vm" >/dev/null 2>&1
+	fi
+	lv_domain_destroy "$dom"
+	if [ -n "$tdpid" ]; then kill "$tdpid"; wait "$tdpid"; fi
+	# what a failed vm del left (their command lines name $regions)
+	pkill -9 -f "tochain-vmlink --region $regions/" 2>/dev/null
+	pkill -9 -f "tochain-vnf --kind [a-z]* --region $regions/" 2>/dev/null
+	pkill -9 -f "tochain-toe --region $regions/" 2>/dev/null
+	ip netns del "$fab-$vm" 2>/dev/null
+	ip netns del "$fab" 2>/dev/null
+	rm -f "/dev/shm/tochain-$fab-$vm"
+	rm -rf "$work" "$regions"
+	lv_daemon_stop
+}
+tc_on_exit cleanup712
+fail() {
+	echo "FAIL: $*"
+	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | grep -av '^\[' | tail -n 30
+	echo "--- tochaind"; tail -n 25 "$work/tochaind.log" 2>/dev/null
+	echo "--- link"; tail -n 25 "$work/state/link-$vm.log" 2>/dev/null
+	echo "--- toe"; tail -n 10 "$work/state/toe-$vm.log" 2>/dev/null
+	echo "--- qemu"; tail -n 10 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
+	exit 1
+}
+field() { sfc --json vm show "$vm" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$1', ''))"; }
+alive() { [ -n "$1" ] && [ "$1" != 0 ] && kill -0 "$1" 2>/dev/null; }
+fetch() { # URL -> sha256 of the body (of nothing when the fetch failed)
+	rm -f "$work/body"
+	ip netns exec "$CL" curl -sS --max-time 120 -o "$work/body" "$1" 2>"$work/curl.err" || true
+	[ -f "$work/body" ] || : >"$work/body"
+	sha256sum <"$work/body" | cut -d' ' -f1
+}
+
+if ! lv_daemon_start; then
+	echo "SKIP: libvirtd does not start here"
+	exit 77
+fi
+echo "emulator: $emu"
+
+td_start712() {
+	"$bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
+		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$regions" --libvirt-uri "$LV_URI" \
+		--sched-socket "$work/no-sched.sock" 2>>"$work/tochaind.log" &
+	tdpid=$!
+	for i in $(seq 100); do [ -S "$TOCHAIN_SOCKET" ] && break; sleep 0.1; done
+	sfc version >/dev/null || fail "tochaind does not answer"
+}
+td_start712
+TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host CL cl 10.72.0.1/24
+
+# The guest: our own /init (the runtime image's waits 20 s for a device
+# present at boot; ours is hot-plugged later), the files to serve, and a
+# supervisor that restarts the server when a probe through the TOE fails.
+mkdir -p "$work/extra/www"
+head -c $((4 << 20)) /dev/urandom >"$work/extra/www/big.bin"
+echo probe >"$work/extra/www/probe.txt"
+want=$(sha256sum <"$work/extra/www/big.bin" | cut -d' ' -f1)
+cat >"$work/extra/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+ip link set lo up 2>/dev/null
+export PATH=/usr/bin:/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib
+name=$(sed -n 's/.*tochain\.cmd=\([^ ]*\).*/\1/p' /proc/cmdline)
+insmod /lib/tochain_ivshmem.ko && echo "GUEST-MODULE loaded"
+i=0
+while [ ! -e "/dev/tochain/$name" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "/dev/tochain/$name" ] || { echo "FAIL no /dev/tochain/$name"; poweroff -f; }
+echo "GUEST-REGION /dev/tochain/$name uptime=$(cut -d' ' -f1 /proc/uptime)"
+cd /www
+n=0
+while :; do
+	n=$((n + 1))
+	tochain-run -- python3 -m http.server --bind 0.0.0.0 8080 >/tmp/http.log 2>&1 &
+	pid=$!
+	echo "GUEST-HTTPD run=$n pid=$pid"
+	# until the link publishes a new table (a new TOE or link), the device goes or the server exits
+	python3 /seqwait.py "/dev/tochain/$name" $pid
+	echo "GUEST-HTTPD-DOWN run=$n"
+	kill -9 $pid 2>/dev/null
+	wait $pid
+	sleep 1
+	# unplugged: plugged again (a new link, a new vm add) or done
+	if [ ! -e "/dev/tochain/$name" ]; then
+		echo "GUEST-UNPLUGGED"
+		i=0
+		while [ ! -e "/dev/tochain/$name" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+		[ -e "/dev/tochain/$name" ] || break
+		echo "GUEST-REPLUGGED"
+	fi
+done
+dmesg | grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection' | sed 's/^/GUEST-DMESG /'
+echo "GUEST-DONE"
+poweroff -f
+EOF
+chmod 755 "$work/extra/init"
+# The claim table's seq (region_layout.h: struct tcr_link, the last 1024
+# bytes of the header page; magic at +0, seq at +24) tells when the link
+# republished: a process that held a channel of the old TOE must restart.
+cat >"$work/extra/seqwait.py" <<'EOF'
+import mmap, os, sys, time
+dev, pid = sys.argv[1], int(sys.argv[2])
+m = mmap.mmap(os.open(dev, os.O_RDWR), 4096, mmap.MAP_SHARED, mmap.PROT_READ)
+word = lambda off: int.from_bytes(m[3072 + off:3072 + off + 4], "little")
+seq = word(24)
+while os.path.exists(dev):
+    try:
+        if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+    except OSError:
+        break
+    if word(0) == 0x4B4E494C and word(24) != seq:
+        break
+    time.sleep(0.5)
+EOF
+# mmap is not among the modules http.server loads (vm/guest-pymods.py)
+dyn=$(/usr/bin/python3 -c 'import mmap; print(mmap.__file__)')
+mkdir -p "$work/extra$(dirname "$dyn")"
+cp "$dyn" "$work/extra$dyn"
+
+lv_domain_xml "$dom" "$guest_rt" "$work" "$vm" >"$work/domain.xml" || fail "domain xml"
+(cd "$work/extra" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$work/extra.cpio"
+cat "$guest_rt/initramfs.cpio" "$work/extra.cpio" >"$work/initrd.cpio"
+chmod 644 "$work/initrd.cpio"
+sed -i "s|<cmdline>.*</cmdline>|<cmdline>console=ttyS0 quiet panic=-1 tochain.cmd=$vm</cmdline>|" \
+	"$work/domain.xml"
+lv_virsh define "$work/domain.xml" >/dev/null || fail "virsh define"
+t0=$(date +%s.%N)
+lv_virsh start "$dom" >/dev/null || fail "virsh start"
+qpid=$(lv_qemu_pid "$dom")
+alive "$qpid" || fail "no QEMU pid for $dom"
+vm_wait_line "$work/serial.log" '^GUEST-MODULE' 240 "$qpid" || fail "guest did not boot"
+echo "boot to /init: $(vm_since "$t0") s"
+
+echo "--- vm add --domain: TOE, link (doorbell), device"
+set +e
+sfc vm add "$vm" --ip 10.72.0.2/24 --wait sometimes --domain "$dom" 2>"$work/err"; rc1=$?
+sfc vm add "$vm" --ip 10.72.0.2/24 --wait poll 2>>"$work/err"; rc2=$?
+set -e
+[ $rc1 = 2 ] && [ $rc2 = 1 ] || fail "refusals exited $rc1 $rc2: $(cat "$work/err")"
+grep -q "needs --domain" "$work/err" || fail "no reason given: $(cat "$work/err")"
+t1=$(date +%s.%N)
+sfc vm add "$vm" --ip 10.72.0.2/24 --domain "$dom" >/dev/null || fail "vm add"
+echo "vm add: $(vm_since "$t1") s"
+sfc vm show "$vm"
+[ "$(field wait)" = doorbell ] || fail "wait mode $(field wait), not doorbell"
+[ "$(field link)" = running ] || fail "link not running"
+lpid=$(field link_pid)
+alive "$lpid" || fail "link pid $lpid"
+sock=$(field link_socket)
+[ -S "$sock" ] || fail "no link socket $sock"
+[ "$(stat -c %a "$sock")" = 600 ] || fail "link socket mode $(stat -c %a "$sock")"
+grep -q -- "--follow" "/proc/$lpid/cmdline" || fail "link not run with --follow"
+# the TOE's region fits the BAR (16M), which the link made the file's size
+region=$(field region)
+[ "$(stat -c %s "$region")" = $((16 << 20)) ] || fail "region file of $(stat -c %s "$region") bytes"
+lv_virsh dumpxml "$dom" >"$work/live.xml"
+grep -q "<model type='ivshmem-doorbell'/>" "$work/live.xml" || fail "no ivshmem-doorbell in the domain"
+grep -q "<server path='$sock'/>" "$work/live.xml" || fail "the device's server is not the link"
+vm_wait_line "$work/serial.log" '^GUEST-HTTPD run=1' 180 "$qpid" || fail "guest did not see the device"
+echo "vm add to the server starting in the guest: $(vm_since "$t1") s"
+tc_wait_port "$CL" 10.72.0.2 8080 180 || fail "port 8080 of the VM does not accept"
+echo "vm add to serving: $(vm_since "$t1") s"
+grep -q 'guest peer [0-9]* joined' "$work/state/link-$vm.log" || fail "QEMU never joined the link"
+
+url=http://10.72.0.2:8080
+t1=$(date +%s.%N)
+got=$(fetch "$url/big.bin")
+echo "fetch (4 MiB): $(vm_since "$t1") s"
+[ "$got" = "$want" ] || fail "sha256 $got, want $want ($(cat "$work/curl.err"))"
+
+echo "--- tochaind restarted: the link outlives it and is found again"
+kill "$tdpid"; wait "$tdpid" || true
+alive "$lpid" || fail "the link died with tochaind"
+td_start712
+[ "$(field link_pid)" = "$lpid" ] && [ "$(field link)" = running ] && [ "$(field wait)" = doorbell ] ||
+	fail "after a restart: $(sfc --json vm show "$vm")"
+grep -q "vm $vm: VM link" "$work/tochaind.log" && fail "the restarted tochaind restarted the link"
+
+echo "--- a VNF and a chain in front of the guest"
+if [ -d /usr/share/modsecurity-crs/rules ]; then
+	kind=waf
+	sfc vnf add sec --kind waf >/dev/null || fail "vnf add waf"
+	attack_args=("$url/?id=1%27%20OR%20%271%27%3D%271%27%20UNION%20SELECT%20password%20FROM%20users--")
+else
+	kind=null
+	sfc vnf add sec --kind null --arg --deny-marker=TOCHAIN-712-DENY >/dev/null || fail "vnf add null"
+	attack_args=(-H "X-Attack: TOCHAIN-712-DENY" "$url/probe.txt")
+fi
+sfc chain add web-in --vm "$vm" --dir in --hop sec >/dev/null || fail "chain add"
+echo "vnf kind: $kind"
+set +e
+ip netns exec "$CL" curl -sS -o /dev/null --max-time 60 --path-as-is "${attack_args[@]}" 2>"$work/err"
+rc=$?
+set -e
+[ $rc = 56 ] || [ $rc = 52 ] || fail "the attack was not reset: curl $rc $(cat "$work/err")"
+echo "attack reset (curl $rc)"
+t1=$(date +%s.%N)
+got=$(fetch "$url/big.bin")
+echo "clean fetch through the chain (4 MiB): $(vm_since "$t1") s"
+[ "$got" = "$want" ] || fail "through the chain: sha256 $got, want $want ($(cat "$work/curl.err"))"
+sfc --json stats >"$work/stats.json"
+python3 - "$work/stats.json" "$vm" <<'PY' || fail "stats do not count the denial: $(cat "$work/stats.json")"
+import json, sys
+j, vm = json.load(open(sys.argv[1])), sys.argv[2]
+c = [c for c in j["chains"] if c["name"] == "web-in"][0]
+assert c["denied"] >= 1 and c["arrivals"] > c["denied"], c
+d = [d for d in j["denials"] if d["chain"] == "web-in"]
+assert d and all(x["vnf"] == "sec" and x["vm"] == vm for x in d), d
+print("stats: arrivals %d, denied %d, last denial %s rule %s" % (
+    c["arrivals"], c["denied"], d[-1]["vnf"], d[-1]["rule"]))
+PY
+
+echo "--- the TOE killed: repaired, the link follows it, a new server process serves"
+tpid=$(field toe_pid)
+kill -9 "$tpid"
+t1=$(date +%s.%N)
+for i in $(seq 150); do
+	ntpid=$(field toe_pid)
+	[ "$ntpid" != "$tpid" ] && [ "$(field toe)" = running ] && break
+	sleep 0.2
+done
+[ "$ntpid" != "$tpid" ] || fail "tochaind did not restart the TOE"
+for i in $(seq 150); do
+	grep -q "following the new TOE" "$work/state/link-$vm.log" && break
+	sleep 0.2
+done
+grep -q "following the new TOE" "$work/state/link-$vm.log" || fail "the link did not follow the new TOE"
+[ "$(field link_pid)" = "$lpid" ] && alive "$lpid" || fail "the link was restarted"
+echo "TOE restarted and followed: $(vm_since "$t1") s"
+vm_wait_line "$work/serial.log" '^GUEST-HTTPD run=2' 240 "$qpid" || fail "the guest did not restart its server"
+ok=
+for i in $(seq 24); do
+	got=$(fetch "$url/big.bin")
+	[ "$got" = "$want" ] && { ok=1; break; }
+	sleep 5
+done
+[ -n "$ok" ] || fail "no good fetch after the TOE restart"
+echo "serving again after the TOE kill: $(vm_since "$t1") s"
+grep -q "<server path='$sock'/>" <(lv_virsh dumpxml "$dom") || fail "the device changed"
+
+runs() { grep -ac '^GUEST-HTTPD run=' "$work/serial.log" || true; }
+serves_again() { # WHAT: a good 4 MiB fetch within 2 minutes
+	local i
+	for i in $(seq 24); do
+		[ "$(fetch "$url/big.bin")" = "$want" ] && return 0
+		sleep 5
+	done
+	fail "no good fetch $1"
+}
+
+echo "--- the link killed: restarted, the device plugged again (doorbell)"
+n0=$(runs)
+kill -9 "$lpid"
+t1=$(date +%s.%N)
+for i in $(seq 150); do
+	nlpid=$(field link_pid)
+	[ "$nlpid" != "$lpid" ] && [ "$(field link)" = running ] && break
+	sleep 0.2
+done
+[ "$nlpid" != "$lpid" ] && alive "$nlpid" || fail "tochaind did not restart the link"
+for i in $(seq 300); do
+	grep -q "vm $vm: region plugged again" "$work/tochaind.log" && break
+	sleep 0.2
+done
+grep -q "vm $vm: region plugged again" "$work/tochaind.log" || fail "the device was not plugged again"
+echo "link restarted, device plugged again: $(vm_since "$t1") s"
+lpid=$nlpid
+grep -q "<server path='$sock'/>" <(lv_virsh dumpxml "$dom") || fail "no doorbell device after the re-plug"
+for i in $(seq 600); do [ "$(runs)" -gt "$n0" ] && break; sleep 0.2; done
+serves_again "after the link kill"
+echo "serving again after the link kill: $(vm_since "$t1") s"
+
+echo "--- vm del: device unplugged, link stopped"
+sfc chain del web-in >/dev/null || fail "chain del"
+unplugs() { grep -ac '^GUEST-UNPLUGGED' "$work/serial.log" || true; }
+nu=$(unplugs)
+t1=$(date +%s.%N)
+sfc vm del "$vm" >/dev/null || fail "vm del"
+echo "vm del: $(vm_since "$t1") s"
+alive "$lpid" && fail "link $lpid still running"
+[ -e "$sock" ] && fail "link socket left"
+[ -e "/dev/shm/tochain-$fab-$vm" ] && fail "/dev/shm link left"
+ip netns list | grep -q "$fab-$vm" && fail "namespace left behind"
+for i in $(seq 60); do
+	lv_virsh dumpxml "$dom" | grep -q "<shmem" || break
+	sleep 1
+done
+lv_virsh dumpxml "$dom" | grep -q "<shmem" && fail "<shmem> still in the domain"
+for i in $(seq 300); do [ "$(unplugs)" -gt "$nu" ] && break; sleep 0.2; done
+[ "$(unplugs)" -gt "$nu" ] || fail "the guest did not see the unplug"
+
+echo "--- vm add --wait poll: ivshmem-plain, the link polls"
+t1=$(date +%s.%N)
+n0=$(runs)
+sfc vm add "$vm" --ip 10.72.0.2/24 --domain "$dom" --wait poll >/dev/null || fail "vm add --wait poll"
+[ "$(field wait)" = poll ] && [ "$(field link)" = running ] || fail "no poll-mode link"
+[ -z "$(field link_socket)" ] || fail "a link socket in poll mode"
+lpid=$(field link_pid)
+grep -q -- "--doorbell" "/proc/$lpid/cmdline" && fail "poll-mode link run with --doorbell"
+lv_virsh dumpxml "$dom" | grep -q "<model type='ivshmem-plain'/>" || fail "no ivshmem-plain in the domain"
+for i in $(seq 600); do [ "$(runs)" -gt "$n0" ] && break; sleep 0.2; done
+echo "vm add --wait poll to the server starting in the guest: $(vm_since "$t1") s"
+tc_wait_port "$CL" 10.72.0.2 8080 120 || fail "port 8080 does not accept in poll mode"
+echo "vm add --wait poll to serving: $(vm_since "$t1") s"
+serves_again "in poll mode"
+echo "vm add --wait poll to a good fetch: $(vm_since "$t1") s"
+sfc vm del "$vm" >/dev/null || fail "vm del (poll)"
+alive "$lpid" && fail "poll-mode link $lpid still running"
+vm_wait_line "$work/serial.log" '^GUEST-DONE' 180 "$qpid" || fail "the guest did not finish"
+grep -a '^GUEST-DMESG' "$work/serial.log" && fail "guest kernel warnings"
+grep -a -E '^GUEST-' "$work/serial.log" | tr -d '\r'
+kill "$tdpid"; wait "$tdpid" || true
+tdpid=
+if grep -E 'Sanitizer|runtime error' "$work/tochaind.log"; then fail "tochaind: sanitizer report"; fi
+echo "PASS 712_tochaind_vm_chain"
