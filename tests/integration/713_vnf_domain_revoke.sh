@@ -48,7 +48,7 @@ if [ ! -f "$cache/$key/env" ]; then
 fi
 # shellcheck disable=SC1090,SC1091
 . "$cache/$key/env"
-guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/vm/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
 if ! lv_daemon_start; then
 	echo "SKIP: libvirtd does not start here"
 	exit 77
@@ -117,7 +117,7 @@ echo "GUEST-AGENT pid=$!"
 while :; do sleep 3600; done
 EOF
 chmod 755 "$dwork/extra/init"
-VM_QEMU=$QEMU lv_domain_xml "$dom" "$guest_rt" "$dwork" web |
+VM_QEMU=$QEMU lv_domain_xml "$dom" "$guest_vnf" "$dwork" web |
 	sed "s|<memory unit='MiB'>256</memory>|<memory unit='MiB'>512</memory>|" >"$dwork/domain.xml"
 # our /init last: it replaces vm/libvirt-init.sh
 (cd "$dwork/extra" && echo init | cpio -o -H newc --quiet -R 0:0) >>"$dwork/initrd.cpio"
