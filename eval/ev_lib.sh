@@ -41,10 +41,11 @@ EV_ADDR_NET=10.90		# 10.90.(16*IDX + link).0/24 per configuration
 EV_SUFFIX=${EV_SUFFIX:-$$}
 EV_NGINX_WORKERS=${EV_NGINX_WORKERS:-2}
 # The web server's tcp_nopush (TCP_CORK around sendfile), the same for
-# every configuration.  Under the guest runtime, nginx's cork/sendfile
-# sequence stalls each small keep-alive response about 40 ms (open bug,
-# docs/EVALUATION.md); EV_NGINX_NOPUSH=off avoids it (and has shown a
-# 64 KiB response stalling through an out chain once: also open).
+# every configuration.  Until the TOE ordered TCP_CORK/TCP_NODELAY after
+# the bytes sent before them (toe/README.md, test 110), nginx's
+# cork/sendfile sequence stalled each small keep-alive response about
+# 40 ms under the guest runtime (docs/EVALUATION.md); EV_NGINX_NOPUSH=off
+# is kept to compare.
 EV_NGINX_NOPUSH=${EV_NGINX_NOPUSH:-on}
 EV_IDS_WORKERS=${EV_IDS_WORKERS:-2}
 EV_MODSEC_SO=${EV_MODSEC_SO:-/usr/lib/nginx/modules/ngx_http_modsecurity_module.so}
