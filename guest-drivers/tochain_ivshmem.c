@@ -782,19 +782,28 @@ static const struct file_operations tivs_fops = {
 };
 
 /*
- * A slot CLAIMED when the device is probed belongs to no open file: it
- * is left from an earlier boot of this guest (or an earlier binding).
- * Release it.  No file exists yet, so map_lock is not needed.
+ * A slot CLAIMED when the device is probed, by our own peer id (our
+ * IVPosition, which the claim wrote), belongs to no open file: it is
+ * left from an earlier boot of this guest (or an earlier binding).
+ * Release it.  A slot another peer claimed is not ours: the region may
+ * be the VM's own region granted to a VNF guest (tochaind/td_grant.h),
+ * whose probe must leave the VM's claims alone.  ivshmem-plain devices
+ * all read IVPosition -1, so a VNF guest granted the region of a VM in
+ * poll mode cannot tell the VM's claims from its own: that case still
+ * releases them (tochaind grants regions of doorbell VMs safely).
+ * No file exists yet, so map_lock is not needed.
  */
 static void tivs_release_stale(struct tivs_dev *tdev)
 {
-	u32 i;
+	u32 i, self = readl(tdev->regs + TIVS_REG_IVPOSITION);
+	struct tcr_link *l = tivs_link(tdev);
 
-	if (smp_load_acquire(&tivs_link(tdev)->magic) != TCR_LINK_MAGIC)
+	if (smp_load_acquire(&l->magic) != TCR_LINK_MAGIC)
 		return;
 	mutex_lock(&tdev->claim_lock);
 	for (i = 0; i < TCR_LINK_SLOTS; i++)
-		tivs_release_slot(tdev, i, 0, false);
+		if (READ_ONCE(l->slot[i].guest_peer) == self)
+			tivs_release_slot(tdev, i, 0, false);
 	mutex_unlock(&tdev->claim_lock);
 }
 
