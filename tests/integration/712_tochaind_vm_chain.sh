@@ -14,7 +14,11 @@
 # old process's runtime cannot re-claim: its sockets died with the TOE;
 # the guest script restarts the server when the link republishes its
 # claim table).  The link killed: tochaind restarts it and plugs the
-# device again; the guest serves again.  vm del unplugs the device and
+# device again; the guest serves again.  A second guest runs a VNF
+# (tochain-vnf --guest, `vnf add g --domain`) on this guest's in chain:
+# tochaind grants it the regions, a 4 MiB fetch passes whole, a request
+# carrying its marker is reset, and chain del revokes (patched QEMU) or
+# unplugs every grant while the first guest keeps serving.  vm del unplugs the device and
 # stops the link; vm add --wait poll then serves through ivshmem-plain.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -36,6 +40,7 @@ emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>
 VM_QEMU=$emu
 [ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (vm/deps.txt)"; exit 1; }
 guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/vm/build-guest.sh" "$build" --vnf) || { echo "FAIL: VNF guest build"; exit 1; }
 
 tc_init
 bin=$build/bin
@@ -45,6 +50,7 @@ regions=/dev/shm/tochain-712.$$	# <shmem> regions must be on /dev/shm
 fab=tcf712-$TC_SUFFIX
 fab=${fab:0:20}
 dom=tochain-712-$$
+vdom=tochain-712v-$$	# the VNF guest
 vm=web712
 export TOCHAIN_SOCKET=$work/ctl.sock
 tdpid=
@@ -53,9 +59,12 @@ cleanup712() {
 	set +e
 	if [ -n "$tdpid" ]; then
 		sfc chain del web-in >/dev/null 2>&1
+		sfc chain del web-g >/dev/null 2>&1
 		sfc vm del "$vm" >/dev/null 2>&1
 	fi
 	lv_domain_destroy "$dom"
+	lv_domain_destroy "$vdom"
+	rm -f /dev/shm/tochain-grant-"$fab"-*
 	if [ -n "$tdpid" ]; then kill "$tdpid"; wait "$tdpid"; fi
 	# what a failed vm del left (their command lines name $regions)
 	pkill -9 -f "tochain-vmlink --region $regions/" 2>/dev/null
@@ -73,7 +82,8 @@ fail() {
 	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | grep -av '^\[' | tail -n 30
 	echo "--- tochaind"; tail -n 25 "$work/tochaind.log" 2>/dev/null
 	echo "--- link"; tail -n 25 "$work/state/link-$vm.log" 2>/dev/null
-	echo "--- toe"; tail -n 10 "$work/state/toe-$vm.log" 2>/dev/null
+	echo "--- toe"; tail -n 30 "$work/state/toe-$vm.log" 2>/dev/null
+	echo "--- VNF guest"; tr -d '\r' <"$work/vnf/serial.log" 2>/dev/null | grep -av '^\[' | tail -n 20
 	echo "--- qemu"; tail -n 10 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
 	exit 1
 }
@@ -109,6 +119,7 @@ TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host CL cl 10.72.0.1/24
 mkdir -p "$work/extra/www"
 head -c $((4 << 20)) /dev/urandom >"$work/extra/www/big.bin"
 echo probe >"$work/extra/www/probe.txt"
+echo "TOCHAIN-712-EVIL in a response" >"$work/extra/www/evil.txt"
 want=$(sha256sum <"$work/extra/www/big.bin" | cut -d' ' -f1)
 cat >"$work/extra/init" <<'EOF'
 #!/bin/busybox sh
@@ -153,14 +164,23 @@ EOF
 chmod 755 "$work/extra/init"
 # The claim table's seq (region_layout.h: struct tcr_link, the last 1024
 # bytes of the header page; magic at +0, seq at +24) tells when the link
-# republished: a process that held a channel of the old TOE must restart.
+# republished: a process that held a channel of the old TOE must restart;
+# so must one whose claimed slot the link recycled (the TOE dropped it).
 cat >"$work/extra/seqwait.py" <<'EOF'
 import mmap, os, sys, time
 dev, pid = sys.argv[1], int(sys.argv[2])
 m = mmap.mmap(os.open(dev, os.O_RDWR), 4096, mmap.MAP_SHARED, mmap.PROT_READ)
 word = lambda off: int.from_bytes(m[3072 + off:3072 + off + 4], "little")
 seq = word(24)
+# slots at +64, 32 bytes each: state (2 = CLAIMED) at +0, pid at +20
+claimed = lambda: any(word(64 + 32 * i) == 2 and word(64 + 32 * i + 20) == pid for i in range(30))
+held = False
 while os.path.exists(dev):
+    # its channel was taken back (the TOE dropped it): the runtime is broken for good
+    if claimed():
+        held = True
+    elif held:
+        break
     try:
         if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z":
             break
@@ -327,6 +347,77 @@ grep -q "<server path='$sock'/>" <(lv_virsh dumpxml "$dom") || fail "no doorbell
 for i in $(seq 600); do [ "$(runs)" -gt "$n0" ] && break; sleep 0.2; done
 serves_again "after the link kill"
 echo "serving again after the link kill: $(vm_since "$t1") s"
+
+echo "--- a VNF in a second guest inspects this guest's requests; chain del revokes its grants"
+# The VNF guest: the VNF image, the driver, tochain-vnf's agent (vnf/README.md)
+mkdir -p "$work/vnf/extra"
+chmod 755 "$work/vnf"
+cat >"$work/vnf/extra/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+export PATH=/usr/bin:/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib
+insmod /lib/tochain_ivshmem.ko && echo "GUEST-MODULE loaded"
+mkdir -p /dev/tochain
+tochain-vnf --kind null --deny-marker TOCHAIN-712-EVIL --guest &
+echo "GUEST-AGENT pid=$!"
+while :; do sleep 3600; done
+EOF
+chmod 755 "$work/vnf/extra/init"
+lv_domain_xml "$vdom" "$guest_vnf" "$work/vnf" vnf |
+	sed "s|<memory unit='MiB'>256</memory>|<memory unit='MiB'>512</memory>|" >"$work/vnf/domain.xml"
+(cd "$work/vnf/extra" && echo init | cpio -o -H newc --quiet -R 0:0) >>"$work/vnf/initrd.cpio"
+t1=$(date +%s.%N)
+lv_virsh create "$work/vnf/domain.xml" >/dev/null || fail "virsh create $vdom"
+vqpid=$(lv_qemu_pid "$vdom")
+vm_wait_line "$work/vnf/serial.log" '^GUEST-AGENT' 240 "$vqpid" || fail "the VNF guest did not start its agent"
+echo "VNF guest up: $(vm_since "$t1") s"
+sfc vnf add g --kind null --domain "$vdom" >/dev/null || fail "vnf add g --domain"
+t1=$(date +%s.%N)
+sfc chain del web-in >/dev/null || fail "chain del web-in"
+sfc chain add web-g --vm "$vm" --dir in --hop g >/dev/null || fail "chain add web-g"
+vm_wait_line "$work/vnf/serial.log" "tochain-vnf: serving /dev/tochain/$vm.vnf-g" 60 "$vqpid" ||
+	fail "the VNF guest's agent does not serve $vm.vnf-g"
+echo "in chain through the VNF guest set up: $(vm_since "$t1") s"
+t1=$(date +%s.%N)
+got=$(fetch "$url/big.bin")
+echo "fetch through in [g in the VNF guest] (4 MiB): $(vm_since "$t1") s"
+[ "$got" = "$want" ] || fail "through the VNF guest: sha256 $got, want $want ($(cat "$work/curl.err"))"
+set +e
+ip netns exec "$CL" curl -sS -o /dev/null --max-time 60 -H "X-Attack: TOCHAIN-712-EVIL" "$url/probe.txt" 2>"$work/err"
+rc=$?
+set -e
+[ $rc = 56 ] || [ $rc = 52 ] || fail "the EVIL request was not reset: curl $rc $(cat "$work/err")"
+sfc --json stats | python3 -c '
+import json, sys
+d = [d for d in json.load(sys.stdin)["denials"] if d["chain"] == "web-g"]
+assert d and d[-1]["vnf"] == "g", d' || fail "stats name no denial by g"
+echo "EVIL request reset by g in the VNF guest (curl $rc)"
+grants=$(sfc --json vnf show g | python3 -c '
+import json, sys
+print(" ".join(g["name"] for i in json.load(sys.stdin)["instances"] for g in i["grants"]))')
+[ -n "$grants" ] || fail "vnf show g lists no grants"
+t1=$(date +%s.%N)
+sfc chain del web-g >/dev/null || fail "chain del web-g"
+echo "chain del (revoke and unplug): $(vm_since "$t1") s"
+for g in $grants; do
+	r=$(lv_virsh qemu-monitor-command "$vdom" "{\"execute\":\"qom-get\",\"arguments\":{\"path\":\"/machine/peripheral/ua-tochain-grant-$g\",\"property\":\"revoked\"}}" 2>&1) || true
+	case $r in
+	*'"return":true'*|*"not found"*|*DeviceNotFound*) echo "grant $g: revoked or unplugged" ;;
+	*) fail "grant $g still given after chain del: $r" ;;
+	esac
+	if [ -e "/dev/shm/tochain-grant-$g" ]; then fail "/dev/shm/tochain-grant-$g left"; fi
+done
+vm_wait_line "$work/vnf/serial.log" "/dev/tochain/$vm.vnf-g gone" 30 "$vqpid" ||
+	fail "the VNF guest's agent did not see its region go"
+got=$(fetch "$url/big.bin")
+[ "$got" = "$want" ] || fail "after the VNF guest's chain went: sha256 $got ($(cat "$work/curl.err"))"
+sfc vnf del g >/dev/null || fail "vnf del g"
+sfc chain add web-in --vm "$vm" --dir in --hop sec >/dev/null || fail "chain add web-in again"
+lv_domain_destroy "$vdom" || true	# transient: undefine has nothing to do
+echo "VNF guest phase done; the first guest served throughout"
 
 echo "--- vm del: device unplugged, link stopped"
 sfc chain del web-in >/dev/null || fail "chain del"
