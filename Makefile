@@ -27,7 +27,7 @@ CC := gcc
 endif
 
 OPT ?= -O2
-CPPFLAGS += -D_GNU_SOURCE -Iregion/include
+CPPFLAGS += -D_GNU_SOURCE -Iinclude
 CFLAGS += -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
 	-fno-strict-aliasing -MMD -MP
@@ -88,8 +88,14 @@ endef
 .PHONY: all check demo bench fuzz deps clean unit integration
 all:
 
-MODULES := $(sort $(wildcard */module.mk))
-include $(MODULES)
+# In dependency order: a module.mk may use the variables of those before it.
+MODULES := lib/region lib/sockrpc lib/ctl lib/cgroup \
+	host-sched/lib host-sched/sim host-sched/daemon \
+	host-toe/chain vnfs/fw vnfs/ids vnfs/waf vnfs/runtime \
+	host-toe/toe host-toe/vmlink host-toe/region-tool \
+	tochaind sfc-ctl guest-lib guest-drivers qemu-patches \
+	tests/guest tests/qemu bench eval
+include $(addsuffix /module.mk,$(MODULES))
 
 all: $(LIBS) $(PROGRAMS) $(UNIT_TESTS) $(TEST_PROGS) $(BENCH_PROGS)
 
@@ -112,10 +118,10 @@ check: deps
 unit: all
 	scripts/run-tests.sh --unit-only $(BUILD) $(T)
 
-# VM=qemu: the web server runs in a real QEMU guest (vm/demo-vm.sh).
+# VM=qemu: the web server runs in a real QEMU guest (scripts/demo-vm.sh).
 demo: deps
 	$(MAKE) all
-	$(if $(filter qemu,$(VM)),vm/demo-vm.sh,scripts/demo.sh) $(BUILD)
+	$(if $(filter qemu,$(VM)),scripts/demo-vm.sh,scripts/demo.sh) $(BUILD)
 
 bench: deps
 	$(MAKE) all

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The TCP offload path against a plain veth path, side by side in one run:
-# the same client program (bench/toe_rrbench.c) runs once in a namespace
+# the same client program (bench/progs/toe_rrbench.c) runs once in a namespace
 # with an ordinary veth into the fabric bridge ("kernel") and once under
 # tochain-run in a loopback-only namespace whose TCP goes through
 # tochain-toe ("offload"); the server is in a client namespace.

@@ -9,7 +9,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 sim=$build/bin/tochain-sim
-scn=$top/host-sched/scenarios
+scn=$top/host-sched/sim/scenarios
 out=$build/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

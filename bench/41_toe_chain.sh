@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Service chains through the TOE: request/response rate (and its inverse,
 # the round-trip latency) with 1 KiB messages and one bulk stream from the
-# guest (bench/toe_rrbench.c under tochain-run), with no chain, a
+# guest (bench/progs/toe_rrbench.c under tochain-run), with no chain, a
 # pass-through chain (0 hops) and chains of 1, 2 and 4 null VNF hops set
 # in both directions.  Medians of REPS runs (default 3), ratios against
 # no chain.  Timings are not asserted.
@@ -9,7 +9,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/toe/toe_testlib.sh"
+. "$top/tests/lib/toe.sh"
 reps=${REPS:-3}
 rr_secs=${RR_SECONDS:-1}
 mib=${BULK_MIB:-32}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# IDS engine (vnf-ids) per-thread throughput on a generated HTTP mix:
+# IDS engine (vnfs/ids) per-thread throughput on a generated HTTP mix:
 # keep-alive connections interleaved segment by segment, GET and POST
 # requests with realistic headers, 2-32 KiB HTML responses, 2% of requests
 # carrying an attack; deterministic rule files of N content rules (HTTP

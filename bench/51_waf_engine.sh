@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# WAF engine (vnf-waf) throughput per service thread: full OWASP CRS at
+# WAF engine (vnfs/waf) throughput per service thread: full OWASP CRS at
 # paranoia level 1 on a mix of 95% ordinary requests and 5% attacks, fed
 # as whole requests and as 256-byte TCP-like chunks, with 1 and 2 threads
 # sharing one engine; plus the same mix without the CRS (HTTP parsing and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Per-thread throughput of each tochain-vnf kind on the built-in realistic
-# mix (vnf/vnf_mix.h: GET/POST requests of 350 B - 3 KiB, 10% attacks of
+# mix (vnfs/runtime/vnf_mix.h: GET/POST requests of 350 B - 3 KiB, 10% attacks of
 # five families, one connection per request cut into 1448-byte
 # descriptors), measured by `tochain-vnf --calibrate` (one service thread,
 # no scheduler: the engine and its adapter only).  Rule sets: fw with 500
@@ -49,7 +49,7 @@ BEGIN {
 			printf "alert tcp any any -> any any (msg:\"pcre %d\"; flow:to_server; content:\"%s\"; http_uri; pcre:\"/%s[0-9]+/U\"; sid:%d;)\n", i, tok(5), tok(3), sid
 	}
 }' >"$tmp/ids.rules"
-cat "$top/vnf/testdata/families.rules" >>"$tmp/ids.rules"
+cat "$top/tests/data/vnf/families.rules" >>"$tmp/ids.rules"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -72,7 +72,7 @@ echo "(load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs)"
 printf "%-34s %12s %12s %10s\n" "kind and rules" "requests/s" "desc/s" "MB/s"
 point "null (no inspection)" --kind null
 point "fw, 501 rules" --kind fw --rules "$tmp/fw.rules"
-point "ids, 5 family rules" --kind ids --rules "$top/vnf/testdata/families.rules"
+point "ids, 5 family rules" --kind ids --rules "$top/tests/data/vnf/families.rules"
 point "ids, $(grep -c sid: "$tmp/ids.rules") rules" --kind ids --rules "$tmp/ids.rules"
 point "waf, full CRS, paranoia 1" --kind waf
 point "waf, full CRS, paranoia 2" --kind waf --paranoia 2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The runtime inside a real QEMU guest, doorbell and poll mode side by
-# side: bench/toe_rrbench.c runs under tochain-run in the guest (the runtime
-# test image, vm/build-guest.sh --runtime), its TCP offloaded to
+# side: bench/progs/toe_rrbench.c runs under tochain-run in the guest (the runtime
+# test image, tests/guest/build-guest.sh --runtime), its TCP offloaded to
 # tochain-toe on the host through tochain-vmlink; the server is in a
 # namespace on the fabric.  Per mode: request/response rate with 1 B and
 # 1 KiB messages, one bulk stream each way, and the idle CPU of the
@@ -14,7 +14,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/vm/qemu.sh"
+. "$top/tests/guest/qemu.sh"
 rr_secs=${RR_SECONDS:-2}
 mib=${BULK_MIB:-16}
 idle=${IDLE_SECONDS:-5}
@@ -26,7 +26,7 @@ command -v "$VM_QEMU" >/dev/null || { echo "SKIP: $VM_QEMU not installed"; exit 
 for f in "$bin" "$build/bin/tochain-toe" "$build/bin/tochain-vmlink"; do
 	[ -x "$f" ] || { echo "missing $f (make)"; exit 1; }
 done
-guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime)
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime)
 
 tc_init
 tc_fabric

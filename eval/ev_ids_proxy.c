@@ -5,7 +5,7 @@
  * A TCP-terminating proxy: accepts connections on LISTEN, opens one
  * upstream connection to UPSTREAM for each, and copies bytes both ways.
  * Every chunk read from either side goes through ids_flow_scan() (the
- * project's IDS engine, vnf-ids/) before it is forwarded; when a drop or
+ * project's IDS engine, vnfs/ids/) before it is forwarded; when a drop or
  * reject rule matches, the chunk is not forwarded and both connections are
  * reset (SO_LINGER 0).  This is how an inline Snort in a VM of its own
  * sits in a classic chain: a full TCP/IP stack on each side.

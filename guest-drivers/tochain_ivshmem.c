@@ -6,7 +6,7 @@
  *
  * Each device gets a misc character device /dev/tochain/<name>, <name>
  * being the name in the TOChain region header at the start of BAR2
- * (region/include/tochain/region_layout.h), or /dev/tochain/ivshmem<N>
+ * (include/tochain/region_layout.h), or /dev/tochain/ivshmem<N>
  * while that header is not valid; the user-space ABI is in
  * tochain_ivshmem_uapi.h.
  *
@@ -79,7 +79,7 @@
 #include <linux/sched.h>
 
 #include <tochain/region_layout.h>
-#include "tochain_ivshmem_uapi.h"
+#include "tochain/tochain_ivshmem_uapi.h"
 
 #define TIVS_DRV_NAME		"tochain_ivshmem"
 

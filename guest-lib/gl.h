@@ -31,7 +31,7 @@
 #include <tochain/chan.h>
 #include <tochain/region.h>
 
-#include "srpc.h"
+#include "tochain/srpc.h"
 
 #include "gl_vm.h"
 
@@ -120,7 +120,7 @@ struct gl_sock {
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 	bool dgram;		/* UDP: each rxq buffer is one datagram (struct srpc_dgram) */
 	/*
-	 * Shared after fork (toe/toe_int.h, ownership): a holder reads only
+	 * Shared after fork (host-toe/toe/toe_int.h, ownership): a holder reads only
 	 * after TAKE made it the owner.  need_take: not (or no longer) the
 	 * owner; frozen_n/frozen_bytes: the head of rxq (and pre) received
 	 * before the fork, dropped if another holder claimed it first; fk: a

@@ -1567,7 +1567,7 @@ static int kid_attach(struct gl_rt *rt)
 /*
  * The parent's half of a shared connected stream: it no longer reads it
  * before TAKE, and keeps a copy of what it has received (fk) for the
- * child, which gets it if its TAKE comes first (toe/toe_int.h).
+ * child, which gets it if its TAKE comes first (host-toe/toe/toe_int.h).
  */
 static void freeze(struct gl_rt *rt, struct gl_sock *s)
 {

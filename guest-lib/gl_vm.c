@@ -16,7 +16,7 @@
 #include <tochain/barrier.h>
 
 #include "gl.h"
-#include "tochain_ivshmem_uapi.h"
+#include "tochain/tochain_ivshmem_uapi.h"
 
 #define GL_VM_POLL_MIN_US	20
 #define GL_VM_POLL_MAX_US	100000

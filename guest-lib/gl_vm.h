@@ -3,7 +3,7 @@
  * The runtime inside a real VM (gl_vm_*): the region is the guest
  * driver's /dev/tochain/NAME, and a channel is claimed through the
  * driver from the host link's claim table (struct tcr_link in
- * region_layout.h, ivshmem/ivs_link.h) instead of the TOE's UNIX socket.
+ * region_layout.h, host-toe/vmlink/ivs_link.h) instead of the TOE's UNIX socket.
  *
  * The claim file plays the part of the host's UNIX connection: opened
  * without close-on-exec (it survives exec until the new image has

@@ -7,10 +7,10 @@ GL_SRCS := guest-lib/gl_real.c guest-lib/gl_wake.c guest-lib/gl_wait.c guest-lib
 GL_SO := $(BUILD)/lib/libtochain-preload.so
 GL_SO_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-	-fno-strict-aliasing -D_GNU_SOURCE -Iregion/include -Isockrpc -Iguest-lib -Iguest-drivers
+	-fno-strict-aliasing -D_GNU_SOURCE -Iinclude -Iguest-lib
 LIBS += $(GL_SO)
 $(GL_SO): $(GL_SRCS) $(REGION_SRCS) $(SRPC_SRCS) guest-lib/gl.map $(wildcard guest-lib/*.h) \
-		guest-drivers/tochain_ivshmem_uapi.h $(wildcard region/include/tochain/*.h) sockrpc/srpc.h
+		$(wildcard include/tochain/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(GL_SO_FLAGS) -Wl,--version-script=guest-lib/gl.map -Wl,-z,defs -o $@ \
 		$(GL_SRCS) $(REGION_SRCS) $(SRPC_SRCS) -ldl -lpthread

@@ -9,17 +9,11 @@
 #                           QEMU's checkpatch.pl
 #
 # tests/integration/800_qemu_revoke.sh runs build-qemu.sh too, so
-# `make check` builds it when it is absent.  801_libvirt_revoke.sh drives
-# tochaind's grant calls (td_libvirt_grant & co.) through lv_grant.
+# `make check` builds it when it is absent (tests/qemu/ holds the
+# series' own test programs).
 .PHONY: qemu qemu-check-series
 qemu:
 	qemu-patches/build-qemu.sh
 
 qemu-check-series:
 	qemu-patches/check-series.sh
-
-# Only td_libvirt.o of tochaind: the rest of the daemon is not needed here.
-$(BUILD)/obj/qemu-patches/tests/lv_grant.o: CPPFLAGS += -Itochaind -Icgroup -Ictl
-$(eval $(call test_prog,lv_grant,$(call objs,qemu-patches/tests/lv_grant.c) \
-	$(BUILD)/obj/tochaind/td_libvirt.o,-ljansson \
-	$(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)))

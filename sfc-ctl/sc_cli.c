@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl_proto.h"
+#include "tochain/ctl_proto.h"
 #include "sc_cli.h"
 #include "sc_topo.h"
 

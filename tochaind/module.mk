@@ -7,13 +7,13 @@ TOCHAIND_HS := $(BUILD)/lib/libtochain-sched.a
 TOCHAIND_LDLIBS := -ljansson $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
 LIBS += $(TOCHAIND_LIB)
 $(TOCHAIND_LIB): $(call objs,$(TOCHAIND_SRCS))
-$(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ictl -Icgroup -Ihost-sched
+$(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ihost-sched/lib
 $(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_td_state.o: CPPFLAGS += -Itochaind -Icgroup
+$(BUILD)/obj/tests/unit/test_td_state.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_state,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_td_libvirt.o: CPPFLAGS += -Itochaind -Icgroup
+$(BUILD)/obj/tests/unit/test_td_libvirt.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_libvirt,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_td_apply.o: CPPFLAGS += -Itochaind -Icgroup -Ihost-sched
+$(BUILD)/obj/tests/unit/test_td_apply.o: CPPFLAGS += -Itochaind -Ihost-sched/lib
 $(eval $(call unit_test,test_td_apply,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
 
 # libFuzzer target: the state parser on arbitrary text.
@@ -21,5 +21,5 @@ FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_td_state
 $(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c tochaind/td_state.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c -ljansson
-$(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind -Icgroup -Ictl
+$(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_grant,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))

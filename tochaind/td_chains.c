@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl_proto.h"
+#include "tochain/ctl_proto.h"
 #include "td_apply.h"
 #include "td_grant.h"
 #include "td_inst.h"
@@ -46,7 +46,7 @@ static unsigned int ncpus(void)
 	return n > 0 ? (unsigned int)n : 1;
 }
 
-/* --- the TOE's control socket (R.ctl, toe/README.md) --- */
+/* --- the TOE's control socket (R.ctl, host-toe/toe/README.md) --- */
 
 static json_t *toe_call(const struct td_vm *vm, const char *cmd, json_t *args, char *err,
 			size_t errlen)

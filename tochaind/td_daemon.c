@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl_proto.h"
+#include "tochain/ctl_proto.h"
 #include "td_daemon.h"
 #include "td_exec.h"
 #include "td_libvirt.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tochaind (td_daemon_*): owns the host's VMs (and, later, VNFs and
- * chains), serves the control protocol (ctl/ctl_proto.h) on a UNIX
+ * chains), serves the control protocol (include/tochain/ctl_proto.h) on a UNIX
  * socket, persists its state, and watches the TOEs.
  *
  * Threading: one thread; requests are served one at a time.  Every

@@ -2,7 +2,7 @@
 /*
  * VNFs in a libvirt domain (td_grant_*): `vnf add NAME --domain DOM`
  * runs VNF NAME's instances inside guest DOM (its `tochain-vnf --guest`
- * agent, vnf/README.md) instead of as host processes.  For each VM whose
+ * agent, vnfs/runtime/README.md) instead of as host processes.  For each VM whose
  * chains use it, tochaind gives DOM the regions that VNF needs as grants
  * (td_libvirt.h: hot-plugged ivshmem-plain devices that the patched QEMU
  * can revoke), and takes them away when no chain of that VM uses it.

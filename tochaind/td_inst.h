@@ -44,7 +44,7 @@ void td_inst_stop(const struct td_config *cfg, pid_t pid, const char *region, co
 		  const char *vm);
 
 /*
- * The nftables half of a fw VNF (vnf-fw/README.md): put the rules copy of
+ * The nftables half of a fw VNF (vnfs/fw/README.md): put the rules copy of
  * @v into @vm's TOE namespace as table inet tochain_fw (@v NULL: remove
  * that table; idempotent).  One table per namespace: the last fw VNF
  * applied to a VM wins.  0 or -errno with @err.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The VM link of a VM run by libvirt (td_link_*): tochaind runs one
- * tochain-vmlink (ivshmem/README.md) per VM added with --domain, so that
+ * tochain-vmlink (host-toe/vmlink/README.md) per VM added with --domain, so that
  * processes in the guest can claim TOE channels.
  *
  * The link runs --follow: it outlives a TOE restart (tochaind's repair of

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cg.h"
+#include "tochain/cg.h"
 #include "td_state.h"
 
 struct td_config {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timeout: 300
 # Fork-per-connection servers under tochain-run: the parent accepts, forks,
-# and closes its copy while the child serves (toe/toe_int.h, ownership).
+# and closes its copy while the child serves (host-toe/toe/toe_int.h, ownership).
 # busybox httpd and python's socketserver.ForkingTCPServer run in the
 # stand-in VM behind the TOE; from a client namespace, 20 sequential and 8
 # concurrent fetches of a 1 MiB file (keep-alive off) must match its

@@ -8,7 +8,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/tochaind/td_testlib.sh"
+. "$top/tests/lib/tochaind.sh"
 for c in ip python3 curl; do
 	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
 done

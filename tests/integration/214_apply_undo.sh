@@ -10,7 +10,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/tochaind/td_testlib.sh"
+. "$top/tests/lib/tochaind.sh"
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
 

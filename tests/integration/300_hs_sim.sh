@@ -20,7 +20,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 sim=$build/bin/tochain-sim
-scn=$top/host-sched/scenarios
+scn=$top/host-sched/sim/scenarios
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

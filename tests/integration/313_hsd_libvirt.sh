@@ -23,8 +23,8 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top/tests/lib/hsd.sh"
 hsd_setup it313
-# shellcheck source=../../vm/libvirt-domain.sh
-. "$top/vm/libvirt-domain.sh"
+# shellcheck source=../guest/libvirt-domain.sh
+. "$top/tests/guest/libvirt-domain.sh"
 
 qemu=$(command -v "${VM_QEMU:-qemu-system-x86_64}" || true)
 for c in libvirtd virsh virtlogd "$qemu"; do

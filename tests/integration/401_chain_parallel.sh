@@ -2,7 +2,7 @@
 # A hop of two null VNFs in parallel, one denying payloads with a marker,
 # then a third hop: both parallel VNFs see every byte, one Deny blocks,
 # the next hop sees only what was allowed.
-# chain-drive (chain/ch_drive.c) runs the scheduler with real tochain-vnf
+# chain-drive (tests/progs/ch_drive.c) runs the scheduler with real tochain-vnf
 # processes of kind null on synthetic descriptors and checks that every
 # descriptor comes back once, in order, unchanged, with the right verdict,
 # that each VNF saw exactly the payloads it had to (count and checksum),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One null VNF with three service threads: they share the load round-robin
 # (each serves exactly a third).
-# chain-drive (chain/ch_drive.c) runs the scheduler with real tochain-vnf
+# chain-drive (tests/progs/ch_drive.c) runs the scheduler with real tochain-vnf
 # processes of kind null on synthetic descriptors and checks that every
 # descriptor comes back once, in order, unchanged, with the right verdict,
 # that each VNF saw exactly the payloads it had to (count and checksum),

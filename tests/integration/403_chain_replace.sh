@@ -2,7 +2,7 @@
 # A chain's table replaced (0, 1 and 2 hops) and deleted every 2 ms under
 # load: nothing lost or corrupted, each descriptor runs on exactly the
 # table it started on (VNF counts and checksums add up per table version).
-# chain-drive (chain/ch_drive.c) runs the scheduler with real tochain-vnf
+# chain-drive (tests/progs/ch_drive.c) runs the scheduler with real tochain-vnf
 # processes of kind null on synthetic descriptors and checks that every
 # descriptor comes back once, in order, unchanged, with the right verdict,
 # that each VNF saw exactly the payloads it had to (count and checksum),

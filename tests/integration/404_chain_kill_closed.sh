@@ -2,7 +2,7 @@
 # A fail-closed VNF killed with SIGKILL under load: its chain's
 # descriptors are denied (vnf failed), another chain is not affected, no
 # slot leaks, and a restarted VNF rejoins.
-# chain-drive (chain/ch_drive.c) runs the scheduler with real tochain-vnf
+# chain-drive (tests/progs/ch_drive.c) runs the scheduler with real tochain-vnf
 # processes of kind null on synthetic descriptors and checks that every
 # descriptor comes back once, in order, unchanged, with the right verdict,
 # that each VNF saw exactly the payloads it had to (count and checksum),

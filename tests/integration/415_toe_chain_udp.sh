@@ -9,7 +9,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/toe/toe_testlib.sh"
+. "$top/tests/lib/toe.sh"
 
 for c in ip python3; do
 	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tochain-vnf --kind ids|waf|fw behind a real packet scheduler.
-# vnf-drive (vnf/vnf_drive.c) runs ch_sched with tochain-vnf processes and
-# feeds HTTP request streams (the built-in mix, vnf/vnf_mix.h: ~10% attacks
+# vnf-drive (tests/progs/vnf_drive.c) runs ch_sched with tochain-vnf processes and
+# feeds HTTP request streams (the built-in mix, vnfs/runtime/vnf_mix.h: ~10% attacks
 # of five families) cut into descriptors and interleaved over 24 open
 # connections, from a synthetic data region.  It checks every descriptor
 # comes back once, in order, unchanged; each connection's verdict: attacks
@@ -17,7 +17,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-.}
 drive="$TOCHAIN_BUILD/tests/bin/vnf-drive"
 vnf="$TOCHAIN_BUILD/bin/tochain-vnf"
-td="$top/vnf/testdata"
+td="$top/tests/data/vnf"
 [ -r /usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf ] ||
 	{ echo "SKIP: the OWASP CRS (modsecurity-crs) is not installed"; exit 77; }
 dir=$(mktemp -d /dev/shm/tochain-vnf-test.XXXXXX)

@@ -8,7 +8,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-.}
 vnf="$TOCHAIN_BUILD/bin/tochain-vnf"
-td="$top/vnf/testdata"
+td="$top/tests/data/vnf"
 [ -r /usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf ] ||
 	{ echo "SKIP: the OWASP CRS (modsecurity-crs) is not installed"; exit 77; }
 dir=$(mktemp -d /tmp/tochain-vnf-cal.XXXXXX)

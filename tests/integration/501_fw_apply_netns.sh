@@ -2,7 +2,7 @@
 # timeout: 60
 #
 # The command tochaind runs to put a VM's firewall rules into its TOE's
-# network namespace (vnf-fw/README.md): `ip netns exec NS tochain-fw-apply
+# network namespace (vnfs/fw/README.md): `ip netns exec NS tochain-fw-apply
 # apply FILE`, `... list`, `... remove`, and the --netns form.  The table
 # must appear in that namespace only, be replaced by a second apply, be
 # left alone by a broken file (exit 1, file:line), and go with remove.

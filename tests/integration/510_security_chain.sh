@@ -2,7 +2,7 @@
 # timeout: 300
 # The security chain end to end (issue 5): tochaind builds a stand-in VM
 # and the chain fw -> (ids || waf) on its inbound traffic, with real
-# engines (vnf-fw with its nftables half in the TOE's namespace, Snort
+# engines (vnfs/fw with its nftables half in the TOE's namespace, Snort
 # rules on Hyperscan, ModSecurity v3 with the OWASP CRS), in front of an
 # unmodified web server (python3 http.server under tochain-run).  From a
 # client namespace, a mix of clean requests and attacks:
@@ -19,7 +19,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/tochaind/td_testlib.sh"
+. "$top/tests/lib/tochaind.sh"
 for c in ip python3 curl nft; do
 	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
 done

@@ -10,8 +10,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 
 name=web1-700.$$
 work=$(mktemp -d /tmp/tochain-700.XXXXXX)
@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-guest=$("$top/vm/build-guest.sh" "$build")
+guest=$("$top/tests/guest/build-guest.sh" "$build")
 "$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name" --formatting
 
 vm_qemu_args "$guest" "$work/serial.log" "$work/qmp.sock" "plain,$name,--fallback" \

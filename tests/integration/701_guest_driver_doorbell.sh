@@ -10,8 +10,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 
 name=db-701.$$
 work=$(mktemp -d /tmp/tochain-701.XXXXXX)
@@ -32,7 +32,7 @@ fail() {
 	exit 1
 }
 
-guest=$("$top/vm/build-guest.sh" "$build")
+guest=$("$top/tests/guest/build-guest.sh" "$build")
 
 run_mode() { # extra device properties, expected interrupt mode
 	local props=$1 mode=$2 t0 id

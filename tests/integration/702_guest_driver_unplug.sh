@@ -12,8 +12,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 
 command -v socat >/dev/null || { echo "FAIL: socat missing (make deps)"; exit 1; }
 name=hp-702.$$
@@ -43,7 +43,7 @@ plugged() {
 	echo "$out" | grep -q '"name": "ivs0"'
 }
 
-guest=$("$top/vm/build-guest.sh" "$build")
+guest=$("$top/tests/guest/build-guest.sh" "$build")
 del='{"execute":"device_del","arguments":{"id":"ivs0"}}'
 
 run_flavour() { # plain|doorbell

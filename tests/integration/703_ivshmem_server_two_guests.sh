@@ -8,8 +8,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 
 name=pair-703.$$
 work=$(mktemp -d /tmp/tochain-703.XXXXXX)
@@ -32,7 +32,7 @@ fail() {
 	exit 1
 }
 
-guest=$("$top/vm/build-guest.sh" "$build")
+guest=$("$top/tests/guest/build-guest.sh" "$build")
 "$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name"
 "$build/bin/tochain-ivshmem-server" -s "$work/ivshmem.sock" -m "$shm" -n 2 >"$work/server.log" 2>&1 &
 spid=$!

@@ -16,8 +16,8 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
 for c in ip curl sha256sum cpio "$VM_QEMU"; do
@@ -27,8 +27,8 @@ for f in bin/tochain-toe bin/tochain-vmlink bin/tochain-run lib/libtochain-prelo
 	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
 	[ -e "$build/$f" ] || { echo "FAIL: $build/$f missing (make)"; exit 1; }
 done
-[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (vm/deps.txt; the guest image copies it)"; exit 1; }
-guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"; exit 1; }
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
 
 tc_init
 tc_fabric

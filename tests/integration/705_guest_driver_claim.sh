@@ -12,7 +12,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-. "$top/vm/qemu.sh"
+. "$top/tests/guest/qemu.sh"
 
 command -v "$VM_QEMU" >/dev/null || { echo "SKIP: $VM_QEMU not installed"; exit 77; }
 name=claim-705.$$
@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- serial"; cat -v "$work/serial.log" || true; echo "--- qemu"; cat "$work/qemu.out"; exit 1; }
 
-guest=$("$top/vm/build-guest.sh" "$build")
+guest=$("$top/tests/guest/build-guest.sh" "$build")
 "$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name"
 "$build/tests/bin/vm-host-tool" link "$shm" 4 --stale
 

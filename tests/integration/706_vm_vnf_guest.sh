@@ -30,9 +30,9 @@ if [ -z "${VM_QEMU:-}" ]; then
 	done
 fi
 . "$top/tests/lib/netns.sh"
-. "$top/toe/toe_testlib.sh"
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+. "$top/tests/lib/toe.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
 for c in ip curl sha256sum cpio python3 truncate "$VM_QEMU"; do
@@ -42,7 +42,7 @@ for f in bin/tochain-toe bin/tochain-vnf bin/tochain-run lib/libtochain-preload.
 	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
 	[ -e "$build/$f" ] || { echo "FAIL: $build/$f missing (make)"; exit 1; }
 done
-guest_vnf=$("$top/vm/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
 
 tt_setup 706
 name=vm706

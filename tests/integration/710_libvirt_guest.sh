@@ -13,14 +13,14 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-# shellcheck source=../../vm/libvirt-domain.sh
-. "$top/vm/libvirt-domain.sh"
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
+# shellcheck source=../guest/libvirt-domain.sh
+. "$top/tests/guest/libvirt-domain.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
 tc_init
 
 for c in libvirtd virsh virtlogd "${VM_QEMU:-qemu-system-x86_64}" busybox cpio; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not installed (tochaind/deps.txt, vm/deps.txt)"; exit 77; }
+	command -v "$c" >/dev/null || { echo "SKIP: $c not installed (tochaind/deps.txt, tests/guest/deps.txt)"; exit 77; }
 done
 bin=$build/bin
 work=$(mktemp -d /tmp/tochain-710.XXXXXX)
@@ -53,7 +53,7 @@ fail() {
 }
 field() { sfc --json vm show "$vm" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
-guest=$("$top/vm/build-guest.sh" "$build")
+guest=$("$top/tests/guest/build-guest.sh" "$build")
 t0=$(date +%s.%N)
 if ! lv_daemon_start; then
 	echo "SKIP: libvirtd does not start here"

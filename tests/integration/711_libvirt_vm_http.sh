@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 500
-# 704 with libvirt managing the guest: the domain (vm/libvirt-domain.sh)
+# 704 with libvirt managing the guest: the domain (tests/guest/libvirt-domain.sh)
 # gets the region as <shmem><model type='ivshmem-doorbell'/><server
 # path=LINK_SOCKET/></shmem>, tochain-vmlink being its ivshmem server, and
 # runs the patched QEMU of qemu-patches/ as <emulator> when
@@ -12,8 +12,8 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-. "$top/vm/qemu.sh"
-. "$top/vm/libvirt-domain.sh"
+. "$top/tests/guest/qemu.sh"
+. "$top/tests/guest/libvirt-domain.sh"
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 for c in ip curl cpio virsh libvirtd; do
@@ -23,8 +23,8 @@ emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>
 [ -n "$emu" ] && [ -x "$emu" ] || emu=$(command -v "$VM_QEMU" || true)
 [ -n "$emu" ] || { echo "SKIP: no QEMU"; exit 77; }
 VM_QEMU=$emu
-[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (vm/deps.txt; the guest image copies it)"; exit 1; }
-guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"; exit 1; }
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
 
 tc_init
 tc_fabric

@@ -25,10 +25,10 @@ top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 build=$(cd "$build" && pwd)
 . "$top/tests/lib/netns.sh"
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
-# shellcheck source=../../vm/libvirt-domain.sh
-. "$top/vm/libvirt-domain.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
+# shellcheck source=../guest/libvirt-domain.sh
+. "$top/tests/guest/libvirt-domain.sh"
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 for c in ip curl cpio virsh libvirtd python3 sha256sum; do
@@ -38,9 +38,9 @@ emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>
 [ -n "$emu" ] && [ -x "$emu" ] || emu=$(command -v "$VM_QEMU" || true)
 [ -n "$emu" ] || { echo "SKIP: no QEMU"; exit 77; }
 VM_QEMU=$emu
-[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (vm/deps.txt)"; exit 1; }
-guest_rt=$("$top/vm/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
-guest_vnf=$("$top/vm/build-guest.sh" "$build" --vnf) || { echo "FAIL: VNF guest build"; exit 1; }
+[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (tests/guest/deps.txt)"; exit 1; }
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || { echo "FAIL: VNF guest build"; exit 1; }
 
 tc_init
 bin=$build/bin
@@ -190,7 +190,7 @@ while os.path.exists(dev):
         break
     time.sleep(0.5)
 EOF
-# mmap is not among the modules http.server loads (vm/guest-pymods.py)
+# mmap is not among the modules http.server loads (tests/guest/guest-pymods.py)
 dyn=$(/usr/bin/python3 -c 'import mmap; print(mmap.__file__)')
 mkdir -p "$work/extra$(dirname "$dyn")"
 cp "$dyn" "$work/extra$dyn"
@@ -349,7 +349,7 @@ serves_again "after the link kill"
 echo "serving again after the link kill: $(vm_since "$t1") s"
 
 echo "--- a VNF in a second guest inspects this guest's requests; chain del revokes its grants"
-# The VNF guest: the VNF image, the driver, tochain-vnf's agent (vnf/README.md)
+# The VNF guest: the VNF image, the driver, tochain-vnf's agent (vnfs/runtime/README.md)
 mkdir -p "$work/vnf/extra"
 chmod 755 "$work/vnf"
 cat >"$work/vnf/extra/init" <<'EOF'

@@ -26,15 +26,15 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
-# shellcheck source=../../vm/libvirt-domain.sh
-. "$top/vm/libvirt-domain.sh"
-# shellcheck source=../../vm/qemu.sh
-. "$top/vm/qemu.sh"
-. "$top/tochaind/td_testlib.sh"
+# shellcheck source=../guest/libvirt-domain.sh
+. "$top/tests/guest/libvirt-domain.sh"
+# shellcheck source=../guest/qemu.sh
+. "$top/tests/guest/qemu.sh"
+. "$top/tests/lib/tochaind.sh"
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, libvirt)"; exit 77; }
 for c in libvirtd virsh virtlogd ip curl sha256sum cpio python3 busybox; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not installed (tochaind/deps.txt, vm/deps.txt)"; exit 77; }
+	command -v "$c" >/dev/null || { echo "SKIP: $c not installed (tochaind/deps.txt, tests/guest/deps.txt)"; exit 77; }
 done
 for f in bin/tochaind bin/sfc-ctl bin/tochain-toe bin/tochain-vnf bin/tochain-run \
 	lib/libtochain-preload.so guest-drivers/tochain_ivshmem.ko; do
@@ -48,7 +48,7 @@ if [ ! -f "$cache/$key/env" ]; then
 fi
 # shellcheck disable=SC1090,SC1091
 . "$cache/$key/env"
-guest_vnf=$("$top/vm/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
 if ! lv_daemon_start; then
 	echo "SKIP: libvirtd does not start here"
 	exit 77
@@ -119,7 +119,7 @@ EOF
 chmod 755 "$dwork/extra/init"
 VM_QEMU=$QEMU lv_domain_xml "$dom" "$guest_vnf" "$dwork" web |
 	sed "s|<memory unit='MiB'>256</memory>|<memory unit='MiB'>512</memory>|" >"$dwork/domain.xml"
-# our /init last: it replaces vm/libvirt-init.sh
+# our /init last: it replaces tests/guest/libvirt-init.sh
 (cd "$dwork/extra" && echo init | cpio -o -H newc --quiet -R 0:0) >>"$dwork/initrd.cpio"
 grep -q "<emulator>$QEMU</emulator>" "$dwork/domain.xml" || fail713 "domain not on the patched QEMU"
 t0=$(date +%s.%N)

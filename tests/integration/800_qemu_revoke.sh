@@ -51,12 +51,12 @@ fi
 guest=""
 if gcc -m32 -ffreestanding -fno-pic -fno-stack-protector -nostdlib -static \
 	-O2 -Wall -Wextra -Werror -Wl,-Ttext=0x100000 -Wl,--build-id=none \
-	-o "$work/guest.elf" "$top/qemu-patches/tests/bar2-probe-guest.c"; then
+	-o "$work/guest.elf" "$top/tests/qemu/bar2-probe-guest.c"; then
 	guest=$work/guest.elf
 else
 	echo "note: gcc cannot build 32-bit code here, no guest check"
 fi
 
 echo "== QMP revoke / re-grant"
-timeout 400 python3 "$top/qemu-patches/tests/check-revoke.py" "$out/env" "$work" $guest
+timeout 400 python3 "$top/tests/qemu/check-revoke.py" "$out/env" "$work" $guest
 echo PASS

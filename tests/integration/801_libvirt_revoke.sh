@@ -20,8 +20,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-# shellcheck source=../../vm/libvirt-domain.sh
-. "$top/vm/libvirt-domain.sh"
+# shellcheck source=../guest/libvirt-domain.sh
+. "$top/tests/guest/libvirt-domain.sh"
 
 for c in libvirtd virsh virtlogd gcc od; do
 	command -v "$c" >/dev/null || { echo "SKIP: $c not installed (tochaind/deps.txt)"; exit 77; }
@@ -108,7 +108,7 @@ advancing() {
 echo "patched QEMU: $QEMU ($QEMU_SOURCE_VERSION)"
 gcc -m32 -ffreestanding -fno-pic -fno-stack-protector -nostdlib -static -O2 -Wall -Wextra \
 	-Werror -Wl,-Ttext=0x100000 -Wl,--build-id=none -o "$work/guest.elf" \
-	"$top/qemu-patches/tests/grant-probe-guest.c" 2>"$work/gcc.log" ||
+	"$top/tests/qemu/grant-probe-guest.c" 2>"$work/gcc.log" ||
 	{ echo "SKIP: gcc cannot build 32-bit code here: $(head -n 3 "$work/gcc.log")"; exit 77; }
 chmod 644 "$work/guest.elf"
 

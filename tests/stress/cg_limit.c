@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "tochain/cg.h"
 
 int main(int argc, char **argv)
 {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for cgroup/cg.c: detection and the dry-run backend. */
+/* Unit tests for lib/cgroup/cg.c: detection and the dry-run backend. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "tochain/cg.h"
 #include "tc_check.h"
 
 static char mi[64];

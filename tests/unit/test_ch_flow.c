@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for chain/ch_flow.c: index, states, grace period, seqlock reads. */
+/* Unit tests for host-toe/chain/ch_flow.c: index, states, grace period, seqlock reads. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ch_flow.h"
+#include "tochain/ch_flow.h"
 #include "tc_check.h"
 
 static char path[128];

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for chain/ch_queue.c: capacity, order, full queue, SPSC threads. */
+/* Unit tests for host-toe/chain/ch_queue.c: capacity, order, full queue, SPSC threads. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for chain/ch_sched.c: dispatch and verdict logic, driven
+ * Unit tests for host-toe/chain/ch_sched.c: dispatch and verdict logic, driven
  * step by step (ch_sched_poll in the test thread), with VNF service
  * threads played by the VNF runtime (vnf_recv with no wait) or, for a
  * hostile VNF, by raw writes to its region.
@@ -19,7 +19,7 @@
 #include <tochain/counters.h>
 #include <tochain/desc.h>
 
-#include "ch_flow.h"
+#include "tochain/ch_flow.h"
 #include "ch_harness.h"
 #include "tc_check.h"
 #include "vnf.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for chain/ch_table.c: config checks, versions, RCU replacement. */
+/* Unit tests for host-toe/chain/ch_table.c: config checks, versions, RCU replacement. */
 #include <errno.h>
 #include <pthread.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the descriptor adapter (vnf-fw/fw_desc.c). */
+/* Unit tests of the descriptor adapter (vnfs/fw/fw_desc.c). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the firewall matcher (vnf-fw/fw_match.c). */
+/* Unit tests of the firewall matcher (vnfs/fw/fw_match.c). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the nftables half (vnf-fw/fw_nft.c): golden nftables text,
+ * Unit tests of the nftables half (vnfs/fw/fw_nft.c): golden nftables text,
  * nftables' own verdict on it (libnftables dry run, and `nft -c -f` when the
  * program exists), and applying into throw-away network namespaces.  Parts
  * that need root say so on stderr and are not run without it.
@@ -166,7 +166,7 @@ START_TEST(test_nft_accepts)
 }
 END_TEST
 
-/* The sample rule files shipped in vnf-fw/rules parse and compile. */
+/* The sample rule files shipped in vnfs/fw/rules parse and compile. */
 START_TEST(test_sample_files)
 {
 	const char *top = getenv("TOCHAIN_TOP");
@@ -175,7 +175,7 @@ START_TEST(test_sample_files)
 	int n = 0;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/vnf-fw/rules", top ? top : ".");
+	snprintf(dir, sizeof(dir), "%s/vnfs/fw/rules", top ? top : ".");
 	d = opendir(dir);
 	ck_assert_msg(d, "cannot open %s (run from the top of the tree)", dir);
 	while ((e = readdir(d))) {

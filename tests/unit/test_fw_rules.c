@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the firewall rule file parser (vnf-fw/fw_rules.c). */
+/* Unit tests of the firewall rule file parser (vnfs/fw/fw_rules.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #include <tochain/counters.h>
 #include <tochain/region.h>
 
-#include "ctl_proto.h"
+#include "tochain/ctl_proto.h"
 #include "hs_daemon.h"
 #include "hs_daemon_ctl.h"
 #include "hs_enforce.h"

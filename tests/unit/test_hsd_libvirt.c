@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ctl_proto.h"
+#include "tochain/ctl_proto.h"
 #include "hs_daemon.h"
 #include "hs_daemon_ctl.h"
 #include "hs_enforce.h"

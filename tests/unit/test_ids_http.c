@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* vnf-ids HTTP buffers: http_uri, http_header, http_method, http_client_body. */
+/* vnfs/ids HTTP buffers: http_uri, http_header, http_method, http_client_body. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <stdio.h>

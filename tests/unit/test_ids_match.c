@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * vnf-ids matcher and flows: content modifiers, pcre, chunk boundaries,
+ * vnfs/ids matcher and flows: content modifiers, pcre, chunk boundaries,
  * interleaved flows, flowbits, verdicts, headers, reload.
  */
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* vnf-ids rule parser: good rules, unsupported options, malformed rules. */
+/* vnfs/ids rule parser: good rules, unsupported options, malformed rules. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -468,9 +468,9 @@ START_TEST(sample_rules)
 	char rules[4096], vars[4096];
 	struct ids_ruleset *rs;
 
-	snprintf(rules, sizeof(rules), "%s/vnf-ids/rules/local.rules",
+	snprintf(rules, sizeof(rules), "%s/vnfs/ids/rules/local.rules",
 		 top ? top : ".");
-	snprintf(vars, sizeof(vars), "%s/vnf-ids/rules/vars.conf",
+	snprintf(vars, sizeof(vars), "%s/vnfs/ids/rules/vars.conf",
 		 top ? top : ".");
 	ids_diags_free(&diags);
 	rs = ids_ruleset_load(rules, vars, &diags);

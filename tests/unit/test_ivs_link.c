@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include <tochain/region.h>
-#include "srpc.h"
+#include "tochain/srpc.h"
 #include "ivs_link.h"
 #include "ivs_proto.h"
 #include "tc_check.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/chan.c: the four rings of a channel, host checks. */
+/* Unit tests for lib/region/chan.c: the four rings of a channel, host checks. */
 #include <errno.h>
 
 #include <tochain/chan.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/counters.c. */
+/* Unit tests for lib/region/counters.c. */
 #include <errno.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/desc.c: copy-then-validate of descriptors. */
+/* Unit tests for lib/region/desc.c: copy-then-validate of descriptors. */
 #include <errno.h>
 #include <string.h>
 

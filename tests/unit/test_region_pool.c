@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/pool.c: holders, validation, reclaim, conservation. */
+/* Unit tests for lib/region/pool.c: holders, validation, reclaim, conservation. */
 #include <errno.h>
 
 #include <tochain/pool.h>

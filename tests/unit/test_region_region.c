@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/region.c: geometry, create, attach, validation, reset. */
+/* Unit tests for lib/region/region.c: geometry, create, attach, validation, reset. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/ring.c: every ring operation and validation. */
+/* Unit tests for lib/region/ring.c: every ring operation and validation. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for region/tsc.c: conversion and calibration. */
+/* Unit tests for lib/region/tsc.c: conversion and calibration. */
 #include <time.h>
 
 #include <tochain/tsc.h>

@@ -5,7 +5,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
-#include "srpc.h"
+#include "tochain/srpc.h"
 #include "tc_check.h"
 
 static int roundtrip(struct srpc_msg *m, struct srpc_req *r)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the TOE's control socket (toe/toe_ctl.c) and the chain
- * stage's control calls behind it (toe/toe_chain.c): every command, every
+ * Unit tests for the TOE's control socket (host-toe/toe/toe_ctl.c) and the chain
+ * stage's control calls behind it (host-toe/toe/toe_chain.c): every command, every
  * refusal, and that a refused request changes nothing.  A chain stage on
  * a scratch region path, driven with the ctl_proto client.
  */
@@ -13,7 +13,7 @@
 
 #include <tochain/region.h>
 
-#include "ctl_proto.h"
+#include "tochain/ctl_proto.h"
 #include "tc_check.h"
 #include "toe_chain.h"
 #include "toe_ctl.h"

@@ -24,7 +24,7 @@
 #include <tochain/chan.h>
 #include <tochain/desc.h>
 
-#include "srpc.h"
+#include "tochain/srpc.h"
 #include "tc_check.h"
 #include "toe.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the VNF kinds (vnf/vnf_kind.c, vnf_fw.c, vnf_ids.c,
+ * Unit tests for the VNF kinds (vnfs/runtime/vnf_kind.c, vnf_fw.c, vnf_ids.c,
  * vnf_waf.c, vnf_mix.c, vnf_cli.c's calibration): each kind judging crafted
  * descriptors whose payloads sit in a synthetic data region (a buffer of
  * slots), through the same engine holder and per-thread state tochain-vnf
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ch_flow.h"
+#include "tochain/ch_flow.h"
 #include "tc_check.h"
 #include "vnf_cli.h"
 #include "vnf_kind.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vnf/vnf_rt.c and vnf/vnf_null.c, with the test playing
+ * Unit tests for vnfs/runtime/vnf_rt.c and vnfs/runtime/vnf_null.c, with the test playing
  * the scheduler by hand on a VNF region: attach errors, grants and
  * revokes, bounds of work descriptors, verdict fields, reattach after a
  * channel reopen, the null kind's verdicts and checksum.
@@ -19,7 +19,7 @@
 #include <tochain/region.h>
 #include <tochain/ring.h>
 
-#include "ch_flow.h"
+#include "tochain/ch_flow.h"
 #include "tc_check.h"
 #include "vnf_null.h"
 

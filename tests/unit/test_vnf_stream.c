@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vnf/vnf_stream.c: the per-thread connection table of the
+ * Unit tests for vnfs/runtime/vnf_stream.c: the per-thread connection table of the
  * stream kinds (key = conn id + flow generation, direction, stream offsets,
  * eviction of the oldest at the cap, freeing).
  */

@@ -1,5 +1,5 @@
 /*
- * vnf-waf: configuration files (waf_config.h): every key, relative paths,
+ * vnfs/waf: configuration files (waf_config.h): every key, relative paths,
  * and each documented error.  The example file must load and build an
  * engine.
  */
@@ -157,7 +157,7 @@ START_TEST(example_builds_engine)
 	struct waf_engine *e;
 	char err[512];
 
-	ck_assert_msg(waf_config_load("vnf-waf/conf/waf.conf.example", &c, err,
+	ck_assert_msg(waf_config_load("vnfs/waf/conf/waf.conf.example", &c, err,
 				      sizeof(err)) == 0, "%s", err);
 	e = waf_engine_create(&c.cfg, err, sizeof(err));
 	ck_assert_msg(e != NULL, "%s", err);
@@ -176,7 +176,7 @@ int main(void)
 	int failed;
 
 	/* The example path is relative to the top of the tree. */
-	if (access("vnf-waf/conf/waf.conf.example", R_OK) < 0 && getenv("TOCHAIN_TOP"))
+	if (access("vnfs/waf/conf/waf.conf.example", R_OK) < 0 && getenv("TOCHAIN_TOP"))
 		if (chdir(getenv("TOCHAIN_TOP")) < 0)
 			return 1;
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -1,5 +1,5 @@
 /*
- * vnf-waf: engine decisions with the OWASP CRS (Debian modsecurity-crs):
+ * vnfs/waf: engine decisions with the OWASP CRS (Debian modsecurity-crs):
  * attacks of each family are denied with a rule of that family, ordinary
  * browser/API traffic passes, the paranoia level matters, and engines are
  * reference counted.  The CRS engines are loaded once, in main.

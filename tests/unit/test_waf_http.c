@@ -1,5 +1,5 @@
 /*
- * vnf-waf: HTTP stream parsing.  Requests and responses cut at any byte,
+ * vnfs/waf: HTTP stream parsing.  Requests and responses cut at any byte,
  * pipelined, chunked, keep-alive, malformed; transactions never leak.
  *
  * Most cases use a small rule set of our own (no CRS) so that a verdict

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The packet scheduler (ch_sched_*): moves descriptors of payload through
+ * service chains, hop by hop, to VNF processes and back.
+ *
+ * Who calls what:
+ *   - the control plane (tochaind, tests): create, add data regions and
+ *     VNFs, set/delete chains, report VNF processes (pids), restart them;
+ *   - the TOE (one thread per chain): ch_sched_submit() into a chain's
+ *     input queue, ch_sched_take() from its output queue;
+ *   - the scheduler thread (ch_sched_start(), or the caller's own loop
+ *     around ch_sched_poll()): everything else.
+ *
+ * A descriptor (struct ch_pkt) names a payload in a data region (the VM's
+ * region: id, buffer index, offset, length) with its connection and
+ * parsed 5-tuple.  The scheduler takes it from the chain's input queue,
+ * pins the chain's current forwarding table (RCU, ch_table.h) and, for
+ * each hop in turn, gives a work descriptor to every VNF of the hop at
+ * once (round-robin over each VNF's service threads).  The next hop
+ * starts when all VNFs of the hop allowed; the first Deny stops the
+ * descriptor (the others of the hop still return theirs).  Results leave
+ * through the output queue in arrival order (a chain's stream order is
+ * kept even when VNF threads finish out of order).
+ *
+ * Trust: VNFs are not trusted.  Each VNF has its own region
+ * (include/tochain/vnf_proto.h); the scheduler keeps a private copy of what it gave,
+ * reads back only the verdict (once), and takes back only indices the
+ * VNF's channel holds (tcr_pool).  A garbage verdict denies that
+ * descriptor (CH_REASON_BAD_VERDICT); a protocol violation (an index it
+ * was not given, a corrupt ring) fails the VNF.  A failed VNF (dead pid,
+ * no progress for hang_ns, protocol violation) has its channels closed
+ * (tcr_chan_close reclaims every slot); its chains follow its policy:
+ * fail-closed denies its in-flight and new descriptors
+ * (CH_REASON_VNF_FAILED), fail-open bypasses it (counted and logged).
+ * ch_sched_vnf_restart() reopens it for a new process.
+ *
+ * TOE input is trusted only for memory safety: region id, buffer index
+ * and payload bounds are checked against the data region's geometry
+ * (CH_REASON_BAD_DESC otherwise).
+ */
+#ifndef TOCHAIN_CH_SCHED_H
+#define TOCHAIN_CH_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <tochain/region_layout.h>
+
+#include "ch_table.h"
+
+#define CH_VNF_NONE	0xffffffffu
+
+/* A descriptor from the TOE (its private memory; copied on submit). */
+struct ch_pkt {
+	uint64_t cookie;		/* the caller's; returned unchanged */
+	uint64_t conn_id;		/* connection id (TOE) */
+	uint64_t seq;			/* stream offset of the first byte */
+	uint64_t tsc;			/* arrival TSC; 0: stamped on submit */
+	uint32_t region;		/* data region id (ch_sched_region_add) */
+	uint32_t buf;			/* buffer index in the data region */
+	uint32_t off, len;		/* payload inside the buffer */
+	uint32_t flow;			/* flow table entry or TCR_FLOW_NONE */
+	uint16_t sport, dport;		/* host byte order */
+	uint8_t family, l4proto, tcp_flags, pad0;
+	uint8_t saddr[16], daddr[16];	/* IPv4 in the first 4 bytes */
+};
+
+enum ch_verdict { CH_ALLOW = 1, CH_DENY = 2 };
+
+enum ch_reason {
+	CH_REASON_NONE		= 0,	/* allowed */
+	CH_REASON_RULE		= 1,	/* a VNF denied: deny_vnf, deny_rule */
+	CH_REASON_VNF_FAILED	= 2,	/* deny_vnf failed, policy closed */
+	CH_REASON_BAD_VERDICT	= 3,	/* deny_vnf wrote an invalid verdict */
+	CH_REASON_NO_CHAIN	= 4,	/* the chain has no table */
+	CH_REASON_BAD_DESC	= 5,	/* region/buffer/bounds invalid */
+};
+
+/* A finished descriptor, in the output queue. */
+struct ch_result {
+	struct ch_pkt pkt;		/* as submitted */
+	uint64_t table_version;		/* table it ran on, 0 if none */
+	uint64_t done_tsc;		/* TSC when it finished */
+	uint32_t chain;
+	uint32_t verdict;		/* enum ch_verdict */
+	uint32_t reason;		/* enum ch_reason */
+	uint32_t deny_vnf;		/* VNF id, or CH_VNF_NONE */
+	uint32_t deny_rule;		/* the VNF's rule id (CH_REASON_RULE) */
+	uint32_t hops;			/* hops it passed completely */
+	uint32_t bypassed;		/* failed fail-open VNFs skipped */
+	uint32_t pad0;
+};
+
+enum ch_fail_policy { CH_FAIL_CLOSED = 0, CH_FAIL_OPEN = 1 };
+
+/*
+ * How a VNF's work descriptors are spread over its service threads:
+ * round-robin (default), or by flow: every descriptor of one connection
+ * (ch_pkt.conn_id) goes to the same thread, in submission order, for
+ * VNFs that keep per-stream state (an IDS reassembling a stream).
+ */
+enum ch_dispatch { CH_DISPATCH_RR = 0, CH_DISPATCH_FLOW = 1 };
+
+struct ch_sched_cfg {
+	uint32_t nchains;		/* chain ids 0..nchains-1; default 16, max 64 */
+	uint32_t qcap;			/* input/output queue records; default 1024 */
+	uint32_t max_flight;		/* descriptors in processing; default 1024 */
+	uint32_t vnf_nbufs;		/* work descriptors per VNF region; default 1024 */
+	uint64_t hang_ns;		/* no progress with work out: hung; default 1 s */
+	const char *counters_path;	/* chain counters region file; NULL: private */
+};
+
+struct ch_vnf_cfg {
+	const char *name;		/* for logs */
+	const char *region_path;	/* VNF region file to create (e.g. /dev/shm/...) */
+	const char *region_name;	/* its header name (tcr_name_valid); NULL: name */
+	uint32_t nthreads;		/* service threads = channels, 1..VNF_MAX_THREADS */
+	uint32_t policy;		/* enum ch_fail_policy */
+	uint32_t dispatch;		/* enum ch_dispatch; 0: round-robin */
+};
+
+struct ch_vnf_info {
+	bool failed;
+	uint32_t epoch;			/* restarts */
+	uint64_t dispatched;		/* work descriptors sent */
+	uint64_t verdicts;		/* verdicts received */
+	uint64_t bad_verdicts;
+	uint64_t bypassed;		/* descriptors that skipped it (fail-open) */
+	uint64_t failures;
+	uint32_t outstanding;		/* work descriptors it holds now */
+	uint32_t pool_free;		/* work descriptors free in its region */
+};
+
+struct ch_sched;
+
+/* NULL with errno (EINVAL, ENOMEM, or from creating the counters region). */
+struct ch_sched *ch_sched_create(const struct ch_sched_cfg *cfg);
+/* Stops the thread if started; frees everything; VNF region files stay. */
+void ch_sched_destroy(struct ch_sched *s);
+
+/*
+ * Control plane.  Data regions and VNFs are added once (ids never
+ * reused); chains reference them.  0/id or -errno.
+ */
+int ch_sched_region_add(struct ch_sched *s, uint32_t id, const char *path,
+			uint32_t nbufs, uint32_t slot_size);
+int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg);
+/*
+ * The flow table file (ch_flow.h) of data region @id, granted read-only
+ * to VNFs with the region.  Before the region's chains are created.
+ * 0, -EINVAL, -ENOENT (no such region), -EEXIST.
+ */
+int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path);
+/*
+ * The header name of data region @id (tcr_name_valid), sent in its grants
+ * after the path (vnf_proto.h: a VNF inside a guest maps the device of
+ * that name).  Before the region's chains are created.  0, -EINVAL (bad
+ * name), -ENAMETOOLONG (path and name do not fit a grant's slot together:
+ * grants then carry the path alone), -ENOENT, -EEXIST.
+ */
+int ch_sched_region_name(struct ch_sched *s, uint32_t id, const char *name);
+/* The process serving VNF @vnf (0: none; death detection by pid). */
+int ch_sched_vnf_set_pid(struct ch_sched *s, uint32_t vnf, pid_t pid);
+/*
+ * (Re)open VNF @vnf's channels for a new process @pid: a live VNF is
+ * failed first.  Grants are sent again.  Asynchronous: done by the
+ * scheduler thread at its next poll.
+ */
+int ch_sched_vnf_restart(struct ch_sched *s, uint32_t vnf, pid_t pid);
+int ch_sched_vnf_info(struct ch_sched *s, uint32_t vnf, struct ch_vnf_info *out);
+/*
+ * Create/replace (@cfg) or delete (NULL) chain @chain's table; waits a
+ * grace period.  -EINVAL (bad id, config, unknown VNF or region), -ENOENT.
+ */
+int ch_sched_chain_set(struct ch_sched *s, uint32_t chain, const struct ch_chain_cfg *cfg,
+		       uint64_t *version);
+
+/* TOE side (one producer and one consumer thread per chain). */
+unsigned int ch_sched_submit(struct ch_sched *s, uint32_t chain, const struct ch_pkt *p,
+			     unsigned int n);
+unsigned int ch_sched_take(struct ch_sched *s, uint32_t chain, struct ch_result *r,
+			   unsigned int n);
+/* The chain's counters (region_layout.h), NULL for a bad id. */
+struct tcr_chain_counters *ch_sched_counters(struct ch_sched *s, uint32_t chain);
+
+/* Run the scheduler in a thread of its own.  0 or -errno. */
+int ch_sched_start(struct ch_sched *s);
+void ch_sched_stop(struct ch_sched *s);
+
+/*
+ * Or drive it: one round of work; returns how many events it handled
+ * (0: idle).  The caller is the only scheduler thread and registered with
+ * liburcu (urcu_memb_register_thread()).
+ */
+unsigned int ch_sched_poll(struct ch_sched *s);
+
+/*
+ * Result notification for a consumer that sleeps (the TOE's epoll loop):
+ * an eventfd (non-blocking, close-on-exec, owned by the scheduler) that
+ * becomes readable when results were released into an output queue after
+ * the consumer armed it.  The consumer, before it sleeps, calls
+ * ch_sched_notify_arm(): false means results are already waiting (do not
+ * sleep); true means the next release writes the eventfd.  The consumer
+ * reads the eventfd to clear it.  Under load (never armed) no system call
+ * is made.  ch_sched_notify_fd() is -1 if the eventfd could not be made.
+ */
+int ch_sched_notify_fd(struct ch_sched *s);
+bool ch_sched_notify_arm(struct ch_sched *s);
+/* Results waiting in @chain's output queue (a snapshot; 0 for a bad id). */
+uint32_t ch_sched_out_len(struct ch_sched *s, uint32_t chain);
+
+/* Descriptors in processing (all chains); for tests and draining. */
+uint32_t ch_sched_in_flight(struct ch_sched *s);
+
+#endif /* TOCHAIN_CH_SCHED_H */

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TOE: life cycle and the event loop; see toe.h for the API and
+ * toe_int.h for the threading and trust rules of all its files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/desc.h>
+#include <tochain/pool.h>
+#include <tochain/region.h>
+#include <tochain/tsc.h>
+
+#include "tochain/srpc.h"
+#include "toe_int.h"
+
+void toe_logf(const struct toe *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->p.verbose)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "tochain-toe[%s]: ", t->p.name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void toe_bufq_push(struct toe *t, struct bufq *q, uint32_t idx)
+{
+	t->buf_next[idx] = NO_BUF;
+	if (q->n == 0)
+		q->head = idx;
+	else
+		t->buf_next[q->tail] = idx;
+	q->tail = idx;
+	q->n++;
+}
+
+uint32_t toe_bufq_pop(struct toe *t, struct bufq *q)
+{
+	uint32_t idx;
+
+	if (q->n == 0)
+		return NO_BUF;
+	idx = q->head;
+	q->head = t->buf_next[idx];
+	q->n--;
+	return idx;
+}
+
+void toe_params_default(struct toe_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->nbufs = 1024;
+	p->slot_size = 16384;
+	p->nchannels = 16;
+	p->grants = 64;
+	p->rx_bound = 0;	/* toe_create: 256 KiB worth, at least 16 buffers */
+	p->max_socks = 4096;
+	p->ready_fd = -1;
+}
+
+
+/* ---- life cycle ------------------------------------------------------------- */
+
+struct toe *toe_create(const struct toe_params *p)
+{
+	struct tcr_params rp = {
+		.name = p->name, .kind = TCR_KIND_GUEST, .nbufs = p->nbufs,
+		.slot_size = p->slot_size, .nchannels = p->nchannels,
+	};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct epoll_event ev;
+	sigset_t sigs;
+	struct toe *t;
+	uint32_t out_nbufs;
+	int err = EINVAL;
+
+	if (!p->region_path || !tcr_name_valid(p->name) || p->slot_size < SRPC_MSG_MAX ||
+	    p->nchannels == 0 || p->nchannels > TCR_MAX_CHANNELS ||
+	    p->max_socks == 0 || p->max_socks > 0xffff ||
+	    (uint64_t)p->nchannels * p->grants + RESERVE_BUFS * 2 > p->nbufs)
+		goto out_errno;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = ENOMEM;
+		goto out_errno;
+	}
+	t->p = *p;
+	t->chan_cap = p->nbufs / 4;
+	if (t->chan_cap < p->grants + 4 * 16)
+		t->chan_cap = p->grants + 4 * 16;
+	if (!t->p.rx_bound) {
+		t->p.rx_bound = (256u << 10) / p->slot_size;
+		if (t->p.rx_bound < 16)
+			t->p.rx_bound = 16;
+		if (t->p.rx_bound > p->nbufs / 8)
+			t->p.rx_bound = p->nbufs / 8 > 1 ? p->nbufs / 8 : 1;
+	}
+	t->epfd = t->lfd = t->sfd = -1;
+	for (int i = 0; i < HELLO_MAX; i++)
+		t->hello[i].fd = -1;
+	err = ENOMEM;
+	/*
+	 * One R.out slot per region buffer: a copy lives only while its guest
+	 * buffer is held, so R.out can never be what a socket waits for
+	 * (the file is sparse: untouched slots cost no memory).
+	 */
+	out_nbufs = p->nbufs;
+	t->nitems = p->nbufs + out_nbufs;
+	t->ch = calloc(p->nchannels, sizeof(*t->ch));
+	t->socks = calloc(p->max_socks, sizeof(*t->socks));
+	t->buf_next = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_sock = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_len = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_off = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_chan = calloc(p->nbufs, sizeof(uint16_t));
+	t->buf_epoch = calloc(p->nbufs, sizeof(uint32_t));
+	t->buf_dst = calloc(t->nitems, sizeof(*t->buf_dst));
+	t->buf_seq = calloc(t->nitems, sizeof(uint64_t));
+	t->buf_src = calloc(t->nitems, sizeof(uint32_t));
+	t->sock_path = malloc(strlen(p->region_path) + 6);
+	t->ctl_path = malloc(strlen(p->region_path) + 5);
+	if (!t->ch || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
+	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq || !t->buf_src ||
+	    !t->sock_path || !t->ctl_path)
+		goto out_free;
+	sprintf(t->ctl_path, "%s.ctl", p->region_path);
+	sprintf(t->sock_path, "%s.sock", p->region_path);
+	err = ENAMETOOLONG;
+	if (strlen(t->sock_path) >= sizeof(sun.sun_path))
+		goto out_free;
+	strcpy(sun.sun_path, t->sock_path);
+
+	t->r = tcr_region_create(p->region_path, &rp);
+	if (!t->r) {
+		err = errno;
+		goto out_free;
+	}
+	t->pool = tcr_pool_create(t->r);
+	if (!t->pool) {
+		err = errno;
+		goto out_region;
+	}
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	t->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (t->epfd < 0 || t->lfd < 0) {
+		err = errno;
+		goto out_fds;
+	}
+	unlink(t->sock_path);
+	if (bind(t->lfd, (struct sockaddr *)&sun, sizeof(sun)) || listen(t->lfd, 64)) {
+		err = errno;
+		goto out_fds;
+	}
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);	/* print the counters (dump_stats) */
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	t->sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (t->sfd < 0) {
+		err = errno;
+		goto out_unlink;
+	}
+	ev.events = EPOLLIN;
+	ev.data.u64 = EV_KEY(EV_ATTACH, 0);
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->lfd, &ev)) {
+		err = errno;
+		goto out_unlink;
+	}
+	ev.data.u64 = EV_KEY(EV_SIGNAL, 0);
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->sfd, &ev)) {
+		err = errno;
+		goto out_unlink;
+	}
+	t->tc = toe_chain_create(p->region_path, p->name, p->nbufs, p->slot_size, out_nbufs,
+				 2 * p->max_socks);
+	if (!t->tc) {
+		err = errno;
+		goto out_unlink;
+	}
+	ev.data.u64 = EV_KEY(EV_CHAIN, 0);
+	if (toe_chain_notify_fd(t->tc) < 0 ||
+	    epoll_ctl(t->epfd, EPOLL_CTL_ADD, toe_chain_notify_fd(t->tc), &ev)) {
+		err = toe_chain_notify_fd(t->tc) < 0 ? EMFILE : errno;
+		goto out_chain;
+	}
+	t->ctl = toe_ctl_start(t->ctl_path, p->name, t->tc);
+	if (!t->ctl) {
+		err = errno;
+		goto out_chain;
+	}
+	return t;
+
+out_chain:
+	toe_chain_destroy(t->tc);
+out_unlink:
+	unlink(t->sock_path);
+out_fds:
+	if (t->sfd >= 0)
+		close(t->sfd);
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->epfd >= 0)
+		close(t->epfd);
+	tcr_pool_destroy(t->pool);
+out_region:
+	tcr_region_kill(t->r);
+	tcr_region_destroy(t->r);
+out_free:
+	free(t->ctl_path);
+	free(t->buf_src);
+	free(t->buf_seq);
+	free(t->sock_path);
+	free(t->buf_epoch);
+	free(t->buf_dst);
+	free(t->buf_chan);
+	free(t->buf_off);
+	free(t->buf_len);
+	free(t->buf_sock);
+	free(t->buf_next);
+	free(t->socks);
+	free(t->ch);
+	free(t);
+out_errno:
+	errno = err;
+	return NULL;
+}
+
+void toe_stop(struct toe *t)
+{
+	t->stop = true;
+}
+
+/* Announce sleep on every TX and DONE ring; false if work arrived meanwhile. */
+static bool prepare_sleep(struct toe *t)
+{
+	bool idle = true;
+
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+		struct toe_chan *c = &t->ch[ch];
+
+		if (!c->open)
+			continue;
+		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_TX]);
+		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_DONE]);
+		if (tcr_ring_count(&c->c.ring[TCR_CH_TX]) != 0 ||
+		    tcr_ring_count(&c->c.ring[TCR_CH_DONE]) != 0 || c->pend)
+			idle = false;
+	}
+	return idle;
+}
+
+static void wake_done(struct toe *t)
+{
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+		if (!t->ch[ch].open)
+			continue;
+		tcr_ring_cons_wait_done(&t->ch[ch].c.ring[TCR_CH_TX]);
+		tcr_ring_cons_wait_done(&t->ch[ch].c.ring[TCR_CH_DONE]);
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Under load, poll a little before sleeping: a request/response exchange
+ * then costs no wake-up on either side.  Bounded (SPIN_NS), so an idle
+ * TOE still sleeps at once after its last work.  Everything in the epoll
+ * set is level-triggered, so a peek with epoll_wait(0) loses nothing.
+ */
+#define SPIN_NS 20000
+
+static bool spin_for_work(struct toe *t)
+{
+	uint64_t end = mono_ns() + SPIN_NS;
+	struct epoll_event ev;
+
+	do {
+		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+			struct toe_chan *c = &t->ch[ch];
+
+			if (c->open && (tcr_ring_count(&c->c.ring[TCR_CH_TX]) ||
+					tcr_ring_count(&c->c.ring[TCR_CH_DONE])))
+				return true;
+		}
+		if (toe_chain_results_waiting(t->tc))
+			return true;
+		if (epoll_wait(t->epfd, &ev, 1, 0) > 0)
+			return true;
+		tc_cpu_relax();
+	} while (mono_ns() < end);
+	return false;
+}
+
+/* SIGUSR1: one line of counters on stderr (tests check for leaked sockets). */
+static void dump_stats(const struct toe *t)
+{
+	uint32_t chans = 0;
+
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
+		chans += t->ch[ch].open;
+	fprintf(stderr, "tochain-toe[%s]: stats: channels_open=%u sockets_open=%llu "
+		"guests_attached=%llu guests_dropped=%llu bad_messages=%llu bytes_in=%llu "
+		"bytes_out=%llu\n", t->p.name, chans, (unsigned long long)t->st.socks_open,
+		(unsigned long long)t->st.guests_attached,
+		(unsigned long long)t->st.guests_dropped,
+		(unsigned long long)t->st.bad_messages, (unsigned long long)t->st.bytes_in,
+		(unsigned long long)t->st.bytes_out);
+}
+
+static void take_signals(struct toe *t)
+{
+	struct signalfd_siginfo si;
+
+	while (read(t->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			dump_stats(t);
+		else
+			t->stop = true;
+	}
+}
+
+int toe_run(struct toe *t)
+{
+	struct epoll_event evs[64];
+	bool busy = true;
+
+	if (t->p.ready_fd >= 0) {
+		char c = 'R';
+
+		if (write(t->p.ready_fd, &c, 1) != 1)
+			return -errno;
+		close(t->p.ready_fd);
+		t->p.ready_fd = -1;
+	}
+	while (!t->stop) {
+		int n, timeout = 0;
+
+		/* with descriptors out at the chains, sleep only until results come */
+		if (!busy && !spin_for_work(t) && prepare_sleep(t) && toe_chain_arm(t->tc))
+			timeout = -1;
+		n = epoll_wait(t->epfd, evs, 64, timeout);
+		if (timeout)
+			wake_done(t);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			uint32_t kind = (uint32_t)(evs[i].data.u64 >> 32);
+			uint32_t idx = (uint32_t)evs[i].data.u64;
+			uint64_t v;
+
+			switch (kind) {
+			case EV_ATTACH:
+				toe_accept_guest(t);
+				break;
+			case EV_HELLO:
+				toe_attach_guest(t, (int)idx);
+				break;
+			case EV_SIGNAL:
+				take_signals(t);
+				break;
+			case EV_CONN:
+				toe_conn_event(t, idx, evs[i].events);
+				break;
+			case EV_DOORBELL:
+				if (read(t->ch[idx].efd_in, &v, sizeof(v)) < 0) {
+					/* spurious: nothing to read */
+				}
+				break;
+			case EV_SOCK:
+				toe_sock_event(t, idx, evs[i].events);
+				break;
+			case EV_CHAIN:
+				if (read(toe_chain_notify_fd(t->tc), &v, sizeof(v)) < 0) {
+					/* already cleared */
+				}
+				break;
+			}
+		}
+		busy = false;
+		for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
+			if (t->ch[ch].open && toe_chan_service(t, ch))
+				busy = true;
+		if (toe_stage_step(t))
+			busy = true;
+		toe_stage_drain(t);
+		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+			if (t->ch[ch].fork_wait)
+				toe_fork_check(t, ch);
+			if (t->ch[ch].open && t->ch[ch].pend)
+				toe_flush_pending(t, ch);
+			if (t->ch[ch].overrun)
+				toe_bad_guest(t, ch, "does not consume its RX ring");
+			toe_chan_kick(t, ch);
+		}
+	}
+	return 0;
+}
+
+void toe_destroy(struct toe *t)
+{
+	if (!t)
+		return;
+	toe_ctl_stop(t->ctl);
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
+		toe_chan_drop(t, ch, "shutting down");
+	for (uint32_t i = 0; i < t->p.max_socks; i++)
+		if (t->socks[i].id)
+			toe_sock_free(t, &t->socks[i]);
+	for (int i = 0; i < HELLO_MAX; i++)
+		if (t->hello[i].fd >= 0)
+			toe_hello_drop(t, i);
+	toe_chain_destroy(t->tc);	/* stops the scheduler: nothing reads the region now */
+	tcr_region_kill(t->r);
+	unlink(t->sock_path);
+	close(t->sfd);
+	close(t->lfd);
+	close(t->epfd);
+	tcr_pool_destroy(t->pool);
+	tcr_region_destroy(t->r);
+	free(t->ctl_path);
+	free(t->buf_src);
+	free(t->buf_seq);
+	free(t->sock_path);
+	free(t->buf_epoch);
+	free(t->buf_dst);
+	free(t->buf_chan);
+	free(t->buf_off);
+	free(t->buf_len);
+	free(t->buf_sock);
+	free(t->buf_next);
+	free(t->socks);
+	free(t->ch);
+	free(t);
+}
+
+void toe_get_stats(const struct toe *t, struct toe_stats *s)
+{
+	*s = t->st;
+}

@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TOE's kernel sockets: the socket table, reading and writing them
+ * (flow control both ways), their flow table entries, and the guest's
+ * socket calls executed on them.  Rules: toe_int.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/desc.h>
+#include <tochain/pool.h>
+#include <tochain/region.h>
+#include <tochain/tsc.h>
+
+#include "tochain/srpc.h"
+#include "toe_int.h"
+
+/* ---- sockets ---------------------------------------------------------- */
+
+struct toe_sock *toe_sock_get(struct toe *t, uint32_t id)
+{
+	uint32_t slot = (id & 0xffffu);
+
+	if (slot == 0 || slot > t->p.max_socks)
+		return NULL;
+	if (t->socks[slot - 1].id != id)
+		return NULL;
+	return &t->socks[slot - 1];
+}
+
+/* A socket channel @ch may use. */
+struct toe_sock *toe_sock_of(struct toe *t, uint32_t ch, uint32_t id)
+{
+	struct toe_sock *s = toe_sock_get(t, id);
+
+	if (!s || !(s->chans & (1ull << ch)) || s->closing)
+		return NULL;
+	return s;
+}
+
+/*
+ * May channel @ch be handed more RX buffers?  One guest process that never
+ * returns them must not take the pool from the others.
+ */
+bool toe_chan_room(struct toe *t, uint32_t ch)
+{
+	if (tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap)
+		return true;
+	t->ch[ch].capped = true;
+	return false;
+}
+
+void toe_sock_arm(struct toe *t, struct toe_sock *s)
+{
+	uint32_t want = 0;
+	struct epoll_event ev;
+
+	if (s->dgram) {
+		if (!s->closing && !s->failed && s->rx_inflight < t->p.rx_bound &&
+		    toe_chan_room(t, s->owner))
+			want |= EPOLLIN;
+		if (s->txq.n)
+			want |= EPOLLOUT;
+	} else if (s->listening) {
+		if (s->accept_armed)
+			want |= EPOLLIN;
+	} else if (s->connecting) {
+		want |= EPOLLOUT;
+	} else if (s->connected && !s->failed) {
+		if (!s->rd_eof && !s->closing && !s->parked && s->rx_inflight < t->p.rx_bound &&
+		    toe_chan_room(t, s->owner))
+			want |= EPOLLIN | EPOLLRDHUP;
+		if (s->txq.n)
+			want |= EPOLLOUT;
+	}
+	/*
+	 * EPOLLHUP and EPOLLERR are reported whatever the interest: a socket
+	 * we want nothing from leaves the set, or a hung-up socket would
+	 * spin the loop.
+	 */
+	if (!want) {
+		if (s->registered && epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->fd, NULL) == 0)
+			s->registered = false;
+		s->armed = 0;
+		return;
+	}
+	if (s->registered && want == s->armed)
+		return;
+	ev.events = want;
+	ev.data.u64 = EV_KEY(EV_SOCK, s->id);
+	if (epoll_ctl(t->epfd, s->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s->fd, &ev) == 0) {
+		s->armed = want;
+		s->registered = true;
+	}
+}
+
+struct toe_sock *toe_sock_new(struct toe *t, int fd, uint32_t ch)
+{
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		struct toe_sock *s = &t->socks[i];
+
+		if (s->id)
+			continue;
+		memset(s, 0, sizeof(*s));
+		t->next_gen = (t->next_gen + 1) & 0x7fffu;
+		if (t->next_gen == 0)
+			t->next_gen = 1;
+		s->id = (t->next_gen << 16) | (i + 1);
+		s->fd = fd;
+		s->chans = 1ull << ch;
+		s->owner = ch;
+		s->flow = TCR_FLOW_NONE;
+		t->st.socks_open++;
+		return s;
+	}
+	errno = EMFILE;
+	return NULL;
+}
+
+
+void toe_sock_free(struct toe *t, struct toe_sock *s)
+{
+	uint32_t idx;
+
+	while ((idx = toe_bufq_pop(t, &s->txq)) != NO_BUF)
+		toe_regrant(t, idx, s->id);
+	/* nothing of it is submitted any more: its flow may close */
+	if (s->flow != TCR_FLOW_NONE)
+		toe_chain_flow_close(t->tc, s->flow);
+	if (s->registered)
+		epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	close(s->fd);
+	s->id = 0;
+	t->st.socks_open--;
+}
+
+/* Channel @ch drops its reference; the kernel socket closes with the last one. */
+void toe_sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
+{
+	s->chans &= ~(1ull << ch);
+	if (s->chans) {
+		if (s->owner == ch) {
+			/* a remaining holder receives from now on (a parked one waits for TAKE) */
+			s->owner = (uint32_t)__builtin_ctzll(s->chans);
+			if (!s->dgram && s->rd_eof && !s->eof_pending)
+				toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+			toe_sock_arm(t, s);
+		}
+		return;
+	}
+	if (s->tx_pending && !s->failed) {
+		s->closing = true;	/* flush what the guest sent, as close() does */
+		toe_sock_arm(t, s);
+		return;
+	}
+	toe_sock_free(t, s);
+}
+
+/* ---- kernel socket I/O --------------------------------------------------- */
+
+/* A TX buffer is done: grant it again to the channel it came from. */
+void toe_regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
+{
+	struct toe_chan *c;
+	struct tcr_desc d = { 0 };
+	uint32_t ch;
+
+	t->buf_sock[idx] = 0;	/* not an RX buffer: DONE must not count it */
+	if (idx >= t->p.nbufs) {	/* a private copy in R.out */
+		uint32_t src = t->buf_src[idx];
+
+		toe_chain_out_free(t->tc, idx - t->p.nbufs);
+		/* the guest's buffer goes back now, as without a chain */
+		if (src < t->p.nbufs)
+			toe_regrant(t, src, sock_id);
+		return;
+	}
+	ch = t->buf_chan[idx];
+	c = &t->ch[ch];
+	if (!c->open || c->epoch != t->buf_epoch[idx]) {
+		tcr_pool_free(t->pool, &idx, 1);
+		return;
+	}
+	d.slot = idx;
+	d.conn_id = sock_id;
+	d.arg = sock_id ? SRPC_FREE_TXDONE : 0;
+	d.len = sock_id ? t->buf_len[idx] : 0;
+	tcr_desc_store(t->r, idx, &d);
+	if (tcr_chan_send_ring(&c->c, t->pool, TCR_CH_FREE, &idx, 1) != 1)
+		tcr_pool_free(t->pool, &idx, 1);
+	else
+		c->kick = true;
+}
+
+void toe_sock_fail(struct toe *t, struct toe_sock *s, int err)
+{
+	uint32_t idx;
+
+	if (s->failed)
+		return;
+	s->failed = true;
+	while ((idx = toe_bufq_pop(t, &s->txq)) != NO_BUF) {
+		s->tx_pending--;
+		toe_regrant(t, idx, s->id);
+	}
+	if (s->closing && !s->tx_pending) {
+		toe_sock_free(t, s);
+		return;
+	}
+	toe_event_all(t, s, SRPC_EV_ERROR, err);
+	toe_sock_arm(t, s);
+}
+
+/*
+ * Datagrams: one sendto per buffer.  EAGAIN keeps it queued (EPOLLOUT);
+ * any other error drops that datagram and is reported to the guest as a
+ * pending socket error (EV_ERROR), as the kernel reports it to the next
+ * call; the socket stays usable.
+ */
+static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
+{
+	while (s->txq.n) {
+		uint32_t idx = s->txq.head;
+		const struct toe_dgaddr *dst = &t->buf_dst[idx];
+		ssize_t n;
+
+		n = sendto(s->fd, toe_item_data(t, idx) + t->buf_off[idx], t->buf_len[idx],
+			   MSG_NOSIGNAL | MSG_DONTWAIT,
+			   dst->len ? (const struct sockaddr *)&dst->a : NULL, dst->len);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n < 0)
+			toe_event_to(t, s->owner, SRPC_EV_ERROR, s->id, errno);
+		if (n > 0)
+			t->st.bytes_out += (uint64_t)n;
+		toe_bufq_pop(t, &s->txq);
+		s->tx_pending--;
+		toe_regrant(t, idx, s->id);
+	}
+	if (!s->tx_pending && s->closing) {
+		toe_sock_free(t, s);
+		return;
+	}
+	toe_sock_arm(t, s);
+}
+
+/* Apply the queued TCP options whose earlier bytes are now in the kernel. */
+static void opts_due(struct toe_sock *s)
+{
+	uint32_t k = 0;
+
+	while (k < s->optq_n && s->optq[k].at <= s->tx_out) {
+		setsockopt(s->fd, IPPROTO_TCP, s->optq[k].name, &s->optq[k].val, sizeof(int));
+		k++;
+	}
+	if (k) {
+		memmove(s->optq, s->optq + k, (s->optq_n - k) * sizeof(s->optq[0]));
+		s->optq_n -= k;
+	}
+}
+
+/*
+ * setsockopt of TCP_CORK or TCP_NODELAY: both decide when bytes already
+ * written go out, so they take effect where the guest set them in its
+ * stream, after the bytes it sent before (still in the TOE's queues or
+ * at an out chain).  Applied at once it would uncork before the response
+ * it was meant to push, whose pieces then wait for the peer's delayed
+ * ACK (Nagle): the 40 ms stall of nginx's tcp_nopush.  A full queue
+ * applies the oldest now.  The call is answered at once; an error of the
+ * deferred one is not reported (neither fails on a TCP socket).
+ */
+static int ordered_sockopt(struct toe_sock *s, const struct srpc_msg *m)
+{
+	int val;
+
+	if (s->dgram || m->a != IPPROTO_TCP || (m->b != TCP_CORK && m->b != TCP_NODELAY) ||
+	    m->dlen != sizeof(int) || (s->tx_out >= s->tx_in && !s->optq_n))
+		return 1;	/* not ordered, or nothing before it: now */
+	memcpy(&val, m->data, sizeof(val));
+	if (s->optq_n == TOE_OPTQ) {
+		setsockopt(s->fd, IPPROTO_TCP, s->optq[0].name, &s->optq[0].val, sizeof(int));
+		memmove(s->optq, s->optq + 1, (TOE_OPTQ - 1) * sizeof(s->optq[0]));
+		s->optq_n--;
+	}
+	s->optq[s->optq_n].name = m->b;
+	s->optq[s->optq_n].val = val;
+	s->optq[s->optq_n].at = s->tx_in;
+	s->optq_n++;
+	return 0;
+}
+
+void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
+{
+	if (s->dgram) {
+		dgram_flush_tx(t, s);
+		return;
+	}
+	while (s->txq.n) {
+		uint32_t idx = s->txq.head;
+		uint32_t len = t->buf_len[idx];
+		ssize_t n;
+
+		if (s->tx_off < len) {
+			/*
+			 * With an out chain, idx names the TOE's private copy in
+			 * R.out (what the VNFs inspected); without one, the
+			 * guest's slot, zero copy (design section 3).
+			 */
+			n = send(s->fd, toe_item_data(t, idx) + t->buf_off[idx] + s->tx_off,
+				 len - s->tx_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				toe_sock_fail(t, s, errno);
+				return;
+			}
+			s->tx_off += (uint32_t)n;
+			s->tx_out += (uint64_t)n;
+			t->st.bytes_out += (uint64_t)n;
+			if (s->optq_n)
+				opts_due(s);
+			if (s->tx_off < len)
+				break;
+		}
+		toe_bufq_pop(t, &s->txq);
+		s->tx_off = 0;
+		s->tx_pending--;
+		toe_regrant(t, idx, s->id);
+	}
+	if (!s->tx_pending) {
+		if (s->shut_wr_pending) {
+			s->shut_wr_pending = false;
+			shutdown(s->fd, SHUT_WR);
+		}
+		if (s->closing) {
+			toe_sock_free(t, s);
+			return;
+		}
+	}
+	toe_sock_arm(t, s);
+}
+
+/*
+ * Datagrams: one per buffer, its source address in the header.  At the
+ * per-socket bound the socket is not read, and the kernel drops what its
+ * receive buffer cannot hold (UDP semantics).
+ */
+static void dgram_read(struct toe *t, struct toe_sock *s)
+{
+	uint32_t cap = t->p.slot_size - SRPC_DGRAM_HDR;
+
+	while (!s->failed && s->rx_inflight < t->p.rx_bound &&
+	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && toe_chan_room(t, s->owner)) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct srpc_dgram h = { 0 };
+		struct tcr_desc d = { 0 };
+		uint8_t *slot;
+		uint32_t idx;
+		ssize_t n;
+
+		tcr_pool_alloc(t->pool, &idx, 1);
+		slot = tcr_region_slot(t->r, idx);
+		n = recvfrom(s->fd, slot + SRPC_DGRAM_HDR, cap, MSG_DONTWAIT | MSG_TRUNC,
+			     (struct sockaddr *)&ss, &sl);
+		if (n < 0) {
+			int err = errno;
+
+			tcr_pool_free(t->pool, &idx, 1);
+			if (err == EAGAIN || err == EINTR)
+				break;
+			/* an ICMP error for an earlier datagram: the kernel reports it once */
+			toe_event_to(t, s->owner, SRPC_EV_ERROR, s->id, err);
+			continue;
+		}
+		if ((size_t)n > cap) {
+			h.flags = SRPC_DGRAM_TRUNC;
+			n = cap;
+		}
+		h.addrlen = sl <= SRPC_DGRAM_ADDR_MAX ? sl : 0;
+		memcpy(h.addr, &ss, h.addrlen);
+		/* the source, kept private for the chain stage (the slot is the guest's) */
+		memcpy(&t->buf_dst[idx].a, &ss, sizeof(ss));
+		t->buf_dst[idx].len = sl;
+		memcpy(slot, &h, sizeof(h));
+		d.slot = idx;
+		d.len = SRPC_DGRAM_HDR + (uint32_t)n;
+		d.op = TCR_OP_DATA;
+		d.conn_id = s->id;
+		d.l4proto = IPPROTO_UDP;
+		d.tsc = tcr_tsc_now();
+		tcr_desc_store(t->r, idx, &d);
+		t->buf_sock[idx] = s->id;
+		t->buf_off[idx] = SRPC_DGRAM_HDR;
+		t->buf_len[idx] = (uint32_t)n;
+		t->buf_seq[idx] = 0;
+		s->rx_inflight++;
+		s->rx_queued++;
+		t->st.bytes_in += (uint64_t)n;
+		toe_bufq_push(t, &t->in_input, idx);
+	}
+	toe_sock_arm(t, s);
+}
+
+void toe_sock_read(struct toe *t, struct toe_sock *s)
+{
+	if (s->dgram) {
+		dgram_read(t, s);
+		return;
+	}
+	while (!s->rd_eof && !s->failed && !s->parked && s->rx_inflight < t->p.rx_bound &&
+	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && toe_chan_room(t, s->owner)) {
+		struct tcr_desc d = { 0 };
+		uint32_t idx;
+		ssize_t n;
+
+		tcr_pool_alloc(t->pool, &idx, 1);
+		n = recv(s->fd, tcr_region_slot(t->r, idx), t->p.slot_size, MSG_DONTWAIT);
+		if (n <= 0) {
+			int err = n < 0 ? errno : 0;
+
+			tcr_pool_free(t->pool, &idx, 1);
+			if (n < 0 && (err == EAGAIN || err == EINTR))
+				break;
+			if (n == 0) {
+				s->rd_eof = true;
+				if (s->flow != TCR_FLOW_NONE)
+					ch_flow_set_state(toe_chain_flows(t->tc), s->flow,
+							  CH_FLOW_CLOSING);
+				if (s->rx_queued)
+					s->eof_pending = true;	/* after the data (drain_outputs) */
+				else
+					toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+			} else {
+				toe_sock_fail(t, s, err);
+				return;
+			}
+			break;
+		}
+		d.slot = idx;
+		d.len = (uint32_t)n;
+		d.op = TCR_OP_DATA;
+		d.conn_id = s->id;
+		d.l4proto = IPPROTO_TCP;
+		d.tsc = tcr_tsc_now();
+		tcr_desc_store(t->r, idx, &d);
+		t->buf_sock[idx] = s->id;
+		t->buf_off[idx] = 0;
+		t->buf_len[idx] = (uint32_t)n;
+		t->buf_seq[idx] = s->rx_seq;
+		s->rx_seq += (uint64_t)n;
+		s->rx_inflight++;
+		s->rx_queued++;
+		t->st.bytes_in += (uint64_t)n;
+		toe_bufq_push(t, &t->in_input, idx);	/* inbound input queue */
+	}
+	toe_sock_arm(t, s);
+}
+
+void toe_sock_event(struct toe *t, uint32_t id, uint32_t events)
+{
+	struct toe_sock *s = toe_sock_get(t, id);
+
+	if (!s)
+		return;
+	if (s->dgram) {
+		if (events & EPOLLERR) {
+			int err = 0;
+			socklen_t len = sizeof(err);
+
+			/* a pending ICMP error: the guest's next call reports it, not fatal */
+			getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+			if (err)
+				toe_event_to(t, s->owner, SRPC_EV_ERROR, s->id, err);
+		}
+		if (events & (EPOLLIN | EPOLLERR))
+			dgram_read(t, s);
+		s = toe_sock_get(t, id);
+		if (s && (events & (EPOLLOUT | EPOLLERR)) && s->txq.n)
+			dgram_flush_tx(t, s);
+		return;
+	}
+	if (s->listening) {
+		if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+			s->accept_armed = false;
+			toe_event_all(t, s, SRPC_EV_ACCEPTABLE, 1);
+			toe_sock_arm(t, s);
+		}
+		return;
+	}
+	if (s->connecting) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		s->connecting = false;
+		if (err) {
+			s->failed = true;
+		} else {
+			s->connected = true;
+			toe_flow_state(t, s, CH_FLOW_ESTABLISHED);
+		}
+		toe_event_to(t, s->owner, SRPC_EV_CONNECTED, s->id, err);
+		toe_sock_arm(t, s);
+		return;
+	}
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+		toe_sock_read(t, s);
+	s = toe_sock_get(t, id);
+	if (s && (events & (EPOLLOUT | EPOLLERR)) && s->txq.n)
+		toe_sock_flush_tx(t, s);
+}
+
+/* ---- flows (include/tochain/ch_flow.h) ---------------------------------------------- */
+
+static void key_side(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+	}
+}
+
+/*
+ * Record the 5-tuple of TCP socket @s (the VM's side as source; @peer, or
+ * the kernel's peer address when NULL) and open its flow entry in @state.
+ * A full table leaves the connection without one (TCR_FLOW_NONE).
+ */
+void toe_flow_open(struct toe *t, struct toe_sock *s, const struct sockaddr_storage *peer,
+		   uint8_t state)
+{
+	struct sockaddr_storage me, pe;
+	socklen_t ml = sizeof(me), pl = sizeof(pe);
+	int idx;
+
+	if (getsockname(s->fd, (struct sockaddr *)&me, &ml))
+		return;
+	if (!peer) {
+		if (getpeername(s->fd, (struct sockaddr *)&pe, &pl))
+			return;
+		peer = &pe;
+	}
+	if ((me.ss_family != AF_INET && me.ss_family != AF_INET6) ||
+	    peer->ss_family != me.ss_family)
+		return;
+	memset(&s->key, 0, sizeof(s->key));
+	s->key.family = (uint8_t)me.ss_family;
+	s->key.l4proto = IPPROTO_TCP;
+	key_side(&me, s->key.saddr, &s->key.sport);
+	key_side(peer, s->key.daddr, &s->key.dport);
+	idx = ch_flow_open(toe_chain_flows(t->tc), &s->key, state);
+	s->flow = idx >= 0 ? (uint32_t)idx : TCR_FLOW_NONE;
+}
+
+void toe_flow_state(struct toe *t, struct toe_sock *s, uint8_t state)
+{
+	if (s->flow != TCR_FLOW_NONE)
+		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, state);
+}
+
+/* ---- ownership (rules: toe_int.h) ---------------------------------------- */
+
+/* ADOPT(a=1) from channel @ch: @id if a channel holding it named @ch its heir. */
+static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
+{
+	struct toe_sock *s = toe_sock_get(t, id);
+
+	if (!s || s->closing)
+		return NULL;
+	for (uint32_t o = 0; o < t->p.nchannels; o++) {
+		const struct toe_chan *c = &t->ch[o];
+
+		if (o != ch && (s->chans & (1ull << o)) && c->open && c->has_heir &&
+		    c->heir == ch && c->heir_epoch == t->ch[ch].epoch)
+			return s;
+	}
+	return NULL;
+}
+
+/* Holder @ch becomes the owner of @s: EV_OWNER to it (and to the old owner), resume reading. */
+static void take(struct toe *t, struct toe_sock *s, uint32_t ch)
+{
+	uint32_t old = s->owner;
+	struct srpc_msg m;
+
+	srpc_encode(&m, SRPC_EV_OWNER, 0, s->id, 1, s->fork_data, 0, NULL, 0);
+	s->fork_data = false;
+	s->parked = false;
+	s->owner = ch;
+	toe_send_msg(t, ch, &m);
+	if (old != ch && (s->chans & (1ull << old)))
+		toe_event_to(t, old, SRPC_EV_OWNER, s->id, 0);
+	/* an EOF the old owner got must reach the new one too */
+	if (!s->dgram && s->rd_eof && !s->eof_pending)
+		toe_event_to(t, ch, SRPC_EV_EOF, s->id, 0);
+	toe_sock_read(t, s);
+}
+
+/* Answer a pending FORK of channel @ch once none of its data is in flight. */
+void toe_fork_check(struct toe *t, uint32_t ch)
+{
+	struct toe_chan *c = &t->ch[ch];
+
+	if (!c->open || !c->fork_wait)
+		return;
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		const struct toe_sock *s = &t->socks[i];
+
+		if (s->id && s->parked && s->owner == ch && (s->rx_queued || s->eof_pending))
+			return;
+	}
+	c->fork_wait = false;
+	toe_respond(t, ch, c->fork_tag, 0, 0, 0, NULL, 0);
+}
+
+/*
+ * FORK on channel @ch (the parent) naming channel a / epoch b (the child,
+ * attached by the parent just before fork()).  The child must be fresh:
+ * a channel that made a request of its own or already inherited is
+ * refused, so sockets cannot be pushed into a channel that is in use.
+ */
+static void do_fork(struct toe *t, uint32_t ch, const struct srpc_req *q)
+{
+	const struct srpc_msg *m = &q->m;
+	uint32_t kid = (uint32_t)m->a;
+	struct toe_chan *k;
+
+	if (kid >= t->p.nchannels || kid == ch) {
+		toe_respond(t, ch, m->tag, 0, -EINVAL, 0, NULL, 0);
+		return;
+	}
+	k = &t->ch[kid];
+	if (!k->open || k->epoch != (uint32_t)m->b || !k->fresh) {
+		toe_respond(t, ch, m->tag, 0, -ESRCH, 0, NULL, 0);
+		return;
+	}
+	k->fresh = false;
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		struct toe_sock *s = &t->socks[i];
+
+		if (!s->id || !(s->chans & (1ull << ch)) || s->closing)
+			continue;
+		s->chans |= 1ull << kid;
+		if (s->owner == ch && !s->dgram && !s->listening && !s->failed && s->connected) {
+			s->parked = true;
+			s->fork_data = true;
+			toe_sock_arm(t, s);
+		}
+	}
+	t->ch[ch].fork_wait = true;
+	t->ch[ch].fork_tag = m->tag;
+	toe_fork_check(t, ch);
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
+{
+	const struct srpc_msg *m = &q->m;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct toe_sock *s = NULL;
+	int ret = 0, fd;
+
+	if (m->type == SRPC_REQ_FORK) {
+		do_fork(t, ch, q);
+		return;
+	}
+	if (m->type != SRPC_REQ_SOCKET) {
+		s = toe_sock_of(t, ch, m->sock);
+		if (!s && m->type == SRPC_REQ_ADOPT && m->a == 1)
+			s = heir_sock(t, ch, m->sock);
+		if (!s) {
+			toe_respond(t, ch, m->tag, m->sock, -EBADF, 0, NULL, 0);
+			return;
+		}
+	}
+
+	switch (m->type) {
+	case SRPC_REQ_SOCKET:
+		fd = socket(m->a, m->b | SOCK_NONBLOCK | SOCK_CLOEXEC, m->c);
+		if (fd < 0) {
+			ret = -errno;
+			break;
+		}
+		s = toe_sock_new(t, fd, ch);
+		if (!s) {
+			ret = -errno;
+			close(fd);
+			break;
+		}
+		if (m->b == SOCK_DGRAM) {
+			s->dgram = true;
+			s->connected = true;	/* data may flow from the start */
+			toe_sock_arm(t, s);
+		}
+		ret = (int)(s->id & 0x7fffffff);
+		break;
+	case SRPC_REQ_BIND:
+		ret = bind(s->fd, (const struct sockaddr *)&q->addr, q->addrlen) ? -errno : 0;
+		break;
+	case SRPC_REQ_LISTEN:
+		if (s->dgram) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		ret = listen(s->fd, m->a) ? -errno : 0;
+		if (!ret) {
+			s->listening = true;
+			s->accept_armed = true;
+			toe_sock_arm(t, s);
+		}
+		break;
+	case SRPC_REQ_ACCEPT: {
+		struct pollfd pfd;
+		struct toe_sock *n;
+		int more;
+
+		if (!s->listening) {
+			ret = s->dgram ? -EOPNOTSUPP : -EINVAL;
+			break;
+		}
+		fd = accept4(s->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			if (ret == -EAGAIN) {
+				s->accept_armed = true;
+				toe_sock_arm(t, s);
+			}
+			break;
+		}
+		n = toe_sock_new(t, fd, ch);
+		if (!n) {
+			ret = -errno;
+			close(fd);
+			break;
+		}
+		n->connected = true;
+		toe_flow_open(t, n, &ss, CH_FLOW_ESTABLISHED);
+		toe_sock_arm(t, n);
+		pfd.fd = s->fd;
+		pfd.events = POLLIN;
+		more = poll(&pfd, 1, 0) > 0;
+		if (!more) {
+			s->accept_armed = true;
+			toe_sock_arm(t, s);
+			/* processes sharing the listener: nothing is waiting now */
+			for (uint32_t o = 0; o < t->p.nchannels; o++)
+				if (o != ch && (s->chans & (1ull << o)))
+					toe_event_to(t, o, SRPC_EV_ACCEPTABLE, s->id, 0);
+		}
+		toe_respond(t, ch, m->tag, m->sock, (int)n->id, more, &ss,
+			sl < sizeof(ss) ? sl : sizeof(ss));
+		return;
+	}
+	case SRPC_REQ_CONNECT:
+		if (connect(s->fd, (const struct sockaddr *)&q->addr, q->addrlen) == 0) {
+			ret = 0;
+			s->connected = true;
+		} else {
+			ret = -errno;
+			if (ret == -EINPROGRESS)
+				s->connecting = true;
+		}
+		if (!s->dgram && s->flow == TCR_FLOW_NONE && (ret == 0 || ret == -EINPROGRESS)) {
+			struct sockaddr_storage peer = { 0 };
+
+			memcpy(&peer, &q->addr, q->addrlen < sizeof(peer) ? q->addrlen : sizeof(peer));
+			toe_flow_open(t, s, &peer, ret ? CH_FLOW_SYN : CH_FLOW_ESTABLISHED);
+		}
+		toe_sock_arm(t, s);
+		break;
+	case SRPC_REQ_SHUTDOWN:
+		if (m->a == SHUT_WR || m->a == SHUT_RDWR)
+			toe_flow_state(t, s, CH_FLOW_CLOSING);
+		if ((m->a == SHUT_WR || m->a == SHUT_RDWR) && s->tx_pending) {
+			/* after the data the guest queued before it */
+			s->shut_wr_pending = true;
+			if (m->a == SHUT_RDWR)
+				shutdown(s->fd, SHUT_RD);
+			ret = 0;
+		} else {
+			ret = shutdown(s->fd, m->a) ? -errno : 0;
+		}
+		break;
+	case SRPC_REQ_CLOSE:
+		toe_respond(t, ch, m->tag, m->sock, 0, 0, NULL, 0);
+		toe_sock_unref(t, s, ch);
+		return;
+	case SRPC_REQ_SETSOCKOPT:
+		if (!ordered_sockopt(s, m)) {
+			ret = 0;
+			break;
+		}
+		ret = setsockopt(s->fd, m->a, m->b, m->data, m->dlen) ? -errno : 0;
+		break;
+	case SRPC_REQ_GETSOCKOPT: {
+		uint8_t val[SRPC_DATA_MAX];
+		socklen_t vl = (socklen_t)m->c;
+
+		if (getsockopt(s->fd, m->a, m->b, val, &vl)) {
+			ret = -errno;
+			break;
+		}
+		toe_respond(t, ch, m->tag, m->sock, 0, (int)vl, val,
+			vl < (socklen_t)m->c ? vl : (socklen_t)m->c);
+		return;
+	}
+	case SRPC_REQ_GETSOCKNAME:
+	case SRPC_REQ_GETPEERNAME:
+		if ((m->type == SRPC_REQ_GETSOCKNAME ? getsockname : getpeername)(
+			    s->fd, (struct sockaddr *)&ss, &sl)) {
+			ret = -errno;
+			break;
+		}
+		toe_respond(t, ch, m->tag, m->sock, 0, (int)sl, &ss, sl < sizeof(ss) ? sl : sizeof(ss));
+		return;
+	case SRPC_REQ_ADOPT:
+		s->chans |= 1ull << ch;
+		if (m->a == 1)	/* exec: the new image is where the data must go */
+			take(t, s, ch);
+		ret = 0;
+		break;
+	case SRPC_REQ_TAKE:
+		take(t, s, ch);
+		ret = 0;
+		break;
+	}
+	toe_respond(t, ch, m->tag, m->sock, ret, 0, NULL, 0);
+}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TOE's per-direction stages: input queue, chain stage, output queue.
+ * Rules: toe_int.h; the chain stage's own contract: toe_chain.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/desc.h>
+#include <tochain/pool.h>
+#include <tochain/region.h>
+#include <tochain/tsc.h>
+
+#include "tochain/srpc.h"
+#include "toe_int.h"
+
+
+/* ---- the per-direction stages ------------------------------------------- */
+
+/*
+ * Each direction has an input queue (buffers as they come from the
+ * kernel socket or the TX ring, in order) and an output queue (what may
+ * go on to the guest or the wire).  Between them, the chain stage: with
+ * no chain set in that direction a buffer passes straight through; with
+ * one (toe_chain_active) it is submitted to the packet scheduler and its
+ * result comes back in the same global order.  A direction whose chain
+ * was deleted keeps submitting until what it submitted has come back, so
+ * nothing overtakes.  Outbound payload is first copied into R.out (the
+ * guest's buffer is granted back at once): the VNFs inspect, and the
+ * kernel socket sends, that private copy only (TOCTOU, design section 3).
+ */
+
+
+/* The bytes of item @idx: a slot of the guest region or of R.out. */
+uint8_t *toe_item_data(struct toe *t, uint32_t idx)
+{
+	if (idx < t->p.nbufs)
+		return tcr_region_slot(t->r, idx);
+	return toe_chain_out_slot(t->tc, idx - t->p.nbufs);
+}
+
+static void fill_pkt(const struct toe_sock *s, uint32_t dir, struct ch_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->conn_id = s->id;
+	p->flow = s->flow;
+	p->family = s->key.family;
+	p->l4proto = s->dgram ? IPPROTO_UDP : IPPROTO_TCP;
+	if (dir == TOE_DIR_OUT) {	/* the VM's side is the source */
+		p->sport = s->key.sport;
+		p->dport = s->key.dport;
+		memcpy(p->saddr, s->key.saddr, 16);
+		memcpy(p->daddr, s->key.daddr, 16);
+	} else {
+		p->sport = s->key.dport;
+		p->dport = s->key.sport;
+		memcpy(p->saddr, s->key.daddr, 16);
+		memcpy(p->daddr, s->key.saddr, 16);
+	}
+}
+
+static void sa_side(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+	}
+}
+
+/*
+ * A datagram's 5-tuple: the socket's local address (looked up once) and
+ * the peer of this datagram: its source (inbound, recorded privately at
+ * recvfrom) or its validated destination (outbound; the connected peer
+ * when it names none).
+ */
+static void dgram_tuple(struct toe *t, struct toe_sock *s, uint32_t idx, uint32_t dir,
+			struct ch_pkt *p)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+
+	if (!s->key.family && getsockname(s->fd, (struct sockaddr *)&me, &ml) == 0 &&
+	    (me.ss_family == AF_INET || me.ss_family == AF_INET6)) {
+		s->key.family = (uint8_t)me.ss_family;
+		s->key.l4proto = IPPROTO_UDP;
+		sa_side(&me, s->key.saddr, &s->key.sport);
+	}
+	if (t->buf_dst[idx].len) {
+		memcpy(&peer, &t->buf_dst[idx].a, sizeof(peer));
+	} else if (getpeername(s->fd, (struct sockaddr *)&peer, &pl)) {
+		return;
+	}
+	if (peer.ss_family != s->key.family)
+		return;
+	p->family = s->key.family;
+	if (dir == TOE_DIR_OUT) {
+		memcpy(p->saddr, s->key.saddr, 16);
+		p->sport = s->key.sport;
+		sa_side(&peer, p->daddr, &p->dport);
+	} else {
+		memcpy(p->daddr, s->key.saddr, 16);
+		p->dport = s->key.sport;
+		sa_side(&peer, p->saddr, &p->sport);
+	}
+}
+
+static void addr_str(char *out, size_t size, uint8_t family, const uint8_t *a, uint16_t port)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, a, ip, sizeof(ip));
+	snprintf(out, size, family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+}
+
+/*
+ * A chain denied a descriptor of @s.  TCP: the connection is aborted
+ * (RST to the peer, ECONNRESET to the guest) and everything of it still
+ * on its way is dropped.  UDP: only that datagram is dropped.  Both are
+ * logged and recorded for stats.
+ */
+static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result *r)
+{
+	char src[54], dst[54], conn[112], cname[TOE_NAME_MAX + 1], vname[TOE_NAME_MAX + 1];
+
+	if (s->denied)
+		return;		/* already reset: later descriptors go quietly */
+	addr_str(src, sizeof(src), r->pkt.family, r->pkt.saddr, r->pkt.sport);
+	addr_str(dst, sizeof(dst), r->pkt.family, r->pkt.daddr, r->pkt.dport);
+	snprintf(conn, sizeof(conn), "%s>%s", src, dst);
+	toe_chain_deny_note(t->tc, r, conn, cname, vname);
+	t->st.denials++;
+	fprintf(stderr, "tochain-toe[%s]: denied: chain %s (%s) vnf %s rule %u reason %s conn %s%s\n",
+		t->p.name, cname, r->chain == TOE_DIR_IN ? "in" : "out", vname, r->deny_rule,
+		toe_chain_reason_name(r->reason), conn,
+		s->dgram ? ": datagram dropped" : ": connection reset");
+	if (s->dgram)
+		return;
+	s->denied = true;
+	if (!s->failed) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		struct sockaddr sa = { .sa_family = AF_UNSPEC };
+
+		/*
+		 * RST now (an abortive disconnect) while the descriptor stays
+		 * valid: the guest still holds the socket id until it closes.
+		 */
+		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (connect(s->fd, &sa, sizeof(sa))) {
+			/* already disconnected: nothing more to send */
+		}
+		toe_sock_fail(t, s, ECONNRESET);
+	}
+	if (s->flow != TCR_FLOW_NONE)
+		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, CH_FLOW_CLOSING);
+}
+
+static void rx_drop(struct toe *t, struct toe_sock *s, uint32_t idx)
+{
+	if (s) {
+		s->rx_queued--;
+		if (s->rx_inflight)
+			s->rx_inflight--;
+	}
+	t->buf_sock[idx] = 0;
+	tcr_pool_free(t->pool, &idx, 1);
+}
+
+/* Inbound: submit (or pass) the input queue in order.  true: did something. */
+static bool stage_in(struct toe *t)
+{
+	bool did = false;
+
+	while (t->in_input.n) {
+		uint32_t idx = t->in_input.head;
+		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+		struct ch_pkt p;
+
+		if (s && !s->denied && toe_chain_active(t->tc, TOE_DIR_IN)) {
+			fill_pkt(s, TOE_DIR_IN, &p);
+			if (s->dgram)
+				dgram_tuple(t, s, idx, TOE_DIR_IN, &p);
+			p.cookie = idx;
+			p.region = TOE_REGION_GUEST;
+			p.buf = idx;
+			p.off = t->buf_off[idx];
+			p.len = t->buf_len[idx];
+			p.seq = t->buf_seq[idx];
+			if (!toe_chain_submit(t->tc, TOE_DIR_IN, &p))
+				break;	/* full: retried when results come back */
+			toe_bufq_pop(t, &t->in_input);
+		} else {
+			toe_bufq_pop(t, &t->in_input);
+			toe_bufq_push(t, &t->in_output, idx);
+		}
+		did = true;
+	}
+	return did;
+}
+
+/*
+ * Outbound: copy each payload into R.out and submit the copy, or pass
+ * the buffer when no chain is set (zero copy, as without chains).
+ */
+static bool stage_out(struct toe *t)
+{
+	bool did = false;
+
+	while (t->out_input.n) {
+		uint32_t idx = t->out_input.head;
+		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+		uint32_t len = t->buf_len[idx], x;
+		struct ch_pkt p;
+		int o;
+
+		if (!s || s->failed || !toe_chain_active(t->tc, TOE_DIR_OUT)) {
+			toe_bufq_pop(t, &t->out_input);
+			toe_bufq_push(t, &t->out_output, idx);
+			did = true;
+			continue;
+		}
+		o = toe_chain_out_alloc(t->tc);
+		if (o < 0)
+			break;	/* cannot happen: one slot per guest buffer */
+		x = t->p.nbufs + (uint32_t)o;
+		/* buf_off/buf_len were validated against the slot in take_tx */
+		memcpy(toe_item_data(t, x), toe_item_data(t, idx) + t->buf_off[idx], len);
+		fill_pkt(s, TOE_DIR_OUT, &p);
+		if (s->dgram)
+			dgram_tuple(t, s, idx, TOE_DIR_OUT, &p);
+		p.cookie = x;
+		p.region = TOE_REGION_OUT;
+		p.buf = (uint32_t)o;
+		p.off = 0;
+		p.len = len;
+		p.seq = s->tx_seq;
+		if (!toe_chain_submit(t->tc, TOE_DIR_OUT, &p)) {
+			toe_chain_out_free(t->tc, (uint32_t)o);
+			break;
+		}
+		s->tx_seq += len;
+		t->buf_sock[x] = s->id;
+		t->buf_len[x] = len;
+		t->buf_off[x] = 0;
+		t->buf_dst[x] = t->buf_dst[idx];
+		toe_bufq_pop(t, &t->out_input);
+		/*
+		 * The copy is what goes on; the guest's buffer (never read
+		 * again) is granted back with it once its bytes are in the
+		 * kernel, so the guest's per-socket bound on data in flight
+		 * holds as without a chain and no socket can fill R.out.
+		 */
+		t->buf_src[x] = idx;
+		did = true;
+	}
+	return did;
+}
+
+/* Results of both chains, in their order, to the output queues. */
+static bool stage_results(struct toe *t)
+{
+	struct ch_result r[32];
+	unsigned int k;
+	bool did = false;
+
+	while ((k = toe_chain_take(t->tc, TOE_DIR_IN, r, 32)) > 0) {
+		did = true;
+		for (unsigned int i = 0; i < k; i++) {
+			uint32_t idx = (uint32_t)r[i].pkt.cookie;
+			struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+
+			if (r[i].verdict == CH_ALLOW) {
+				toe_bufq_push(t, &t->in_output, idx);
+				continue;
+			}
+			if (s)
+				sock_deny(t, s, &r[i]);
+			/* the reset may have freed a closing socket */
+			rx_drop(t, toe_sock_get(t, t->buf_sock[idx]), idx);
+		}
+	}
+	while ((k = toe_chain_take(t->tc, TOE_DIR_OUT, r, 32)) > 0) {
+		did = true;
+		for (unsigned int i = 0; i < k; i++) {
+			uint32_t x = (uint32_t)r[i].pkt.cookie;
+			struct toe_sock *s = toe_sock_get(t, t->buf_sock[x]);
+
+			if (r[i].verdict == CH_ALLOW) {
+				toe_bufq_push(t, &t->out_output, x);
+				continue;
+			}
+			if (s)
+				sock_deny(t, s, &r[i]);
+			toe_regrant(t, x, t->buf_sock[x]);	/* frees the R.out slot */
+			if (s && --s->tx_pending == 0 && s->closing)
+				toe_sock_free(t, s);
+		}
+	}
+	return did;
+}
+
+bool toe_stage_step(struct toe *t)
+{
+	bool did = stage_results(t);
+
+	did |= stage_in(t);
+	did |= stage_out(t);
+	toe_chain_flow_reclaim(t->tc);
+	return did;
+}
+
+/* Output queues: inbound to the guest's RX ring, outbound to socket queues. */
+void toe_stage_drain(struct toe *t)
+{
+	uint32_t idx;
+
+	while ((idx = toe_bufq_pop(t, &t->in_output)) != NO_BUF) {
+		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+
+		if (!s || s->denied || !t->ch[s->owner].open || toe_chan_send_buf(t, s->owner, idx)) {
+			rx_drop(t, s, idx);
+		} else {
+			s->rx_queued--;
+		}
+		/* the EOF follows the last byte before it (srpc.h) */
+		if (s && s->eof_pending && !s->rx_queued) {
+			s->eof_pending = false;
+			if (!s->denied)
+				toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+		}
+	}
+	while ((idx = toe_bufq_pop(t, &t->out_output)) != NO_BUF) {
+		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+
+		if (!s || s->failed) {
+			toe_regrant(t, idx, t->buf_sock[idx]);
+			if (s && --s->tx_pending == 0 && s->closing)
+				toe_sock_free(t, s);
+			continue;
+		}
+		toe_bufq_push(t, &s->txq, idx);
+		toe_sock_flush_tx(t, s);
+	}
+}

@@ -1,0 +1,5 @@
+# lib/ctl: the control protocol between sfc-ctl and tochaind, tochain-toe
+# and tochain-sched (ctl_*, include/tochain/ctl_proto.h).
+CTL_LIB := $(BUILD)/lib/libtochain-ctl.a
+LIBS += $(CTL_LIB)
+$(CTL_LIB): $(call objs,lib/ctl/ctl_proto.c)

@@ -1,8 +1,0 @@
-// SPDX-License-Identifier: MIT
-/* tochain-vnf: a VNF process (every kind); see vnf/README.md. */
-#include "vnf_cli.h"
-
-int main(int argc, char **argv)
-{
-	return vnf_main(argc, argv);
-}

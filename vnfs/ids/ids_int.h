@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to vnfs/ids: the compiled form of rules and rulesets, shared by the
+ * parser, the compiler, the matcher and the flow code.  Not an API.
+ */
+#ifndef TOCHAIN_IDS_INT_H
+#define TOCHAIN_IDS_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <hs.h>
+
+#include "ids.h"
+
+/* Inspection buffers. */
+enum ids_buf {
+	IDS_BUF_RAW,
+	IDS_BUF_URI,		/* percent-decoded request target */
+	IDS_BUF_HEADER,		/* request header lines, "Name: value\r\n" */
+	IDS_BUF_METHOD,
+	IDS_BUF_BODY,		/* request body, first IDS_HTTP_BODY_MAX bytes */
+	IDS_BUF_COUNT,
+};
+
+#define IDS_HTTP_URI_MAX	8192
+#define IDS_HTTP_HEADER_MAX	16384
+#define IDS_HTTP_BODY_MAX	16384
+#define IDS_MAX_LINE		65536
+#define IDS_MAX_FILE		(64u << 20)
+#define IDS_EVAL_BUDGET		4096	/* candidate positions per rule check */
+
+enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE };
+
+/* One content or pcre option of a rule, in rule order. */
+struct ids_elem {
+	enum ids_elem_kind kind;
+	enum ids_buf buf;
+	bool negated;
+	bool nocase;
+	bool relative;		/* distance/within, or pcre R */
+	bool has_offset, has_depth, has_distance, has_within;
+	int32_t offset, depth, distance, within;
+	uint8_t *pat;		/* content bytes, or pcre source (NUL-ended) */
+	size_t len;
+	uint8_t *lpat;		/* lower-cased content when nocase */
+	uint32_t pcre_opts;	/* PCRE2_* compile options */
+	pcre2_code *re;
+	bool anchor;		/* a later element is relative to this one */
+};
+
+/* Address and port sets: matches (pos_any || npos == 0 || in pos) && !in neg. */
+struct ids_cidr {
+	uint8_t family;		/* 4 or 6 */
+	uint8_t plen;
+	uint8_t addr[16];
+};
+
+struct ids_addrset {
+	bool none;		/* "!any" */
+	bool pos_any;
+	size_t npos, nneg;
+	struct ids_cidr *pos, *neg;
+};
+
+struct ids_prange {
+	uint16_t lo, hi;
+};
+
+struct ids_portset {
+	bool none;
+	bool pos_any;
+	size_t npos, nneg;
+	struct ids_prange *pos, *neg;
+};
+
+enum ids_proto { IDS_PROTO_IP, IDS_PROTO_TCP };
+
+struct ids_header {
+	enum ids_proto proto;
+	bool bidir;
+	struct ids_addrset src, dst;
+	struct ids_portset sp, dp;
+	char *key;		/* canonical text, to share equal headers */
+};
+
+enum ids_fbop_kind { IDS_FB_SET, IDS_FB_UNSET, IDS_FB_TOGGLE, IDS_FB_ISSET,
+		     IDS_FB_ISNOTSET };
+
+struct ids_fbop {
+	enum ids_fbop_kind op;
+	uint32_t bit;
+};
+
+enum ids_flowdir { IDS_FLOW_ANY, IDS_FLOW_TO_SERVER, IDS_FLOW_TO_CLIENT };
+
+/* When a rule is checked: on raw stream data, or on HTTP request events. */
+enum ids_class { IDS_CLASS_RAW, IDS_CLASS_HTTP_HDR, IDS_CLASS_HTTP_BODY,
+		 IDS_CLASS_COUNT };
+
+struct ids_rule {
+	struct ids_rule_info info;
+	unsigned header;	/* index into ruleset headers */
+	enum ids_flowdir flowdir;
+	enum ids_class cls;
+	bool noalert;
+	size_t nelems, nfb;
+	struct ids_elem *elems;
+	struct ids_fbop *fb;
+};
+
+/* Variables of a load: name -> text value. */
+struct ids_var {
+	char *name;
+	char *value;
+};
+
+/* Everything the parser hands the compiler. */
+struct ids_parse {
+	const char *file;
+	struct ids_diags *diags;	/* may be NULL */
+	size_t nvars, nrules, nheaders, nflowbits;
+	struct ids_var *vars;
+	struct ids_rule *rules;
+	struct ids_header *headers;
+	char **flowbits;		/* names; index = bit */
+	char **strings;			/* interned msg/classtype/file text */
+	size_t nstrings;
+	bool oom;
+};
+
+/* A Hyperscan database and, per pattern id, the rules it triggers. */
+struct ids_db {
+	hs_database_t *db;
+	size_t npat;
+	uint32_t *rule_off;	/* npat + 1 offsets into rule_idx */
+	uint32_t *rule_idx;
+};
+
+/* Rules checked without a trigger: per direction (raw), per HTTP event. */
+enum ids_list { IDS_LIST_RAW_TS, IDS_LIST_RAW_TC, IDS_LIST_HTTP_HDR,
+		IDS_LIST_HTTP_BODY, IDS_LIST_COUNT };
+
+struct ids_ruleset {
+	int refcnt;
+	uint64_t gen;
+	struct ids_parse p;
+	struct ids_db raw[2];		/* streaming, per enum ids_dir */
+	struct ids_db http[IDS_BUF_COUNT];	/* block mode, index URI.. BODY */
+	uint32_t *always[IDS_LIST_COUNT];
+	size_t nalways[IDS_LIST_COUNT];
+	bool inspect[2];		/* a rule may look at this direction */
+	uint32_t *by_sid;		/* rule indices sorted by sid */
+};
+
+/* ids_parse.c */
+void ids_diag(struct ids_diags *d, const char *file, int line,
+	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+char *ids_intern(struct ids_parse *p, const char *s, size_t len);
+int ids_parse_text(struct ids_parse *p, const char *file, const char *text,
+		   size_t len, bool vars_only);
+void ids_parse_free(struct ids_parse *p);
+void ids_elem_free(struct ids_elem *e);
+
+/* ids_addr.c */
+/* 0, or -1 with a message in err (the caller adds file:line). */
+int ids_addrset_parse(const struct ids_parse *p, const char *text,
+		      struct ids_addrset *out, char *err, size_t errlen);
+int ids_portset_parse(const struct ids_parse *p, const char *text,
+		      struct ids_portset *out, char *err, size_t errlen);
+bool ids_addrset_match(const struct ids_addrset *s, int family,
+		       const uint8_t *addr);
+bool ids_portset_match(const struct ids_portset *s, uint16_t port);
+void ids_addrset_free(struct ids_addrset *s);
+void ids_portset_free(struct ids_portset *s);
+const char *ids_var_lookup(const struct ids_parse *p, const char *name,
+			   size_t len);
+
+/* ids_match.c: one buffer as the matcher sees it. */
+struct ids_view {
+	const uint8_t *data;	/* bytes available */
+	size_t len;
+	uint64_t base;		/* position of data[0] */
+	uint64_t start;		/* position of the buffer's first byte */
+	bool present;
+};
+
+struct ids_match_ctx {
+	struct ids_view v[IDS_BUF_COUNT];
+	/* builds the raw view on first use (data NULL until then) */
+	int (*fill_raw)(struct ids_match_ctx *m);
+	void *arg;
+	int err;		/* fill_raw failed: -ENOMEM */
+	pcre2_match_data *md;
+	pcre2_match_context *mctx;
+	int budget;
+};
+
+bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
+bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
+		    size_t plen, bool nocase, size_t *pos);
+
+/* ---- flows (ids_flow.c, ids_http.c) ---- */
+
+#include <http_parser.h>
+
+struct ids_sbuf {
+	uint8_t *p;
+	size_t len, cap, max;
+};
+
+enum ids_http_state { IDS_HTTP_UNKNOWN, IDS_HTTP_ON, IDS_HTTP_OFF };
+
+/* HTTP request parsing of the to-server direction. */
+struct ids_http {
+	http_parser parser;
+	enum ids_http_state state;
+	bool in_value;		/* last header callback was a value */
+	bool body_done;		/* body event ran for this message */
+	struct ids_sbuf buf[IDS_BUF_COUNT];	/* URI .. BODY used */
+};
+
+/*
+ * One direction of a flow: Hyperscan stream and history ring.  The byte at
+ * stream offset o is ring[o % IDS_WINDOW]; the ring grows up to
+ * IDS_WINDOW, and while cap < IDS_WINDOW it holds the whole stream.
+ */
+struct ids_stream {
+	hs_stream_t *hs;
+	uint8_t *ring;
+	size_t cap;
+	uint64_t total;		/* stream bytes before the current chunk */
+};
+
+struct ids_worker {
+	hs_scratch_t *scratch;
+	uint64_t scratch_gen;	/* ruleset the scratch was last sized for */
+	uint32_t *touched;	/* rules to check in this batch */
+	size_t ntouched;
+	uint32_t *stamp;	/* stamp[rule] == epoch: already touched */
+	size_t cap;
+	uint32_t epoch;
+	pcre2_match_data *md;
+	pcre2_match_context *mctx;
+	const struct ids_db *cur_db;	/* for the Hyperscan callback */
+	uint8_t *lin;		/* history + chunk, built when a rule needs it */
+	size_t lincap;
+};
+
+struct ids_flow {
+	struct ids_ruleset *rs;
+	struct ids_flow_key key;
+	struct ids_stream dir[2];
+	uint8_t *hdr_ok[2];	/* per header: matches this direction */
+	uint64_t *bits;		/* flowbits */
+	uint64_t *fired;	/* per rule: already reported */
+	bool denied;
+	const struct ids_rule_info *deny_rule;
+	struct ids_http *http;	/* NULL when the ruleset has no HTTP rule */
+	/* valid during ids_flow_scan only */
+	struct ids_worker *w;
+	struct ids_verdict *out;
+	enum ids_dir cur_dir;
+	const uint8_t *chunk;
+	size_t chunk_len;
+	int err;
+};
+
+/* ids_flow.c: checks the rules of @cls after an HTTP request event. */
+void ids_flow_http_event(struct ids_flow *f, enum ids_class cls);
+/* ids_http.c */
+struct ids_http *ids_http_create(void);
+void ids_http_destroy(struct ids_http *h);
+/* Feeds the current to-server chunk (f->chunk, not yet in the ring). */
+void ids_http_feed(struct ids_flow *f);
+
+#endif

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The waf kind: vnfs/waf (OWASP CRS on libmodsecurity v3) on each
+ * connection's HTTP/1.x streams.
+ *
+ * Engine = one waf_engine (reference counted by the library; each flow
+ * holds one).  A new connection takes the thread's current engine and
+ * keeps it until it ends, so after a reload open connections finish on
+ * the old rules.
+ *
+ * --rules FILE (optional; default: Debian's CRS, blocking mode):
+ *   - a vnfs/waf configuration file (`key = value` lines, waf_config.h) when
+ *     its first line that is not blank or a comment looks like one;
+ *   - otherwise a ModSecurity rule file (SecRule, SecRuleRemoveById ...),
+ *     loaded after the CRS.
+ * --paranoia N overrides the paranoia level of either.
+ *
+ * Deny rule id: the first CRS rule that matched in the denied transaction
+ * (e.g. 942100 for an SQL injection), not the anomaly-score rule that
+ * blocked it (949110/959100), which says nothing about the attack; the
+ * deciding rule when nothing else matched (a parser violation: 920100 ...).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tochain/ch_flow.h"
+#include "vnf_kind.h"
+#include "vnf_stream.h"
+#include "vnf_waf.h"
+#include "waf_config.h"
+#include "waf_engine.h"
+
+struct waf_ts {
+	struct vnf_streams *st;
+	uint8_t *buf;
+	size_t cap;
+};
+
+bool vnf_waf_is_config(const char *path)
+{
+	char line[512];
+	bool res = false;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		while (islower((unsigned char)*p) || *p == '_')
+			p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		res = p != line && *p == '=';
+		break;
+	}
+	fclose(f);
+	return res;
+}
+
+static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
+{
+	struct waf_config_file file;
+	struct waf_config cfg = { 0 };
+	const char *extra[1];
+	struct waf_engine *e;
+	bool have_file = false;
+
+	memset(&file, 0, sizeof(file));
+	if (o->rules && vnf_waf_is_config(o->rules)) {
+		int r = waf_config_load(o->rules, &file, err, errlen);
+
+		if (r) {
+			waf_config_free(&file);
+			errno = -r;
+			return NULL;
+		}
+		cfg = file.cfg;
+		have_file = true;
+	} else if (o->rules) {
+		extra[0] = o->rules;
+		cfg.extra_rule_files = extra;
+		cfg.n_extra_rule_files = 1;
+	}
+	if (o->paranoia)
+		cfg.paranoia_level = o->paranoia;
+	e = waf_engine_create(&cfg, err, errlen);
+	if (have_file) {
+		int saved = errno;
+
+		waf_config_free(&file);
+		errno = saved;
+	}
+	return e;
+}
+
+static void waf_free(void *e)
+{
+	waf_engine_put(e);
+}
+
+static void free_flow(void *priv)
+{
+	waf_flow_destroy(priv);
+}
+
+static void waf_thread_destroy(void *p)
+{
+	struct waf_ts *ts = p;
+
+	vnf_streams_destroy(ts->st);
+	free(ts->buf);
+	free(ts);
+}
+
+static void *waf_thread(const struct vnf_kind_opts *o)
+{
+	struct waf_ts *ts = calloc(1, sizeof(*ts));
+
+	if (!ts)
+		return NULL;
+	ts->st = vnf_streams_create(o->max_streams, "waf", free_flow);
+	if (!ts->st) {
+		free(ts);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return ts;
+}
+
+/* CRS rule ids that only add up the anomaly score or report it. */
+static bool crs_scoring(unsigned int id)
+{
+	return (id >= 949000 && id < 950000) || (id >= 959000 && id < 960000) ||
+	       (id >= 980000 && id < 981000);
+}
+
+/* CRS attack families: 930 LFI ... 944 Java (not 920/921 protocol rules). */
+static bool crs_attack(unsigned int id)
+{
+	return id >= 930000 && id < 945000;
+}
+
+uint32_t vnf_waf_rule(const struct waf_verdict *v)
+{
+	/*
+	 * A deny is the sum of several rules' scores.  Name the first attack
+	 * family rule that matched (942100 for an SQL injection) rather than
+	 * a protocol warning that happened to match first (920350, a numeric
+	 * Host header, scores on almost every request to an address).
+	 */
+	for (unsigned int i = 0; i < v->n_matched; i++)
+		if (crs_attack(v->matched[i]))
+			return v->matched[i];
+	for (unsigned int i = 0; i < v->n_matched; i++) {
+		unsigned int id = v->matched[i];
+
+		if (id != v->rule_id && !crs_scoring(id))
+			return id;
+	}
+	return v->rule_id ? v->rule_id : VNF_RULE_ENGINE;
+}
+
+static uint32_t waf_judge(void *p, void *engine, const struct vnf_pkt *pk,
+			  const struct vnf_flow *f, uint32_t *rule)
+{
+	struct waf_ts *ts = p;
+	struct waf_verdict v;
+	struct vnf_stream *s;
+	enum vnf_sdir dir;
+	uint32_t skip, n, verdict = VNF_VERDICT_ALLOW;
+	bool created;
+
+	*rule = 0;
+	if (pk->d.l4proto != IPPROTO_TCP)
+		return VNF_VERDICT_ALLOW;	/* byte streams only: see vnfs/runtime/README.md */
+	s = vnf_stream_get(ts->st, pk, f, &created);
+	if (!s)
+		goto fail;
+	if (!s->priv) {
+		char c[64], sv[64];
+
+		vnf_addr_str(s->family, s->client_addr, c, sizeof(c));
+		vnf_addr_str(s->family, s->server_addr, sv, sizeof(sv));
+		s->priv = waf_flow_create(engine, c, s->client_port, sv, s->server_port);
+		if (!s->priv) {
+			vnf_stream_drop(ts->st, s);
+			goto fail;
+		}
+	}
+	dir = vnf_stream_dir(s, pk);
+	if (vnf_stream_span(s, dir, pk, &skip)) {
+		vnf_log_limited(5, "tochain-vnf: waf: conn %" PRIu64 ": bytes before offset %"
+				PRIu64 " never seen: refused\n", s->conn_id, (uint64_t)pk->d.seq);
+		*rule = VNF_RULE_STREAM_GAP;
+		return VNF_VERDICT_DENY;
+	}
+	n = pk->len - skip;
+	if (n) {
+		/* A stable private copy: the verdict holds for these bytes. */
+		if (n > ts->cap) {
+			uint8_t *b = realloc(ts->buf, n);
+
+			if (!b)
+				goto fail;
+			ts->buf = b;
+			ts->cap = n;
+		}
+		memcpy(ts->buf, pk->data + skip, n);
+		if (waf_flow_feed(s->priv, dir == VNF_TO_SERVER ? WAF_DIR_IN : WAF_DIR_OUT,
+				  ts->buf, n, &v) == WAF_DENY) {
+			*rule = vnf_waf_rule(&v);
+			verdict = VNF_VERDICT_DENY;
+		}
+	}
+	if (f && f->state == CH_FLOW_CLOSED)
+		vnf_stream_drop(ts->st, s);
+	return verdict;
+fail:
+	*rule = VNF_RULE_ENGINE;
+	return VNF_VERDICT_DENY;
+}
+
+static void waf_forget(void *p, uint64_t conn_id)
+{
+	struct waf_ts *ts = p;
+
+	vnf_stream_forget(ts->st, conn_id);
+}
+
+static struct vnf_streams *waf_streams(void *p)
+{
+	return ((struct waf_ts *)p)->st;
+}
+
+const struct vnf_kind vnf_kind_waf = {
+	.name = "waf",
+	.engine_load = waf_load,
+	.engine_free = waf_free,
+	.thread_create = waf_thread,
+	.thread_destroy = waf_thread_destroy,
+	.judge = waf_judge,
+	.forget = waf_forget,
+	.streams = waf_streams,
+};
