@@ -89,7 +89,7 @@ endef
 all:
 
 # In dependency order: a module.mk may use the variables of those before it.
-MODULES := lib/region lib/sockrpc lib/ctl lib/cgroup \
+MODULES := lib/region lib/sockrpc lib/ctl lib/cgroup lib/util \
 	host-sched/lib host-sched/sim host-sched/daemon \
 	host-toe/chain vnfs/fw vnfs/ids vnfs/waf vnfs/runtime \
 	host-toe/toe host-toe/vmlink host-toe/region-tool \

@@ -6,15 +6,16 @@ TOCHAIND_LIB := $(BUILD)/lib/libtochain-daemon.a
 TOCHAIND_HS := $(BUILD)/lib/libtochain-sched.a
 TOCHAIND_LDLIBS := -ljansson $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
 LIBS += $(TOCHAIND_LIB)
+TOCHAIND_DEPS := $(TOCHAIND_LIB) $(UTIL_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB)
 $(TOCHAIND_LIB): $(call objs,$(TOCHAIND_SRCS))
 $(call objs,$(wildcard tochaind/*.c)): CPPFLAGS += -Itochaind -Ihost-sched/lib
-$(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call program,tochaind,$(call objs,tochaind/td_main.c) $(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_state.o: CPPFLAGS += -Itochaind
-$(eval $(call unit_test,test_td_state,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call unit_test,test_td_state,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_libvirt.o: CPPFLAGS += -Itochaind
-$(eval $(call unit_test,test_td_libvirt,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call unit_test,test_td_libvirt,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_apply.o: CPPFLAGS += -Itochaind -Ihost-sched/lib
-$(eval $(call unit_test,test_td_apply,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call unit_test,test_td_apply,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 
 # libFuzzer target: the state parser on arbitrary text.
 FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_td_state
@@ -22,4 +23,4 @@ $(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c toch
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c -ljansson
 $(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind
-$(eval $(call unit_test,test_td_grant,$(TOCHAIND_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB),$(TOCHAIND_LDLIBS)))
+$(eval $(call unit_test,test_td_grant,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))

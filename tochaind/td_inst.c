@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "td_inst.h"
+#include "tochain/util.h"
 
 #define CALIBRATE_MS 60000
 #define MAX_FILE (16u << 20)
@@ -127,46 +128,13 @@ int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const str
 
 bool td_inst_alive(pid_t pid, const char *region)
 {
-	char path[64], cmd[8192];
-	ssize_t n;
-	int fd;
-
-	if (pid <= 0 || kill(pid, 0))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, cmd, sizeof(cmd) - 1);
-	close(fd);
-	if (n <= 0)	/* a zombie has no command line */
-		return false;
-	cmd[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		if (!cmd[i])
-			cmd[i] = ' ';
-	/* the region argument, whole: separators on both sides */
-	{
-		char want[PATH_MAX + 4];
-
-		snprintf(want, sizeof(want), " %s ", region);
-		return strstr(cmd, "tochain-vnf") && strstr(cmd, want);
-	}
+	return tu_proc_runs(pid, "tochain-vnf", region);
 }
 
 void td_inst_stop(const struct td_config *cfg, pid_t pid, const char *region, const char *vnf,
 		  const char *vm)
 {
-	if (td_inst_alive(pid, region)) {
-		kill(pid, SIGTERM);
-		for (int i = 0; i < 100 && td_inst_alive(pid, region); i++) {
-			waitpid(pid, NULL, WNOHANG);
-			usleep(10000);
-		}
-		if (td_inst_alive(pid, region))
-			kill(pid, SIGKILL);
-		waitpid(pid, NULL, WNOHANG);
-	}
+	tu_proc_stop(pid, "tochain-vnf", region, 1000);
 	if (cfg->have_cg) {
 		struct cg_group g = { .root = &cfg->cg };
 

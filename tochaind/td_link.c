@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "td_link.h"
+#include "tochain/util.h"
 
 #define LINK_READY_MS 15000
 
@@ -43,26 +44,8 @@ static void link_cgroup(const struct td_config *cfg, const struct td_vm *vm, cha
 
 bool td_link_alive(const struct td_vm *vm)
 {
-	char path[64], cmd[4096];
-	ssize_t n;
-	int fd;
-
-	if (vm->link_pid <= 0 || kill(vm->link_pid, 0))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)vm->link_pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, cmd, sizeof(cmd) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	cmd[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		if (!cmd[i])
-			cmd[i] = ' ';
 	/* A reused pid would not carry our region path. */
-	return strstr(cmd, "tochain-vmlink") && strstr(cmd, vm->region);
+	return tu_proc_runs(vm->link_pid, "tochain-vmlink", vm->region);
 }
 
 /* QEMU runs as libvirt's user: it must be able to reach REGION.ivs. */

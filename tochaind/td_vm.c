@@ -19,6 +19,7 @@
 #include "td_exec.h"
 #include "td_link.h"
 #include "td_vm.h"
+#include "tochain/util.h"
 
 #define TOE_SLOT_SIZE 2048
 #define TOE_READY_MS 15000
@@ -68,26 +69,8 @@ void td_vm_names(const struct td_config *cfg, struct td_vm *vm)
 
 bool td_vm_toe_alive(const struct td_vm *vm)
 {
-	char path[64], cmd[4096];
-	ssize_t n;
-	int fd;
-
-	if (vm->toe_pid <= 0 || kill(vm->toe_pid, 0))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)vm->toe_pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, cmd, sizeof(cmd) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	cmd[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		if (!cmd[i])
-			cmd[i] = ' ';
 	/* A reused pid would not carry our region path. */
-	return strstr(cmd, "tochain-toe") && strstr(cmd, vm->region);
+	return tu_proc_runs(vm->toe_pid, "tochain-toe", vm->region);
 }
 
 static void stop_toe(struct td_vm *vm)

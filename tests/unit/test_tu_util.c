@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for lib/util: clocks, FNV-1a, process recognition and stopping. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tochain/util.h"
+#include "tc_check.h"
+
+START_TEST(clock_moves_forward)
+{
+	uint64_t a = tu_now_ns(), b;
+
+	usleep(2000);
+	b = tu_now_ns();
+	ck_assert_uint_gt(a, 0);
+	ck_assert_uint_ge(b - a, 2000000);
+	ck_assert_uint_ge(tu_now_ms(), a / 1000000);
+}
+END_TEST
+
+START_TEST(fnv1a_known_values)
+{
+	/* the published FNV-1a 64 test vectors */
+	ck_assert_uint_eq(tu_fnv1a64("", 0), 0xcbf29ce484222325ull);
+	ck_assert_uint_eq(tu_fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
+	ck_assert_uint_eq(tu_fnv1a64("foobar", 6), 0x85944171f73967e8ull);
+	/* piecewise equals whole */
+	ck_assert_uint_eq(tu_fnv1a64_more(tu_fnv1a64("foo", 3), "bar", 3), 0x85944171f73967e8ull);
+}
+END_TEST
+
+/* A child running this program as "tc-sleeper --sleep ARG", which waits. */
+static pid_t spawn_sleep(const char *arg, bool ignore_term)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (ignore_term)
+			signal(SIGTERM, SIG_IGN);
+		execl("/proc/self/exe", "tc-sleeper", "--sleep", arg, (char *)NULL);
+		_exit(127);
+	}
+	/* until exec has happened */
+	for (int i = 0; i < 200 && !tu_proc_runs(pid, "tc-sleeper", arg); i++)
+		usleep(5000);
+	return pid;
+}
+
+START_TEST(proc_runs_matches_whole_argument)
+{
+	pid_t pid = spawn_sleep("/dev/shm/tc-r1", false);
+
+	ck_assert(tu_proc_runs(pid, "tc-sleeper", "/dev/shm/tc-r1"));
+	ck_assert(tu_proc_runs(pid, "tc-sleeper", NULL));
+	/* another program, or the same program on another region: no */
+	ck_assert(!tu_proc_runs(pid, "tochain-toe", "/dev/shm/tc-r1"));
+	ck_assert(!tu_proc_runs(pid, "tc-sleeper", "/dev/shm/tc-r"));
+	ck_assert(!tu_proc_runs(pid, "tc-sleeper", "/dev/shm/tc-r12"));
+	ck_assert(tu_proc_stop(pid, "tc-sleeper", "/dev/shm/tc-r1", 1000));
+	ck_assert(!tu_proc_runs(pid, "tc-sleeper", "/dev/shm/tc-r1"));
+	ck_assert(!tu_proc_runs(0, "tc-sleeper", NULL));
+	ck_assert(!tu_proc_runs(-1, "tc-sleeper", NULL));
+}
+END_TEST
+
+START_TEST(proc_stop_kills_what_ignores_sigterm)
+{
+	pid_t pid = spawn_sleep("tc-stubborn", true);
+
+	ck_assert(tu_proc_runs(pid, "tc-sleeper", "tc-stubborn"));
+	ck_assert(tu_proc_stop(pid, "tc-sleeper", "tc-stubborn", 100));
+	ck_assert_int_eq(kill(pid, 0), -1);	/* reaped, not a zombie */
+}
+END_TEST
+
+START_TEST(proc_stop_leaves_other_programs)
+{
+	pid_t pid = spawn_sleep("tc-other", false);
+
+	/* asked to stop a TOE that this pid is not: it stays */
+	ck_assert(tu_proc_stop(pid, "tochain-toe", "tc-other", 100));
+	ck_assert(tu_proc_runs(pid, "tc-sleeper", "tc-other"));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	Suite *s = suite_create("tu_util");
+	TCase *tc = tcase_create("util");
+
+	if (argc == 3 && !strcmp(argv[1], "--sleep")) {
+		sleep(30);
+		return 0;
+	}
+
+	tcase_add_test(tc, clock_moves_forward);
+	tcase_add_test(tc, fnv1a_known_values);
+	tcase_add_test(tc, proc_runs_matches_whole_argument);
+	tcase_add_test(tc, proc_stop_kills_what_ignores_sigterm);
+	tcase_add_test(tc, proc_stop_leaves_other_programs);
+	suite_add_tcase(s, tc);
+	return tc_run_suite(s);
+}
