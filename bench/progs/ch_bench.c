@@ -65,7 +65,7 @@ static int cmp_dbl(const void *a, const void *b)
 /* One run of configuration @c: median latency (ns) and throughput (desc/s). */
 static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 {
-	struct ch_sched_cfg cfg = { .nchains = 1, .qcap = 512, .max_flight = 512,
+	struct ch_psched_cfg cfg = { .nchains = 1, .qcap = 512, .max_flight = 512,
 				    .vnf_nbufs = 1024, .hang_ns = 30000000000ull };
 	const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
 	char dpath[300], vpath[MAXV][300];
@@ -73,7 +73,7 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 	struct ch_chain_cfg cc = { .region = 0, .nhops = c->nhops };
 	pid_t pid[MAXV] = { 0 };
 	struct tcr_region *data;
-	struct ch_sched *s;
+	struct ch_psched *s;
 	struct ch_result res[64];
 	struct ch_pkt p;
 	uint64_t *lat, t_end, done = 0, sent = 0, t0;
@@ -81,9 +81,9 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 
 	snprintf(dpath, sizeof(dpath), "%s/tochain-bench-data-%d", dir, getpid());
 	data = chh_data_region(dpath, NBUFS, SLOT);
-	s = ch_sched_create(&cfg);
+	s = ch_psched_create(&cfg);
 	lat = calloc(samples, sizeof(*lat));
-	if (!data || !s || !lat || ch_sched_region_add(s, 0, dpath, NBUFS, SLOT)) {
+	if (!data || !s || !lat || ch_psched_region_add(s, 0, dpath, NBUFS, SLOT)) {
 		fprintf(stderr, "chain-bench: setup: %s\n", strerror(errno));
 		goto out;
 	}
@@ -94,14 +94,14 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 
 		snprintf(vpath[v], sizeof(vpath[v]), "%s/tochain-bench-vnf%u-%d", dir, v, getpid());
 		vc.region_path = vpath[v];
-		if (ch_sched_vnf_add(s, &vc) != (int)v)
+		if (ch_psched_vnf_add(s, &vc) != (int)v)
 			goto out;
 		pid[v] = chh_spawn_vnf(bin, vpath[v], NULL, (char *)NULL);
-		ch_sched_vnf_set_pid(s, v, pid[v]);
+		ch_psched_vnf_set_pid(s, v, pid[v]);
 		cc.hop[v / c->width].vnf[v % c->width] = v;
 		cc.hop[v / c->width].nvnfs = c->width;
 	}
-	if (ch_sched_chain_set(s, 0, &cc, NULL) || ch_sched_start(s)) {
+	if (ch_psched_chain_set(s, 0, &cc, NULL) || ch_psched_start(s)) {
 		fprintf(stderr, "chain-bench: chain or start failed\n");
 		goto out;
 	}
@@ -112,18 +112,18 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 
 		chh_pkt(&p, 0, i % NBUFS, 512, i);
 		p.tsc = tcr_tsc_now();
-		while (ch_sched_submit(s, 0, &p, 1) != 1)
+		while (ch_psched_submit(s, 0, &p, 1) != 1)
 			;
-		for (unsigned int spin = 0; ch_sched_take(s, 0, res, 1) != 1; spin++) {
+		for (unsigned int spin = 0; ch_psched_take(s, 0, res, 1) != 1; spin++) {
 			if (spin % 64 == 63)
 				sched_yield();	/* shared cores: let the scheduler and VNFs run */
 			if (chh_now_ns() > deadline) {
 				fprintf(stderr, "chain-bench: no result in 10 s (sample %u, in flight %u)\n",
-					i, ch_sched_in_flight(s));
+					i, ch_psched_in_flight(s));
 				for (uint32_t v = 0; v < nvnf; v++) {
 					struct ch_vnf_info in;
 
-					ch_sched_vnf_info(s, v, &in);
+					ch_psched_vnf_info(s, v, &in);
 					fprintf(stderr, "  vnf %u: failed %d out %u disp %" PRIu64
 						" verdicts %" PRIu64 "\n", v, in.failed, in.outstanding,
 						in.dispatched, in.verdicts);
@@ -147,8 +147,8 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 		for (unsigned int i = 0; i < 32; i++)
 			chh_pkt(&batch[i], 0, (uint32_t)((sent + i) % NBUFS), 512, sent + i);
 		if (sent - done < 512 - 32)
-			sent += ch_sched_submit(s, 0, batch, 32);
-		k = ch_sched_take(s, 0, res, 64);
+			sent += ch_psched_submit(s, 0, batch, 32);
+		k = ch_psched_take(s, 0, res, 64);
 		done += k;
 		if (!k)
 			sched_yield();	/* the TOE's thread shares 2 cores with the rest */
@@ -157,15 +157,15 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 	/* Drain. */
 	for (uint64_t deadline = chh_now_ns() + 2000000000ull; done < sent &&
 	     chh_now_ns() < deadline;)
-		done += ch_sched_take(s, 0, res, 64);
+		done += ch_psched_take(s, 0, res, 64);
 	err = 0;
 out:
 	for (uint32_t v = 0; v < nvnf; v++) {
 		if (s)
-			ch_sched_vnf_set_pid(s, v, 0);
+			ch_psched_vnf_set_pid(s, v, 0);
 		chh_stop(pid[v], 2000);
 	}
-	ch_sched_destroy(s);
+	ch_psched_destroy(s);
 	tcr_region_destroy(data);
 	unlink(dpath);
 	for (uint32_t v = 0; v < nvnf; v++)
@@ -176,13 +176,13 @@ out:
 
 /*
  * The path's own cost, without hand-offs between CPUs: one thread plays
- * the TOE, the scheduler (ch_sched_poll) and every VNF service thread (the
+ * the TOE, the scheduler (ch_psched_poll) and every VNF service thread (the
  * runtime, in process), moving batches of 32 descriptors hop by hop.
  * Returns ns per descriptor, or 0 on error.
  */
 static double path_cost(const struct conf *c, unsigned int batches)
 {
-	struct ch_sched_cfg cfg = { .nchains = 1, .qcap = 64, .max_flight = 64,
+	struct ch_psched_cfg cfg = { .nchains = 1, .qcap = 64, .max_flight = 64,
 				    .vnf_nbufs = 256, .hang_ns = 30000000000ull };
 	char dpath[300], vpath[MAXV][300];
 	uint32_t nvnf = c->nhops * c->width;
@@ -192,21 +192,21 @@ static double path_cost(const struct conf *c, unsigned int batches)
 	struct ch_result res[32];
 	struct vnf_pkt pk[32];
 	struct tcr_region *data;
-	struct ch_sched *s;
+	struct ch_psched *s;
 	uint64_t t0 = 0, ns = 0;
 	int ok = 0;
 
 	snprintf(dpath, sizeof(dpath), "%s/tochain-bench-pdata-%d", dir, getpid());
 	data = chh_data_region(dpath, NBUFS, SLOT);
-	s = ch_sched_create(&cfg);
-	if (!data || !s || ch_sched_region_add(s, 0, dpath, NBUFS, SLOT))
+	s = ch_psched_create(&cfg);
+	if (!data || !s || ch_psched_region_add(s, 0, dpath, NBUFS, SLOT))
 		goto out;
 	for (uint32_t v = 0; v < nvnf; v++) {
 		struct ch_vnf_cfg vc = { .name = "path", .nthreads = 1 };
 
 		snprintf(vpath[v], sizeof(vpath[v]), "%s/tochain-bench-pvnf%u-%d", dir, v, getpid());
 		vc.region_path = vpath[v];
-		if (ch_sched_vnf_add(s, &vc) != (int)v)
+		if (ch_psched_vnf_add(s, &vc) != (int)v)
 			goto out;
 		t[v] = vnf_attach(vpath[v], 0, 100);
 		if (!t[v])
@@ -214,7 +214,7 @@ static double path_cost(const struct conf *c, unsigned int batches)
 		cc.hop[v / c->width].vnf[v % c->width] = v;
 		cc.hop[v / c->width].nvnfs = c->width;
 	}
-	if (ch_sched_chain_set(s, 0, &cc, NULL))
+	if (ch_psched_chain_set(s, 0, &cc, NULL))
 		goto out;
 	for (unsigned int b = 0; b < batches + 10; b++) {
 		unsigned int got = 0;
@@ -223,9 +223,9 @@ static double path_cost(const struct conf *c, unsigned int batches)
 			t0 = chh_now_ns();	/* after a warm-up (grants, caches) */
 		for (unsigned int i = 0; i < 32; i++)
 			chh_pkt(&batch[i], 0, (b * 32 + i) % NBUFS, 512, b * 32 + i);
-		if (ch_sched_submit(s, 0, batch, 32) != 32)
+		if (ch_psched_submit(s, 0, batch, 32) != 32)
 			goto out;
-		ch_sched_poll(s);
+		ch_psched_poll(s);
 		for (uint32_t h = 0; h < c->nhops; h++) {
 			for (uint32_t i = 0; i < c->width; i++) {
 				struct vnf_thread *vt = t[h * c->width + i];
@@ -239,7 +239,7 @@ static double path_cost(const struct conf *c, unsigned int batches)
 					if (k == 0) {
 						/* The rest is still on a TX ring: the scheduler
 						 * takes up to 32 per channel and poll. */
-						ch_sched_poll(s);
+						ch_psched_poll(s);
 						continue;
 					}
 					for (int j = 0; j < k; j++) {
@@ -253,13 +253,13 @@ static double path_cost(const struct conf *c, unsigned int batches)
 				}
 				vnf_flush(vt);
 			}
-			ch_sched_poll(s);
+			ch_psched_poll(s);
 		}
 		while (got < 32) {
-			unsigned int k = ch_sched_take(s, 0, res, 32);
+			unsigned int k = ch_psched_take(s, 0, res, 32);
 
 			if (!k)
-				ch_sched_poll(s);
+				ch_psched_poll(s);
 			got += k;
 		}
 	}
@@ -268,7 +268,7 @@ static double path_cost(const struct conf *c, unsigned int batches)
 out:
 	for (uint32_t v = 0; v < nvnf; v++)
 		vnf_detach(t[v]);
-	ch_sched_destroy(s);
+	ch_psched_destroy(s);
 	tcr_region_destroy(data);
 	unlink(dpath);
 	for (uint32_t v = 0; v < nvnf; v++)

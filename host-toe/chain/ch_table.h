@@ -34,7 +34,7 @@ enum ch_dir { CH_DIR_IN = 0, CH_DIR_OUT = 1 };
 
 struct ch_hop_cfg {
 	uint32_t nvnfs;			/* 1..CH_MAX_PAR */
-	uint32_t vnf[CH_MAX_PAR];	/* VNF ids (ch_sched_vnf_add) */
+	uint32_t vnf[CH_MAX_PAR];	/* VNF ids (ch_psched_vnf_add) */
 };
 
 struct ch_chain_cfg {

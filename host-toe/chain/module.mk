@@ -3,7 +3,7 @@
 # $(CH_ALL_LIBS) and $(CH_URCU_LIBS); objects that include its headers
 # need -Ihost-toe/chain.  (The VNF runtime library is named by path: it is
 # declared after this file.)
-CH_SRCS := host-toe/chain/ch_table.c host-toe/chain/ch_queue.c host-toe/chain/ch_sched.c host-toe/chain/ch_flow.c
+CH_SRCS := host-toe/chain/ch_table.c host-toe/chain/ch_queue.c host-toe/chain/ch_psched.c host-toe/chain/ch_flow.c
 CH_LIB := $(BUILD)/lib/libtochain-chain.a
 CH_URCU_LIBS := $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
 LIBS += $(CH_LIB)
@@ -12,7 +12,7 @@ CH_INC := -Ihost-toe/chain -Itests/progs -Ivnfs/runtime
 $(call objs,$(CH_SRCS) tests/progs/ch_drive.c bench/progs/ch_bench.c tests/progs/ch_harness.c): CPPFLAGS += $(CH_INC)
 
 CH_ALL_LIBS := $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(REGION_LIB)
-CH_TESTS := test_ch_table test_ch_queue test_ch_sched test_ch_flow
+CH_TESTS := test_ch_table test_ch_queue test_ch_psched test_ch_flow
 $(foreach t,$(CH_TESTS),$(eval $(call unit_test,$(t),$(call objs,tests/progs/ch_harness.c) $(CH_ALL_LIBS),$(CH_URCU_LIBS))))
 $(foreach t,$(CH_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += $(CH_INC)
 

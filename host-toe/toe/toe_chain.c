@@ -37,7 +37,7 @@ struct toe_dir {
 };
 
 struct toe_chain {
-	struct ch_sched *s;
+	struct ch_psched *s;
 	char *base;			/* region path R */
 	char name[TCR_NAME_MAX];	/* the TOE's name: R's header name */
 	char *counters_path, *flows_path, *out_path;
@@ -113,7 +113,7 @@ struct toe_chain *toe_chain_create(const char *region_path, const char *name, ui
 	 * 10 ms x 50 ticks) without being hung: give it well more than that
 	 * before its policy applies.  A dead VNF is found by its pid at once.
 	 */
-	struct ch_sched_cfg cfg = { .nchains = 2, .hang_ns = TOE_VNF_HANG_NS };
+	struct ch_psched_cfg cfg = { .nchains = 2, .hang_ns = TOE_VNF_HANG_NS };
 	struct toe_chain *tc;
 	int err = ENOMEM;
 
@@ -149,31 +149,31 @@ struct toe_chain *toe_chain_create(const char *region_path, const char *name, ui
 		goto out_out;
 	}
 	cfg.counters_path = tc->counters_path;
-	tc->s = ch_sched_create(&cfg);
+	tc->s = ch_psched_create(&cfg);
 	if (!tc->s) {
 		err = errno;
 		goto out_flows;
 	}
-	err = -ch_sched_region_add(tc->s, TOE_REGION_GUEST, region_path, nbufs, slot_size);
+	err = -ch_psched_region_add(tc->s, TOE_REGION_GUEST, region_path, nbufs, slot_size);
 	if (!err)
-		err = -ch_sched_region_add(tc->s, TOE_REGION_OUT, tc->out_path, out_nbufs, slot_size);
+		err = -ch_psched_region_add(tc->s, TOE_REGION_OUT, tc->out_path, out_nbufs, slot_size);
 	/* A path too long for a grant to carry the name too: host VNFs only. */
 	if (!err)
-		err = names_err(ch_sched_region_name(tc->s, TOE_REGION_GUEST, name));
+		err = names_err(ch_psched_region_name(tc->s, TOE_REGION_GUEST, name));
 	if (!err)
-		err = names_err(ch_sched_region_name(tc->s, TOE_REGION_OUT, out_name));
+		err = names_err(ch_psched_region_name(tc->s, TOE_REGION_OUT, out_name));
 	if (!err)
-		err = -ch_sched_region_flows(tc->s, TOE_REGION_GUEST, tc->flows_path);
+		err = -ch_psched_region_flows(tc->s, TOE_REGION_GUEST, tc->flows_path);
 	if (!err)
-		err = -ch_sched_region_flows(tc->s, TOE_REGION_OUT, tc->flows_path);
+		err = -ch_psched_region_flows(tc->s, TOE_REGION_OUT, tc->flows_path);
 	if (!err)
-		err = -ch_sched_start(tc->s);
+		err = -ch_psched_start(tc->s);
 	if (err)
 		goto out_sched;
 	return tc;
 
 out_sched:
-	ch_sched_destroy(tc->s);
+	ch_psched_destroy(tc->s);
 	unlink(tc->counters_path);
 out_flows:
 	ch_flows_destroy(tc->flows);
@@ -198,7 +198,7 @@ void toe_chain_destroy(struct toe_chain *tc)
 {
 	if (!tc)
 		return;
-	ch_sched_destroy(tc->s);	/* stops its thread first */
+	ch_psched_destroy(tc->s);	/* stops its thread first */
 	for (uint32_t v = 0; v < CH_MAX_VNFS; v++)
 		if (tc->vnf[v].used)
 			unlink(tc->vnf[v].region);
@@ -227,7 +227,7 @@ bool toe_chain_active(struct toe_chain *tc, uint32_t dir)
 
 bool toe_chain_submit(struct toe_chain *tc, uint32_t dir, const struct ch_pkt *p)
 {
-	if (ch_sched_submit(tc->s, dir, p, 1) != 1)
+	if (ch_psched_submit(tc->s, dir, p, 1) != 1)
 		return false;
 	tc->dir[dir].outstanding++;
 	tc->dir[dir].arrivals++;
@@ -241,7 +241,7 @@ unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result
 
 	if (!tc->dir[dir].outstanding)
 		return 0;
-	k = ch_sched_take(tc->s, dir, r, n);
+	k = ch_psched_take(tc->s, dir, r, n);
 	tc->dir[dir].outstanding -= k;
 	return k;
 }
@@ -253,20 +253,20 @@ uint32_t toe_chain_outstanding(const struct toe_chain *tc, uint32_t dir)
 
 int toe_chain_notify_fd(const struct toe_chain *tc)
 {
-	return ch_sched_notify_fd(tc->s);
+	return ch_psched_notify_fd(tc->s);
 }
 
 bool toe_chain_arm(struct toe_chain *tc)
 {
 	if (!tc->dir[0].outstanding && !tc->dir[1].outstanding)
 		return true;
-	return ch_sched_notify_arm(tc->s);
+	return ch_psched_notify_arm(tc->s);
 }
 
 bool toe_chain_results_waiting(struct toe_chain *tc)
 {
-	return (tc->dir[0].outstanding && ch_sched_out_len(tc->s, 0)) ||
-	       (tc->dir[1].outstanding && ch_sched_out_len(tc->s, 1));
+	return (tc->dir[0].outstanding && ch_psched_out_len(tc->s, 0)) ||
+	       (tc->dir[1].outstanding && ch_psched_out_len(tc->s, 1));
 }
 
 int toe_chain_out_alloc(struct toe_chain *tc)
@@ -413,7 +413,7 @@ int toe_chain_vnf_add(struct toe_chain *tc, const struct toe_vnf_args *a, bool *
 	unlink(slot->region);
 	cfg.region_path = slot->region;
 	toe_chain_region_name(rname, tc->name, ".vnf-", a->name);
-	ret = ch_sched_vnf_add(tc->s, &cfg);
+	ret = ch_psched_vnf_add(tc->s, &cfg);
 	if (ret < 0)
 		goto out;
 	slot->id = (uint32_t)ret;
@@ -441,15 +441,15 @@ int toe_chain_vnf_attach(struct toe_chain *tc, const char *name, pid_t pid, uint
 	if (!vn) {
 		ret = -ENOENT;
 	} else if (!vn->pid) {
-		ret = ch_sched_vnf_set_pid(tc->s, vn->id, pid);
+		ret = ch_psched_vnf_set_pid(tc->s, vn->id, pid);
 	} else {
-		ret = ch_sched_vnf_restart(tc->s, vn->id, pid);
+		ret = ch_psched_vnf_restart(tc->s, vn->id, pid);
 	}
 	if (!ret) {
 		bool restart = vn->pid != 0;
 
 		vn->pid = pid;
-		ch_sched_vnf_info(tc->s, vn->id, &info);
+		ch_psched_vnf_info(tc->s, vn->id, &info);
 		/* A restart is done by the scheduler thread at its next poll. */
 		*epoch = info.epoch + (restart ? 1 : 0);
 	}
@@ -481,7 +481,7 @@ int toe_chain_vnf_del(struct toe_chain *tc, const char *name)
 		ret = -EBUSY;
 	} else {
 		/* The scheduler keeps the id (never reused); no chain reaches it. */
-		ch_sched_vnf_set_pid(tc->s, vn->id, 0);
+		ch_psched_vnf_set_pid(tc->s, vn->id, 0);
 		unlink(vn->region);
 		vn->used = false;
 	}
@@ -501,7 +501,7 @@ unsigned int toe_chain_vnf_list(struct toe_chain *tc, struct toe_vnf_view *out,
 		out[n].a = tc->vnf[v].a;
 		out[n].id = tc->vnf[v].id;
 		out[n].pid = tc->vnf[v].pid;
-		ch_sched_vnf_info(tc->s, tc->vnf[v].id, &out[n].info);
+		ch_psched_vnf_info(tc->s, tc->vnf[v].id, &out[n].info);
 		n++;
 	}
 	pthread_mutex_unlock(&tc->lock);
@@ -545,7 +545,7 @@ int toe_chain_set(struct toe_chain *tc, uint32_t dir, const struct toe_chain_spe
 			cfg.hop[h].vnf[i] = vn->id;
 		}
 	}
-	ret = ch_sched_chain_set(tc->s, dir, &cfg, version);
+	ret = ch_psched_chain_set(tc->s, dir, &cfg, version);
 	if (ret)
 		goto out;
 	d->spec = *spec;
@@ -579,7 +579,7 @@ int toe_chain_del(struct toe_chain *tc, uint32_t dir)
 	 * while its earlier descriptors drain passes (in order) instead of
 	 * coming back denied for want of a chain.
 	 */
-	ret = ch_sched_chain_set(tc->s, dir, &cfg, &version);
+	ret = ch_psched_chain_set(tc->s, dir, &cfg, &version);
 	if (ret)
 		goto out;
 	tc_store_release(&d->configured, 0);
@@ -604,7 +604,7 @@ void toe_chain_sample(struct toe_chain *tc)
 	}
 	tc->samp[i].t = now_s();
 	for (uint32_t d = 0; d < 2; d++)
-		tc->samp[i].fin[d] = tc_load_relaxed(&ch_sched_counters(tc->s, d)->finished);
+		tc->samp[i].fin[d] = tc_load_relaxed(&ch_psched_counters(tc->s, d)->finished);
 	pthread_mutex_unlock(&tc->lock);
 }
 
@@ -637,7 +637,7 @@ unsigned int toe_chain_stats(struct toe_chain *tc, struct toe_chain_stat st[2],
 		memcpy(st[d].name, td->spec.name, sizeof(st[d].name));
 		st[d].version = td->version;
 		st[d].nhops = td->spec.nhops;
-		if (tcr_counters_snapshot(ch_sched_counters(tc->s, d), NULL, 1u << 20, &snap) == 0) {
+		if (tcr_counters_snapshot(ch_psched_counters(tc->s, d), NULL, 1u << 20, &snap) == 0) {
 			st[d].arrivals = snap.arrivals;
 			st[d].taken = snap.taken;
 			st[d].finished = snap.finished;

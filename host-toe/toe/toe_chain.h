@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The TOE's service-chain stage (toe_chain_*): one packet scheduler
- * (host-toe/chain/ch_sched.h) for the VM's two chains, chain 0 = in (kernel socket
+ * (host-toe/chain/ch_psched.h) for the VM's two chains, chain 0 = in (kernel socket
  * -> VNFs -> guest) and chain 1 = out (guest -> VNFs -> kernel socket),
  * and the files next to the region file R that go with it:
  *   R.counters  per-chain counters (host region, block 0 = in, 1 = out)
@@ -10,7 +10,7 @@
  *               outbound payload, so that what the VNFs approve is byte
  *               for byte what is sent (DESIGN section 3, TOCTOU);
  *               header name "<name>.out"
- *   R.vnf-NAME  each VNF's region (ch_sched_vnf_add); header name
+ *   R.vnf-NAME  each VNF's region (ch_psched_vnf_add); header name
  *               "<name>.vnf-NAME" (toe_chain_region_name)
  * all removed by toe_chain_destroy().  Data region ids in descriptors:
  * 0 = the guest region R (inbound payload), 1 = R.out (outbound copies).
@@ -20,7 +20,7 @@
  *     _take, the R.out slot calls, the flow calls, _deny_note, _arm;
  *   - the control thread (toe_ctl.c): the vnf/chain/stats calls, which
  *     hold tc->lock among themselves.
- * They share only: the scheduler (its own rules, ch_sched.h), the
+ * They share only: the scheduler (its own rules, ch_psched.h), the
  * configured flag of each direction (store-release by control after the
  * chain's table is published, load-acquire by the loop), and the denial
  * log (under lock).  A direction stays "active" for the loop while it is
@@ -36,7 +36,7 @@
 #include <sys/types.h>
 
 #include "tochain/ch_flow.h"
-#include "ch_sched.h"
+#include "ch_psched.h"
 
 #define TOE_DIR_IN		0
 #define TOE_DIR_OUT		1

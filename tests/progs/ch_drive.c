@@ -51,7 +51,7 @@ static int failures;
 struct env {
 	const char *dir, *bin;
 	struct tcr_region *data;
-	struct ch_sched *s;
+	struct ch_psched *s;
 	uint32_t nv;
 	pid_t pid[MAXV];
 	char vpath[MAXV][300], spath[MAXV][300];
@@ -78,7 +78,7 @@ static int add_vnf(struct env *e, const char *name, uint32_t threads, uint32_t p
 	snprintf(e->vpath[v], sizeof(e->vpath[v]), "%s/vnf-%s", e->dir, name);
 	snprintf(e->spath[v], sizeof(e->spath[v]), "%s/stats-%s", e->dir, name);
 	vc.region_path = e->vpath[v];
-	id = ch_sched_vnf_add(e->s, &vc);
+	id = ch_psched_vnf_add(e->s, &vc);
 	if (id != (int)v) {
 		printf("FAIL: vnf_add %s: %d\n", name, id);
 		exit(1);
@@ -88,22 +88,22 @@ static int add_vnf(struct env *e, const char *name, uint32_t threads, uint32_t p
 		printf("FAIL: spawn %s: %s\n", e->bin, strerror(errno));
 		exit(1);
 	}
-	ch_sched_vnf_set_pid(e->s, v, e->pid[v]);
+	ch_psched_vnf_set_pid(e->s, v, e->pid[v]);
 	e->nv++;
 	return (int)v;
 }
 
 static void setup(struct env *e, uint32_t nchains_used, uint64_t n)
 {
-	struct ch_sched_cfg cfg = { .nchains = 4, .qcap = 256, .max_flight = 512,
+	struct ch_psched_cfg cfg = { .nchains = 4, .qcap = 256, .max_flight = 512,
 				    .vnf_nbufs = 1024,
 				    .hang_ns = 20000000000ull };	/* loaded 2-core hosts */
 	char path[300];
 
 	snprintf(path, sizeof(path), "%s/data", e->dir);
 	e->data = chh_data_region(path, NBUFS, SLOT);
-	e->s = ch_sched_create(&cfg);
-	if (!e->data || !e->s || ch_sched_region_add(e->s, 0, path, NBUFS, SLOT)) {
+	e->s = ch_psched_create(&cfg);
+	if (!e->data || !e->s || ch_psched_region_add(e->s, 0, path, NBUFS, SLOT)) {
 		printf("FAIL: setup: %s\n", strerror(errno));
 		exit(1);
 	}
@@ -113,7 +113,7 @@ static void setup(struct env *e, uint32_t nchains_used, uint64_t n)
 		e->order_cap = n + 1;
 		e->order[c] = calloc(n + 1, sizeof(uint64_t));
 	}
-	if (ch_sched_start(e->s)) {
+	if (ch_psched_start(e->s)) {
 		printf("FAIL: start\n");
 		exit(1);
 	}
@@ -135,7 +135,7 @@ static void set_chain(struct env *e, uint32_t chain, uint64_t *ver, int nhops, .
 				c.hop[h].vnf[c.hop[h].nvnfs++] = v;
 	}
 	va_end(ap);
-	err = ch_sched_chain_set(e->s, chain, &c, ver);
+	err = ch_psched_chain_set(e->s, chain, &c, ver);
 	if (err) {
 		printf("FAIL: chain_set %u: %d\n", chain, err);
 		exit(1);
@@ -175,7 +175,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				chh_pkt(&p, 0, buf, len, cookie);
 				p.tsc = tcr_tsc_now();
 				e->sub[buf] = p;
-				if (ch_sched_submit(e->s, c, &p, 1) != 1) {
+				if (ch_psched_submit(e->s, c, &p, 1) != 1) {
 					e->freebuf[e->nfree++] = buf;
 					break;
 				}
@@ -184,7 +184,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				moved++;
 			}
 			/* take results */
-			unsigned int k = ch_sched_take(e->s, c, res, 32);
+			unsigned int k = ch_psched_take(e->s, c, res, 32);
 
 			for (unsigned int i = 0; i < k; i++) {
 				const struct ch_result *r = &res[i];
@@ -236,8 +236,8 @@ static void finish(struct env *e, bool check_stats)
 {
 	struct ch_vnf_info info;
 
-	CHECK(ch_sched_in_flight(e->s) == 0, "%u descriptors still in flight\n",
-	      ch_sched_in_flight(e->s));
+	CHECK(ch_psched_in_flight(e->s) == 0, "%u descriptors still in flight\n",
+	      ch_psched_in_flight(e->s));
 	CHECK(e->nfree == NBUFS, "%u data buffers not returned\n", NBUFS - e->nfree);
 	/*
 	 * Let control messages (grants, revokes) come back: the VNFs answer
@@ -248,7 +248,7 @@ static void finish(struct env *e, bool check_stats)
 		bool quiet = true;
 
 		for (uint32_t v = 0; v < e->nv && quiet; v++) {
-			ch_sched_vnf_info(e->s, v, &info);
+			ch_psched_vnf_info(e->s, v, &info);
 			quiet = info.outstanding == 0 && info.pool_free == 1024;
 		}
 		if (quiet)
@@ -256,7 +256,7 @@ static void finish(struct env *e, bool check_stats)
 		chh_sleep_us(10000);
 	}
 	for (uint32_t v = 0; v < e->nv; v++) {
-		ch_sched_vnf_info(e->s, v, &info);
+		ch_psched_vnf_info(e->s, v, &info);
 		CHECK(info.outstanding == 0 && info.pool_free == 1024,
 		      "vnf %u: %u outstanding, %u of 1024 work descriptors free\n", v,
 		      info.outstanding, info.pool_free);
@@ -265,7 +265,7 @@ static void finish(struct env *e, bool check_stats)
 		struct vnf_null_stats st;
 		int err;
 
-		ch_sched_vnf_set_pid(e->s, v, 0);	/* an orderly stop, not a failure */
+		ch_psched_vnf_set_pid(e->s, v, 0);	/* an orderly stop, not a failure */
 		chh_stop(e->pid[v], 3000);
 		if (!check_stats)
 			continue;
@@ -277,7 +277,7 @@ static void finish(struct env *e, bool check_stats)
 		      "vnf %u saw %" PRIu64 " payloads (csum %#" PRIx64 "), expected %" PRIu64
 		      " (csum %#" PRIx64 ")\n", v, st.packets, st.csum, e->exp_pk[v], e->exp_csum[v]);
 	}
-	ch_sched_destroy(e->s);
+	ch_psched_destroy(e->s);
 	tcr_region_destroy(e->data);
 	for (uint32_t c = 0; c < MAXC; c++)
 		free(e->order[c]);
@@ -380,7 +380,7 @@ static void *replace_thread(void *arg)
 		const uint32_t *c = cfgs[i % 6];
 
 		if (c[0] == 99) {
-			if (ch_sched_chain_set(e->s, 0, NULL, NULL) == 0)
+			if (ch_psched_chain_set(e->s, 0, NULL, NULL) == 0)
 				replace_changes++;
 		} else {
 			/* Record the table before publishing it: results may come at once. */
@@ -507,7 +507,7 @@ static void sc_kill(struct env *e, uint64_t n, uint32_t policy)
 	t0 = chh_now_ns();
 	do {
 		pump(e, 2, 200, 0, r_kill, NULL, 10);
-		ch_sched_vnf_info(e->s, 0, &info);
+		ch_psched_vnf_info(e->s, 0, &info);
 	} while (!info.failed && chh_now_ns() - t0 < 5000000000ull && e->next_cookie[0] < 2 * n);
 	CHECK(info.failed, "death of the VNF not detected\n");
 	CHECK(info.outstanding == 0 && info.pool_free == 1024,
@@ -521,11 +521,11 @@ static void sc_kill(struct env *e, uint64_t n, uint32_t policy)
 	/* Restart: a new process serves the VNF again. */
 	waitpid(e->pid[0], NULL, 0);
 	e->pid[0] = chh_spawn_vnf(e->bin, e->vpath[0], e->spath[0], (char *)NULL);
-	ch_sched_vnf_restart(e->s, 0, e->pid[0]);
+	ch_psched_vnf_restart(e->s, 0, e->pid[0]);
 	t0 = chh_now_ns();
 	do {
 		chh_sleep_us(1000);
-		ch_sched_vnf_info(e->s, 0, &info);
+		ch_psched_vnf_info(e->s, 0, &info);
 	} while ((info.failed || info.epoch == 0) && chh_now_ns() - t0 < 3000000000ull);
 	CHECK(!info.failed && info.epoch == 1, "restart: failed %d epoch %u\n", info.failed,
 	      info.epoch);

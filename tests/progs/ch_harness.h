@@ -12,7 +12,7 @@
 
 #include <tochain/region.h>
 
-#include "ch_sched.h"
+#include "ch_psched.h"
 #include "vnf_null.h"
 
 /* A host-kind stand-in for a guest data region with @nbufs buffers. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * vnf-drive: integration scenarios of the fw, ids and waf kinds of
- * tochain-vnf behind a real packet scheduler (host-toe/chain/ch_sched), fed with
+ * tochain-vnf behind a real packet scheduler (host-toe/chain/ch_psched), fed with
  * HTTP request streams (vnf_mix.h) from a synthetic data region, as the
  * TOE will feed it.
  *
@@ -97,7 +97,7 @@ struct env {
 	const char *kind[MAXV];
 	uint32_t threads;
 	struct tcr_region *data;
-	struct ch_sched *s;
+	struct ch_psched *s;
 	bool use_flows;			/* flows scenario */
 	struct ch_flows *flows;
 	uint64_t flows_opened;
@@ -161,7 +161,7 @@ static void add_vnf(struct env *e, const char *kind, const char *rules)
 	snprintf(e->vpath[v], sizeof(e->vpath[v]), "%s/vnf-%s", e->dir, kind);
 	snprintf(e->spath[v], sizeof(e->spath[v]), "%s/stats-%s", e->dir, kind);
 	vc.region_path = e->vpath[v];
-	if (ch_sched_vnf_add(e->s, &vc) != (int)v) {
+	if (ch_psched_vnf_add(e->s, &vc) != (int)v) {
 		printf("FAIL: vnf_add %s\n", kind);
 		exit(1);
 	}
@@ -170,29 +170,29 @@ static void add_vnf(struct env *e, const char *kind, const char *rules)
 		printf("FAIL: spawn %s: %s\n", e->bin, strerror(errno));
 		exit(1);
 	}
-	ch_sched_vnf_set_pid(e->s, v, e->pid[v]);
+	ch_psched_vnf_set_pid(e->s, v, e->pid[v]);
 	e->kind[v] = kind;
 	e->nv++;
 }
 
 static void setup(struct env *e, uint64_t target)
 {
-	struct ch_sched_cfg cfg = { .nchains = 2, .qcap = 256, .max_flight = 256,
+	struct ch_psched_cfg cfg = { .nchains = 2, .qcap = 256, .max_flight = 256,
 				    .vnf_nbufs = 1024,
 				    .hang_ns = 30000000000ull };	/* CRS load, 2 shared cores */
 	char path[300];
 
 	snprintf(path, sizeof(path), "%s/data", e->dir);
 	e->data = chh_data_region(path, NBUFS, SLOT);
-	e->s = ch_sched_create(&cfg);
-	if (!e->data || !e->s || ch_sched_region_add(e->s, 0, path, NBUFS, SLOT)) {
+	e->s = ch_psched_create(&cfg);
+	if (!e->data || !e->s || ch_psched_region_add(e->s, 0, path, NBUFS, SLOT)) {
 		printf("FAIL: setup: %s\n", strerror(errno));
 		exit(1);
 	}
 	if (e->use_flows) {
 		snprintf(path, sizeof(path), "%s/flows", e->dir);
 		e->flows = ch_flows_create(path, 64);
-		if (!e->flows || ch_sched_region_flows(e->s, 0, path)) {
+		if (!e->flows || ch_psched_region_flows(e->s, 0, path)) {
 			printf("FAIL: flow table: %s\n", strerror(errno));
 			exit(1);
 		}
@@ -202,7 +202,7 @@ static void setup(struct env *e, uint64_t target)
 	e->target = target;
 	e->order[0] = calloc(target * 64 + 1024, sizeof(uint64_t));
 	e->order[1] = calloc(target * 64 + 1024, sizeof(uint64_t));
-	if (!e->order[0] || !e->order[1] || ch_sched_start(e->s)) {
+	if (!e->order[0] || !e->order[1] || ch_psched_start(e->s)) {
 		printf("FAIL: start\n");
 		exit(1);
 	}
@@ -214,7 +214,7 @@ static void set_chain(struct env *e, uint32_t chain)
 
 	for (uint32_t v = 0; v < e->nv; v++)
 		c.hop[0].vnf[c.hop[0].nvnfs++] = v;
-	if (ch_sched_chain_set(e->s, chain, &c, NULL)) {
+	if (ch_psched_chain_set(e->s, chain, &c, NULL)) {
 		printf("FAIL: chain_set\n");
 		exit(1);
 	}
@@ -343,7 +343,7 @@ static void conn_check(struct env *e, const struct conn *c)
 static void take_results(struct env *e, uint32_t chain)
 {
 	struct ch_result res[32];
-	unsigned int k = ch_sched_take(e->s, chain, res, 32);
+	unsigned int k = ch_psched_take(e->s, chain, res, 32);
 
 	for (unsigned int i = 0; i < k; i++) {
 		const struct ch_result *r = &res[i];
@@ -380,8 +380,8 @@ static void take_results(struct env *e, uint32_t chain)
 		    (c->denied || c->resp_off == c->resp_len)) {
 			if (c->flow >= 0)
 				ch_flow_close(e->flows, (uint32_t)c->flow,
-					      ch_sched_counters(e->s, 0)->arrivals,
-					      ch_sched_counters(e->s, 1)->arrivals);
+					      ch_psched_counters(e->s, 0)->arrivals,
+					      ch_psched_counters(e->s, 1)->arrivals);
 			conn_check(e, c);
 			e->finished++;
 			c->id = 0;
@@ -430,7 +430,7 @@ static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
 		p.dport = c->sport;
 	}
 	p.tsc = tcr_tsc_now();
-	if (ch_sched_submit(e->s, chain, &p, 1) != 1)
+	if (ch_psched_submit(e->s, chain, &p, 1) != 1)
 		return false;
 	e->nfree--;
 	e->next_cookie++;
@@ -512,8 +512,8 @@ static void pump(struct env *e, int secs, bool reload)
 		take_results(e, 0);
 		take_results(e, 1);
 		if (e->flows)
-			ch_flow_reclaim(e->flows, ch_sched_counters(e->s, 0)->finished,
-					ch_sched_counters(e->s, 1)->finished);
+			ch_flow_reclaim(e->flows, ch_psched_counters(e->s, 0)->finished,
+					ch_psched_counters(e->s, 1)->finished);
 		if (reload)
 			reload_step(e);
 		if (chh_now_ns() > deadline) {
@@ -530,12 +530,12 @@ static void finish(struct env *e)
 {
 	struct ch_vnf_info info;
 
-	CHECK(ch_sched_in_flight(e->s) == 0, "%u descriptors still in flight\n",
-	      ch_sched_in_flight(e->s));
+	CHECK(ch_psched_in_flight(e->s) == 0, "%u descriptors still in flight\n",
+	      ch_psched_in_flight(e->s));
 	CHECK(e->nfree == NBUFS, "%u data buffers not returned\n", NBUFS - e->nfree);
 	chh_sleep_us(20000);
 	for (uint32_t v = 0; v < e->nv; v++) {
-		ch_sched_vnf_info(e->s, v, &info);
+		ch_psched_vnf_info(e->s, v, &info);
 		CHECK(!info.failed && info.outstanding == 0 && info.bad_verdicts == 0,
 		      "vnf %s: failed %d, %u outstanding, %" PRIu64 " bad verdicts\n", e->kind[v],
 		      info.failed, info.outstanding, info.bad_verdicts);
@@ -544,7 +544,7 @@ static void finish(struct env *e)
 		struct vnf_null_stats st;
 		int status, err;
 
-		ch_sched_vnf_set_pid(e->s, v, 0);
+		ch_psched_vnf_set_pid(e->s, v, 0);
 		status = chh_stop(e->pid[v], 5000);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "vnf %s: exit status %#x\n",
 		      e->kind[v], status);
@@ -554,7 +554,7 @@ static void finish(struct env *e)
 		CHECK(err || st.packets == e->submitted, "vnf %s saw %" PRIu64 " descriptors of %"
 		      PRIu64 "\n", e->kind[v], st.packets, e->submitted);
 	}
-	ch_sched_destroy(e->s);
+	ch_psched_destroy(e->s);
 	tcr_region_destroy(e->data);
 	ch_flows_destroy(e->flows);
 	free(e->order[0]);

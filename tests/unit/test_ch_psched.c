@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for host-toe/chain/ch_sched.c: dispatch and verdict logic, driven
- * step by step (ch_sched_poll in the test thread), with VNF service
+ * Unit tests for host-toe/chain/ch_psched.c: dispatch and verdict logic, driven
+ * step by step (ch_psched_poll in the test thread), with VNF service
  * threads played by the VNF runtime (vnf_recv with no wait) or, for a
  * hostile VNF, by raw writes to its region.
  */
@@ -29,7 +29,7 @@
 
 static char dir[96], dpath[128], vpath[4][128];
 static struct tcr_region *data;
-static struct ch_sched *s;
+static struct ch_psched *s;
 
 /*
  * Every test (a child process under CK_FORK) works in a directory of its
@@ -50,7 +50,7 @@ static void remove_base(void)
 
 static void setup(void)
 {
-	struct ch_sched_cfg cfg = { .nchains = 4, .qcap = 64, .max_flight = 64,
+	struct ch_psched_cfg cfg = { .nchains = 4, .qcap = 64, .max_flight = 64,
 				    .vnf_nbufs = 64, .hang_ns = 50000000ull };
 
 	snprintf(dir, sizeof(dir), "%s/%d", base, getpid());
@@ -58,17 +58,17 @@ static void setup(void)
 	snprintf(dpath, sizeof(dpath), "%s/data", dir);
 	data = chh_data_region(dpath, NBUFS, SLOT);
 	ck_assert_ptr_nonnull(data);
-	s = ch_sched_create(&cfg);
+	s = ch_psched_create(&cfg);
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(ch_sched_region_add(s, 3, dpath, NBUFS, SLOT), 0);
-	ck_assert_int_eq(ch_sched_region_add(s, 3, dpath, NBUFS, SLOT), -EEXIST);
+	ck_assert_int_eq(ch_psched_region_add(s, 3, dpath, NBUFS, SLOT), 0);
+	ck_assert_int_eq(ch_psched_region_add(s, 3, dpath, NBUFS, SLOT), -EEXIST);
 	urcu_memb_register_thread();
 }
 
 static void teardown(void)
 {
 	urcu_memb_unregister_thread();
-	ch_sched_destroy(s);
+	ch_psched_destroy(s);
 	tcr_region_destroy(data);
 	unlink(dpath);
 	for (int i = 0; i < 4; i++)
@@ -85,7 +85,7 @@ static int add_vnf(uint32_t threads, uint32_t policy)
 
 	snprintf(vpath[n], sizeof(vpath[n]), "%s/vnf%d", dir, n);
 	c.region_path = vpath[n];
-	id = ch_sched_vnf_add(s, &c);
+	id = ch_psched_vnf_add(s, &c);
 	ck_assert_int_ge(id, 0);
 	n = (n + 1) % 4;
 	return id;
@@ -99,7 +99,7 @@ static void chain(uint32_t id, uint32_t nhops, const uint32_t *hop_masks)
 		for (uint32_t v = 0; v < 8; v++)
 			if (hop_masks[h] & (1u << v))
 				c.hop[h].vnf[c.hop[h].nvnfs++] = v;
-	ck_assert_int_eq(ch_sched_chain_set(s, id, &c, NULL), 0);
+	ck_assert_int_eq(ch_psched_chain_set(s, id, &c, NULL), 0);
 }
 
 static void submit(uint32_t chain_id, uint32_t buf, uint64_t cookie)
@@ -108,13 +108,13 @@ static void submit(uint32_t chain_id, uint32_t buf, uint64_t cookie)
 	uint32_t len = chh_fill(data, buf, cookie, NULL);
 
 	chh_pkt(&p, 3, buf, len, cookie);
-	ck_assert_uint_eq(ch_sched_submit(s, chain_id, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_submit(s, chain_id, &p, 1), 1);
 }
 
 static void polls(int n)
 {
 	for (int i = 0; i < n; i++)
-		ch_sched_poll(s);
+		ch_psched_poll(s);
 }
 
 /* What thread @t of a VNF has received (data packets only). */
@@ -163,7 +163,7 @@ START_TEST(parallel_hop_then_next_hop_first_deny_stops)
 	vnf_flush(ta);
 	polls(2);
 	ck_assert_int_eq(recv_now(tc, pc, 4), 0);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 0);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 0);
 	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(tb);
 	polls(2);
@@ -172,7 +172,7 @@ START_TEST(parallel_hop_then_next_hop_first_deny_stops)
 	vnf_post(tc, &pc[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(tc);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.pkt.cookie, 100);
 	ck_assert_uint_eq(r.verdict, CH_ALLOW);
 	ck_assert_uint_eq(r.hops, 2);
@@ -185,11 +185,11 @@ START_TEST(parallel_hop_then_next_hop_first_deny_stops)
 	vnf_post(tb, &pb[0], VNF_VERDICT_DENY, 42);
 	vnf_flush(tb);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 0);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 0);
 	vnf_post(ta, &pa[0], VNF_VERDICT_DENY, 7);	/* a later Deny is not recorded */
 	vnf_flush(ta);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_DENY);
 	ck_assert_uint_eq(r.reason, CH_REASON_RULE);
 	ck_assert_uint_eq(r.deny_vnf, 1);
@@ -197,7 +197,7 @@ START_TEST(parallel_hop_then_next_hop_first_deny_stops)
 	ck_assert_uint_eq(r.hops, 0);
 	ck_assert_int_eq(recv_now(tc, pc, 4), 0);
 
-	ck_assert_int_eq(tcr_counters_snapshot(ch_sched_counters(s, 0), NULL, 64, &snap), 0);
+	ck_assert_int_eq(tcr_counters_snapshot(ch_psched_counters(s, 0), NULL, 64, &snap), 0);
 	ck_assert_uint_eq(snap.arrivals, 2);
 	ck_assert_uint_eq(snap.finished, 2);
 	ck_assert_uint_eq(snap.denied, 1);
@@ -228,11 +228,11 @@ START_TEST(results_leave_in_arrival_order)
 	vnf_post(t[1], &p1[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t[1]);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 1, r, 4), 0);	/* head not done yet */
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 0);	/* head not done yet */
 	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t[0]);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 1, r, 4), 2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
 	ck_assert_uint_eq(r[0].pkt.cookie, 1);
 	ck_assert_uint_eq(r[1].pkt.cookie, 2);
 	vnf_detach(t[0]);
@@ -249,19 +249,19 @@ START_TEST(no_chain_and_bad_descriptors_are_denied)
 	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
 	submit(2, 1, 1);		/* chain 2 has no table */
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 1);
 	ck_assert_uint_eq(r[0].reason, CH_REASON_NO_CHAIN);
 	ck_assert_uint_eq(r[0].verdict, CH_DENY);
 	chain(2, 1, hops);
 	chh_pkt(&p, 3, NBUFS, 10, 2);	/* buffer out of range */
-	ch_sched_submit(s, 2, &p, 1);
+	ch_psched_submit(s, 2, &p, 1);
 	chh_pkt(&p, 3, 1, SLOT, 3);	/* off + len beyond the slot */
 	p.off = 1;
-	ch_sched_submit(s, 2, &p, 1);
+	ch_psched_submit(s, 2, &p, 1);
 	chh_pkt(&p, 4, 1, 10, 4);	/* another region than the chain's */
-	ch_sched_submit(s, 2, &p, 1);
+	ch_psched_submit(s, 2, &p, 1);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 3);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(r[i].reason, CH_REASON_BAD_DESC);
 	/* Unknown VNFs or regions are refused. */
@@ -269,11 +269,11 @@ START_TEST(no_chain_and_bad_descriptors_are_denied)
 		struct ch_chain_cfg c = { .region = 3, .nhops = 1,
 					  .hop = { { .nvnfs = 1, .vnf = { 5 } } } };
 
-		ck_assert_int_eq(ch_sched_chain_set(s, 0, &c, NULL), -EINVAL);
+		ck_assert_int_eq(ch_psched_chain_set(s, 0, &c, NULL), -EINVAL);
 		c.hop[0].vnf[0] = 0;
 		c.region = 9;
-		ck_assert_int_eq(ch_sched_chain_set(s, 0, &c, NULL), -EINVAL);
-		ck_assert_int_eq(ch_sched_chain_set(s, 9, &c, NULL), -EINVAL);
+		ck_assert_int_eq(ch_psched_chain_set(s, 0, &c, NULL), -EINVAL);
+		ck_assert_int_eq(ch_psched_chain_set(s, 9, &c, NULL), -EINVAL);
 	}
 }
 END_TEST
@@ -328,13 +328,13 @@ START_TEST(garbage_verdict_denies_that_descriptor)
 	tcr_region_desc(w.r, idx)->arg = 12345;
 	ck_assert_int_eq(tcr_ring_enqueue_burst(&w.c.ring[TCR_CH_TX], &idx, 1), 1);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_DENY);
 	ck_assert_uint_eq(r.reason, CH_REASON_BAD_VERDICT);
 	ck_assert_uint_eq(r.deny_vnf, 0);
 	ck_assert_uint_eq(r.pkt.cookie, 1);	/* the scheduler's copy, not the scribble */
 	ck_assert_uint_eq(r.pkt.buf, 1);
-	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
 	ck_assert(!info.failed);
 	ck_assert_uint_eq(info.bad_verdicts, 1);
 	/* No verdict written at all (arg left 0) is just as bad. */
@@ -343,7 +343,7 @@ START_TEST(garbage_verdict_denies_that_descriptor)
 	idx = (uint32_t)raw_take_data(&w);
 	ck_assert_int_eq(tcr_ring_enqueue_burst(&w.c.ring[TCR_CH_TX], &idx, 1), 1);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.reason, CH_REASON_BAD_VERDICT);
 	tcr_region_destroy(w.r);
 }
@@ -371,18 +371,18 @@ static void foreign_index(bool twice)
 	tcr_region_desc(w.r, (uint32_t)i)->arg = VNF_VERDICT_ALLOW;
 	ck_assert_int_eq(tcr_ring_enqueue_burst(&w.c.ring[TCR_CH_TX], bad, 2), 2);
 	polls(2);
-	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
 	ck_assert(info.failed);
 	ck_assert_uint_eq(info.outstanding, 0);
 	ck_assert_uint_eq(info.pool_free, 64);	/* nothing leaked */
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_DENY);
 	ck_assert_uint_eq(r.reason, CH_REASON_VNF_FAILED);
 	ck_assert(tcr_chan_stale(&w.c));	/* its channel was closed */
 	/* Fail-closed: new descriptors are denied at once. */
 	submit(0, 2, 2);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.reason, CH_REASON_VNF_FAILED);
 	tcr_region_destroy(w.r);
 }
@@ -419,25 +419,25 @@ START_TEST(hung_vnf_fail_open_is_bypassed_then_restarts)
 	polls(2);
 	chh_sleep_us(60000);				/* > hang_ns */
 	polls(2);
-	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
 	ck_assert(info.failed);
 	ck_assert_uint_eq(info.pool_free, 64);
-	ck_assert_int_eq(ch_sched_vnf_info(s, 1, &info), 0);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 1, &info), 0);
 	ck_assert(!info.failed);			/* B idle, not hung */
 	/* Bypassed: the descriptor went on to B. */
 	ck_assert_int_eq(recv_now(tb, pk, 4), 1);
 	vnf_post(tb, &pk[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(tb);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_ALLOW);
 	ck_assert_uint_eq(r.bypassed, 1);
 	ck_assert_uint_eq(r.hops, 2);
 	/* Restart: the same thread handle reattaches by itself and rejoins. */
-	ck_assert_int_eq(ch_sched_vnf_restart(s, 0, getpid()), 0);
+	ck_assert_int_eq(ch_psched_vnf_restart(s, 0, getpid()), 0);
 	chh_sleep_us(3000);
 	polls(2);
-	ck_assert_int_eq(ch_sched_vnf_info(s, 0, &info), 0);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
 	ck_assert(!info.failed);
 	ck_assert_uint_eq(info.epoch, 1);
 	submit(0, 2, 2);
@@ -451,7 +451,7 @@ START_TEST(hung_vnf_fail_open_is_bypassed_then_restarts)
 	vnf_post(tb, &pk[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(tb);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_ALLOW);
 	ck_assert_uint_eq(r.bypassed, 0);
 	vnf_detach(ta);
@@ -470,8 +470,8 @@ START_TEST(early_end_flags_reach_the_chain_counters)
 	vnf_report_early(t, 1, TCR_EARLY_INPUT_EMPTY);
 	chh_sleep_us(3000);
 	polls(1);
-	ck_assert_uint_eq(tcr_counters_take_early(ch_sched_counters(s, 1)), TCR_EARLY_INPUT_EMPTY);
-	ck_assert_uint_eq(tcr_counters_take_early(ch_sched_counters(s, 0)), 0);
+	ck_assert_uint_eq(tcr_counters_take_early(ch_psched_counters(s, 1)), TCR_EARLY_INPUT_EMPTY);
+	ck_assert_uint_eq(tcr_counters_take_early(ch_psched_counters(s, 0)), 0);
 	vnf_detach(t);
 }
 END_TEST
@@ -483,25 +483,25 @@ END_TEST
  */
 START_TEST(counters_region_bounds_the_queue_lengths)
 {
-	struct ch_sched_cfg cfg = { .nchains = 2, .qcap = 1000, .max_flight = 500 };
+	struct ch_psched_cfg cfg = { .nchains = 2, .qcap = 1000, .max_flight = 500 };
 	struct tcr_counters_snap snap;
 	struct tcr_region *r;
-	struct ch_sched *cs;
+	struct ch_psched *cs;
 	char cpath[160];
 
 	snprintf(cpath, sizeof(cpath), "%s/counters", dir);
 	cfg.counters_path = cpath;
-	cs = ch_sched_create(&cfg);
+	cs = ch_psched_create(&cfg);
 	ck_assert_ptr_nonnull(cs);
 	r = tcr_region_attach(cpath, TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_ge(r->geo.ring_size, 1500);
-	tcr_counters_queues(ch_sched_counters(cs, 1), 1500, 1000, 0);
+	tcr_counters_queues(ch_psched_counters(cs, 1), 1500, 1000, 0);
 	ck_assert_int_eq(tcr_counters_snapshot(tcr_region_chain(r, 1), NULL, r->geo.ring_size,
 					       &snap), 0);
 	ck_assert_uint_eq(snap.in_qlen, 1500);
 	tcr_region_destroy(r);
-	ch_sched_destroy(cs);
+	ch_psched_destroy(cs);
 	unlink(cpath);
 }
 END_TEST
@@ -523,14 +523,14 @@ START_TEST(deleted_chain_revokes_grants_after_last_descriptor)
 	polls(2);
 	ck_assert_int_eq(recv_now(t, pk, 4), 1);
 	/* Delete while the descriptor is in flight: it finishes on its table. */
-	ck_assert_int_eq(ch_sched_chain_set(s, 0, NULL, NULL), 0);
+	ck_assert_int_eq(ch_psched_chain_set(s, 0, NULL, NULL), 0);
 	polls(2);
 	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t);
 	vnf_detach(t);
 	raw_attach(&w, vpath[0]);	/* look at what comes next on RX */
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_ALLOW);
 	ck_assert_uint_ne(r.table_version, 0);
 	polls(2);
@@ -561,16 +561,16 @@ START_TEST(flow_table_is_granted_with_the_region)
 	snprintf(fpath, sizeof(fpath), "%s/flows", dir);
 	fl = ch_flows_create(fpath, 16);
 	ck_assert_ptr_nonnull(fl);
-	ck_assert_int_eq(ch_sched_region_flows(s, 7, fpath), -ENOENT);
-	ck_assert_int_eq(ch_sched_region_flows(s, 3, fpath), 0);
-	ck_assert_int_eq(ch_sched_region_flows(s, 3, fpath), -EEXIST);
+	ck_assert_int_eq(ch_psched_region_flows(s, 7, fpath), -ENOENT);
+	ck_assert_int_eq(ch_psched_region_flows(s, 3, fpath), 0);
+	ck_assert_int_eq(ch_psched_region_flows(s, 3, fpath), -EEXIST);
 	fi = ch_flow_open(fl, &k, CH_FLOW_ESTABLISHED);
 	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
 	chain(0, 1, hops);
 	t = vnf_attach(vpath[0], 0, 100);
 	chh_pkt(&p, 3, 1, chh_fill(data, 1, 1, NULL), 1);
 	p.flow = (uint32_t)fi;
-	ck_assert_uint_eq(ch_sched_submit(s, 0, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_submit(s, 0, &p, 1), 1);
 	polls(2);
 	ck_assert_int_eq(recv_now(t, pk, 4), 1);
 	ck_assert_uint_eq(pk[0].d.flow, (uint32_t)fi);
@@ -581,12 +581,12 @@ START_TEST(flow_table_is_granted_with_the_region)
 	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	/* The grace period: the chain finished what arrived before the close. */
 	{
 		struct tcr_counters_snap c;
 
-		tcr_counters_snapshot(ch_sched_counters(s, 0), NULL, 64, &c);
+		tcr_counters_snapshot(ch_psched_counters(s, 0), NULL, 64, &c);
 		ck_assert_int_eq(ch_flow_close(fl, (uint32_t)fi, c.arrivals, 0), 0);
 		ck_assert_uint_eq(ch_flow_reclaim(fl, c.finished, 0), 1);
 	}
@@ -617,23 +617,23 @@ START_TEST(grant_carries_the_header_name_for_guests)
 	char fpath[160], link_path[160], long_path[VNF_REGION_SLOT];
 	int fi;
 
-	ck_assert_int_eq(ch_sched_region_name(s, 3, "a/b"), -EINVAL);
-	ck_assert_int_eq(ch_sched_region_name(s, 3, ""), -EINVAL);
-	ck_assert_int_eq(ch_sched_region_name(s, 7, "vmx"), -ENOENT);
-	ck_assert_int_eq(ch_sched_region_name(s, 3, "vmx"), 0);
-	ck_assert_int_eq(ch_sched_region_name(s, 3, "vmx"), -EEXIST);
+	ck_assert_int_eq(ch_psched_region_name(s, 3, "a/b"), -EINVAL);
+	ck_assert_int_eq(ch_psched_region_name(s, 3, ""), -EINVAL);
+	ck_assert_int_eq(ch_psched_region_name(s, 7, "vmx"), -ENOENT);
+	ck_assert_int_eq(ch_psched_region_name(s, 3, "vmx"), 0);
+	ck_assert_int_eq(ch_psched_region_name(s, 3, "vmx"), -EEXIST);
 	/* A path that leaves no room for the name in a grant's slot. */
 	memset(long_path, 'p', sizeof(long_path) - 3);
 	long_path[0] = '/';
 	long_path[sizeof(long_path) - 3] = '\0';
-	ck_assert_int_eq(ch_sched_region_add(s, 5, long_path, NBUFS, SLOT), 0);
-	ck_assert_int_eq(ch_sched_region_name(s, 5, "vmx.out"), -ENAMETOOLONG);
+	ck_assert_int_eq(ch_psched_region_add(s, 5, long_path, NBUFS, SLOT), 0);
+	ck_assert_int_eq(ch_psched_region_name(s, 5, "vmx.out"), -ENAMETOOLONG);
 	c.region_name = "bad/name";
 	snprintf(vpath[0], sizeof(vpath[0]), "%s/vnf0", dir);
 	c.region_path = vpath[0];
-	ck_assert_int_eq(ch_sched_vnf_add(s, &c), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_add(s, &c), -EINVAL);
 	c.region_name = "vmx.vnf-g";
-	ck_assert_int_eq(ch_sched_vnf_add(s, &c), 0);
+	ck_assert_int_eq(ch_psched_vnf_add(s, &c), 0);
 	vr = tcr_region_attach(vpath[0], TCR_ATTACH_HOST | TCR_ATTACH_RDONLY);
 	ck_assert_ptr_nonnull(vr);
 	ck_assert_str_eq(vr->name, "vmx.vnf-g");
@@ -642,7 +642,7 @@ START_TEST(grant_carries_the_header_name_for_guests)
 	snprintf(fpath, sizeof(fpath), "%s/flows", dir);
 	fl = ch_flows_create(fpath, 16);
 	ck_assert_ptr_nonnull(fl);
-	ck_assert_int_eq(ch_sched_region_flows(s, 3, fpath), 0);
+	ck_assert_int_eq(ch_psched_region_flows(s, 3, fpath), 0);
 	fi = ch_flow_open(fl, &k, CH_FLOW_ESTABLISHED);
 	snprintf(link_path, sizeof(link_path), "%s/vmx", dir);
 	ck_assert_int_eq(link(dpath, link_path), 0);
@@ -651,7 +651,7 @@ START_TEST(grant_carries_the_header_name_for_guests)
 	ck_assert_ptr_nonnull(t);
 	chh_pkt(&p, 3, 1, chh_fill(data, 1, 1, "GUEST"), 1);
 	p.flow = (uint32_t)fi;
-	ck_assert_uint_eq(ch_sched_submit(s, 0, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_submit(s, 0, &p, 1), 1);
 	polls(2);
 	ck_assert_int_eq(vnf_recv(t, pk, 4, 200), 1);
 	ck_assert_ptr_nonnull(pk[0].data);
@@ -660,7 +660,7 @@ START_TEST(grant_carries_the_header_name_for_guests)
 	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
 	ck_assert_uint_eq(r.verdict, CH_ALLOW);
 	vnf_detach(t);
 	ch_flows_destroy(fl);
@@ -677,7 +677,7 @@ static int add_vnf_dispatch(uint32_t threads, uint32_t dispatch)
 
 	snprintf(vpath[3], sizeof(vpath[3]), "%s/vnfd%u", dir, dispatch);
 	c.region_path = vpath[3];
-	id = ch_sched_vnf_add(s, &c);
+	id = ch_psched_vnf_add(s, &c);
 	ck_assert_int_ge(id, 0);
 	return id;
 }
@@ -690,7 +690,7 @@ static void submit_conn(uint32_t chain_id, uint32_t buf, uint64_t cookie, uint64
 	chh_pkt(&p, 3, buf, len, cookie);
 	p.conn_id = conn;
 	p.seq = cookie;
-	ck_assert_uint_eq(ch_sched_submit(s, chain_id, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_submit(s, chain_id, &p, 1), 1);
 }
 
 /*
@@ -752,7 +752,7 @@ static void run_dispatch(uint32_t dispatch, uint32_t *per_thread, uint32_t *thre
 			vnf_flush(t[i]);
 		}
 		polls(4);
-		taken += ch_sched_take(s, 0, r, 64);
+		taken += ch_psched_take(s, 0, r, 64);
 	}
 	ck_assert_uint_eq(got, 48);
 	ck_assert_uint_eq(taken, 48);
@@ -793,7 +793,7 @@ START_TEST(bad_dispatch_policy_is_refused)
 
 	snprintf(vpath[3], sizeof(vpath[3]), "%s/vnfbad", dir);
 	c.region_path = vpath[3];
-	ck_assert_int_eq(ch_sched_vnf_add(s, &c), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_add(s, &c), -EINVAL);
 	ck_assert_int_ne(access(vpath[3], F_OK), 0);
 }
 END_TEST
@@ -801,7 +801,7 @@ END_TEST
 /* The eventfd fires for results released after an arm, and only then. */
 START_TEST(notify_fd_signals_released_results_when_armed)
 {
-	int fd = ch_sched_notify_fd(s);
+	int fd = ch_psched_notify_fd(s);
 	struct ch_result r[4];
 	uint64_t v;
 
@@ -810,15 +810,15 @@ START_TEST(notify_fd_signals_released_results_when_armed)
 	/* Not armed: results arrive silently. */
 	submit(2, 1, 1);
 	polls(2);
-	ck_assert_uint_eq(ch_sched_out_len(s, 2), 1);
+	ck_assert_uint_eq(ch_psched_out_len(s, 2), 1);
 	ck_assert_int_lt(read(fd, &v, sizeof(v)), 0);
 	ck_assert_int_eq(errno, EAGAIN);
 	/* Armed with results waiting: do not sleep. */
-	ck_assert(!ch_sched_notify_arm(s));
-	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 1);
-	ck_assert_uint_eq(ch_sched_out_len(s, 2), 0);
+	ck_assert(!ch_psched_notify_arm(s));
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 1);
+	ck_assert_uint_eq(ch_psched_out_len(s, 2), 0);
 	/* Armed on empty queues: the next release writes the eventfd once. */
-	ck_assert(ch_sched_notify_arm(s));
+	ck_assert(ch_psched_notify_arm(s));
 	submit(2, 2, 2);
 	polls(2);
 	ck_assert_int_eq(read(fd, &v, sizeof(v)), (int)sizeof(v));
@@ -826,17 +826,17 @@ START_TEST(notify_fd_signals_released_results_when_armed)
 	submit(2, 3, 3);
 	polls(2);
 	ck_assert_int_lt(read(fd, &v, sizeof(v)), 0);	/* disarmed by the release */
-	ck_assert_uint_eq(ch_sched_take(s, 2, r, 4), 2);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 2);
 	ck_assert_uint_eq(r[0].pkt.cookie, 2);
 	ck_assert_uint_eq(r[1].pkt.cookie, 3);
-	ck_assert_uint_eq(ch_sched_out_len(s, 99), 0);
+	ck_assert_uint_eq(ch_psched_out_len(s, 99), 0);
 }
 END_TEST
 
 int main(void)
 {
 	int rc;
-	Suite *su = suite_create("ch_sched");
+	Suite *su = suite_create("ch_psched");
 	TCase *tc = tcase_create("sched");
 
 	tcase_add_checked_fixture(tc, setup, teardown);

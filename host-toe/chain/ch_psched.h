@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The packet scheduler (ch_sched_*): moves descriptors of payload through
+ * The packet scheduler (ch_psched_*): moves descriptors of payload through
  * service chains, hop by hop, to VNF processes and back.
  *
  * Who calls what:
  *   - the control plane (tochaind, tests): create, add data regions and
  *     VNFs, set/delete chains, report VNF processes (pids), restart them;
- *   - the TOE (one thread per chain): ch_sched_submit() into a chain's
- *     input queue, ch_sched_take() from its output queue;
- *   - the scheduler thread (ch_sched_start(), or the caller's own loop
- *     around ch_sched_poll()): everything else.
+ *   - the TOE (one thread per chain): ch_psched_submit() into a chain's
+ *     input queue, ch_psched_take() from its output queue;
+ *   - the scheduler thread (ch_psched_start(), or the caller's own loop
+ *     around ch_psched_poll()): everything else.
  *
  * A descriptor (struct ch_pkt) names a payload in a data region (the VM's
  * region: id, buffer index, offset, length) with its connection and
@@ -32,14 +32,14 @@
  * (tcr_chan_close reclaims every slot); its chains follow its policy:
  * fail-closed denies its in-flight and new descriptors
  * (CH_REASON_VNF_FAILED), fail-open bypasses it (counted and logged).
- * ch_sched_vnf_restart() reopens it for a new process.
+ * ch_psched_vnf_restart() reopens it for a new process.
  *
  * TOE input is trusted only for memory safety: region id, buffer index
  * and payload bounds are checked against the data region's geometry
  * (CH_REASON_BAD_DESC otherwise).
  */
-#ifndef TOCHAIN_CH_SCHED_H
-#define TOCHAIN_CH_SCHED_H
+#ifndef TOCHAIN_CH_PSCHED_H
+#define TOCHAIN_CH_PSCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,7 +57,7 @@ struct ch_pkt {
 	uint64_t conn_id;		/* connection id (TOE) */
 	uint64_t seq;			/* stream offset of the first byte */
 	uint64_t tsc;			/* arrival TSC; 0: stamped on submit */
-	uint32_t region;		/* data region id (ch_sched_region_add) */
+	uint32_t region;		/* data region id (ch_psched_region_add) */
 	uint32_t buf;			/* buffer index in the data region */
 	uint32_t off, len;		/* payload inside the buffer */
 	uint32_t flow;			/* flow table entry or TCR_FLOW_NONE */
@@ -102,7 +102,7 @@ enum ch_fail_policy { CH_FAIL_CLOSED = 0, CH_FAIL_OPEN = 1 };
  */
 enum ch_dispatch { CH_DISPATCH_RR = 0, CH_DISPATCH_FLOW = 1 };
 
-struct ch_sched_cfg {
+struct ch_psched_cfg {
 	uint32_t nchains;		/* chain ids 0..nchains-1; default 16, max 64 */
 	uint32_t qcap;			/* input/output queue records; default 1024 */
 	uint32_t max_flight;		/* descriptors in processing; default 1024 */
@@ -132,26 +132,26 @@ struct ch_vnf_info {
 	uint32_t pool_free;		/* work descriptors free in its region */
 };
 
-struct ch_sched;
+struct ch_psched;
 
 /* NULL with errno (EINVAL, ENOMEM, or from creating the counters region). */
-struct ch_sched *ch_sched_create(const struct ch_sched_cfg *cfg);
+struct ch_psched *ch_psched_create(const struct ch_psched_cfg *cfg);
 /* Stops the thread if started; frees everything; VNF region files stay. */
-void ch_sched_destroy(struct ch_sched *s);
+void ch_psched_destroy(struct ch_psched *s);
 
 /*
  * Control plane.  Data regions and VNFs are added once (ids never
  * reused); chains reference them.  0/id or -errno.
  */
-int ch_sched_region_add(struct ch_sched *s, uint32_t id, const char *path,
-			uint32_t nbufs, uint32_t slot_size);
-int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg);
+int ch_psched_region_add(struct ch_psched *s, uint32_t id, const char *path,
+			 uint32_t nbufs, uint32_t slot_size);
+int ch_psched_vnf_add(struct ch_psched *s, const struct ch_vnf_cfg *cfg);
 /*
  * The flow table file (ch_flow.h) of data region @id, granted read-only
  * to VNFs with the region.  Before the region's chains are created.
  * 0, -EINVAL, -ENOENT (no such region), -EEXIST.
  */
-int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path);
+int ch_psched_region_flows(struct ch_psched *s, uint32_t id, const char *path);
 /*
  * The header name of data region @id (tcr_name_valid), sent in its grants
  * after the path (vnf_proto.h: a VNF inside a guest maps the device of
@@ -159,58 +159,58 @@ int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path);
  * name), -ENAMETOOLONG (path and name do not fit a grant's slot together:
  * grants then carry the path alone), -ENOENT, -EEXIST.
  */
-int ch_sched_region_name(struct ch_sched *s, uint32_t id, const char *name);
+int ch_psched_region_name(struct ch_psched *s, uint32_t id, const char *name);
 /* The process serving VNF @vnf (0: none; death detection by pid). */
-int ch_sched_vnf_set_pid(struct ch_sched *s, uint32_t vnf, pid_t pid);
+int ch_psched_vnf_set_pid(struct ch_psched *s, uint32_t vnf, pid_t pid);
 /*
  * (Re)open VNF @vnf's channels for a new process @pid: a live VNF is
  * failed first.  Grants are sent again.  Asynchronous: done by the
  * scheduler thread at its next poll.
  */
-int ch_sched_vnf_restart(struct ch_sched *s, uint32_t vnf, pid_t pid);
-int ch_sched_vnf_info(struct ch_sched *s, uint32_t vnf, struct ch_vnf_info *out);
+int ch_psched_vnf_restart(struct ch_psched *s, uint32_t vnf, pid_t pid);
+int ch_psched_vnf_info(struct ch_psched *s, uint32_t vnf, struct ch_vnf_info *out);
 /*
  * Create/replace (@cfg) or delete (NULL) chain @chain's table; waits a
  * grace period.  -EINVAL (bad id, config, unknown VNF or region), -ENOENT.
  */
-int ch_sched_chain_set(struct ch_sched *s, uint32_t chain, const struct ch_chain_cfg *cfg,
-		       uint64_t *version);
+int ch_psched_chain_set(struct ch_psched *s, uint32_t chain, const struct ch_chain_cfg *cfg,
+			uint64_t *version);
 
 /* TOE side (one producer and one consumer thread per chain). */
-unsigned int ch_sched_submit(struct ch_sched *s, uint32_t chain, const struct ch_pkt *p,
-			     unsigned int n);
-unsigned int ch_sched_take(struct ch_sched *s, uint32_t chain, struct ch_result *r,
-			   unsigned int n);
+unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
+			      unsigned int n);
+unsigned int ch_psched_take(struct ch_psched *s, uint32_t chain, struct ch_result *r,
+			    unsigned int n);
 /* The chain's counters (region_layout.h), NULL for a bad id. */
-struct tcr_chain_counters *ch_sched_counters(struct ch_sched *s, uint32_t chain);
+struct tcr_chain_counters *ch_psched_counters(struct ch_psched *s, uint32_t chain);
 
 /* Run the scheduler in a thread of its own.  0 or -errno. */
-int ch_sched_start(struct ch_sched *s);
-void ch_sched_stop(struct ch_sched *s);
+int ch_psched_start(struct ch_psched *s);
+void ch_psched_stop(struct ch_psched *s);
 
 /*
  * Or drive it: one round of work; returns how many events it handled
  * (0: idle).  The caller is the only scheduler thread and registered with
  * liburcu (urcu_memb_register_thread()).
  */
-unsigned int ch_sched_poll(struct ch_sched *s);
+unsigned int ch_psched_poll(struct ch_psched *s);
 
 /*
  * Result notification for a consumer that sleeps (the TOE's epoll loop):
  * an eventfd (non-blocking, close-on-exec, owned by the scheduler) that
  * becomes readable when results were released into an output queue after
  * the consumer armed it.  The consumer, before it sleeps, calls
- * ch_sched_notify_arm(): false means results are already waiting (do not
+ * ch_psched_notify_arm(): false means results are already waiting (do not
  * sleep); true means the next release writes the eventfd.  The consumer
  * reads the eventfd to clear it.  Under load (never armed) no system call
- * is made.  ch_sched_notify_fd() is -1 if the eventfd could not be made.
+ * is made.  ch_psched_notify_fd() is -1 if the eventfd could not be made.
  */
-int ch_sched_notify_fd(struct ch_sched *s);
-bool ch_sched_notify_arm(struct ch_sched *s);
+int ch_psched_notify_fd(struct ch_psched *s);
+bool ch_psched_notify_arm(struct ch_psched *s);
 /* Results waiting in @chain's output queue (a snapshot; 0 for a bad id). */
-uint32_t ch_sched_out_len(struct ch_sched *s, uint32_t chain);
+uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain);
 
 /* Descriptors in processing (all chains); for tests and draining. */
-uint32_t ch_sched_in_flight(struct ch_sched *s);
+uint32_t ch_psched_in_flight(struct ch_psched *s);
 
-#endif /* TOCHAIN_CH_SCHED_H */
+#endif /* TOCHAIN_CH_PSCHED_H */

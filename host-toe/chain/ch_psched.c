@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The packet scheduler; the contract is in ch_sched.h.
+ * The packet scheduler; the contract is in ch_psched.h.
  *
  * SYNCHRONIZATION.
  *  - Everything below "scheduler thread state" belongs to the one thread
- *    that runs ch_sched_poll(): flights, VNF pools, channels, grants.
+ *    that runs ch_psched_poll(): flights, VNF pools, channels, grants.
  *  - Control-plane calls publish new data regions and VNFs by filling the
  *    slot and then store-releasing `present` (paired with the scheduler's
  *    load-acquire); they never touch a published object again except
@@ -42,7 +42,7 @@
 #include <tochain/tsc.h>
 
 #include "ch_queue.h"
-#include "ch_sched.h"
+#include "ch_psched.h"
 #include "tochain/vnf_proto.h"
 
 _Static_assert(CH_MAX_PAR <= 16, "hop masks are 16 bits");
@@ -120,8 +120,8 @@ struct chain_rt {
 	uint32_t inflight;
 };
 
-struct ch_sched {
-	struct ch_sched_cfg cfg;
+struct ch_psched {
+	struct ch_psched_cfg cfg;
 	struct ch_tables *tables;
 	struct chain_rt *chain;
 	struct vnf vnf[CH_MAX_VNFS];
@@ -143,7 +143,7 @@ struct ch_sched {
 	int stop;
 	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
 	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
-	/* result notification (ch_sched_notify_*) */
+	/* result notification (ch_psched_notify_*) */
 	int notify_fd;
 	uint32_t notify_armed;		/* set by the consumer, cleared by a release */
 };
@@ -162,7 +162,7 @@ static void futex_wake(__u32 *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Publish the free stock of @vn's pool for ch_sched_vnf_info (relaxed). */
+/* Publish the free stock of @vn's pool for ch_psched_vnf_info (relaxed). */
 #define pool_note(vn) \
 	tc_store_relaxed(&(vn)->pool_free, (uint32_t)tcr_pool_count((vn)->pool, TCR_HOLDER_FREE))
 
@@ -182,12 +182,12 @@ static uint32_t pow2_at_least(uint32_t v)
 
 /* ---- creation ------------------------------------------------------ */
 
-struct ch_sched *ch_sched_create(const struct ch_sched_cfg *cfg)
+struct ch_psched *ch_psched_create(const struct ch_psched_cfg *cfg)
 {
 	struct tcr_params cp = { .name = "chain-counters", .kind = TCR_KIND_HOST,
 				 .nbufs = 1, .slot_size = 64, .nchannels = 1 };
 	struct tcr_geometry g;
-	struct ch_sched *s;
+	struct ch_psched *s;
 	uint32_t osize;
 	int err;
 
@@ -288,11 +288,11 @@ out_free:
 	return NULL;
 }
 
-void ch_sched_destroy(struct ch_sched *s)
+void ch_psched_destroy(struct ch_psched *s)
 {
 	if (!s)
 		return;
-	ch_sched_stop(s);
+	ch_psched_stop(s);
 	for (uint32_t v = 0; v < CH_MAX_VNFS; v++) {
 		struct vnf *vn = &s->vnf[v];
 
@@ -328,8 +328,8 @@ void ch_sched_destroy(struct ch_sched *s)
 
 /* ---- control plane ------------------------------------------------- */
 
-int ch_sched_region_add(struct ch_sched *s, uint32_t id, const char *path,
-			uint32_t nbufs, uint32_t slot_size)
+int ch_psched_region_add(struct ch_psched *s, uint32_t id, const char *path,
+			 uint32_t nbufs, uint32_t slot_size)
 {
 	struct dregion *d;
 	int err = 0;
@@ -351,7 +351,7 @@ int ch_sched_region_add(struct ch_sched *s, uint32_t id, const char *path,
 	return err;
 }
 
-int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path)
+int ch_psched_region_flows(struct ch_psched *s, uint32_t id, const char *path)
 {
 	struct dregion *d;
 	int err = 0;
@@ -372,7 +372,7 @@ int ch_sched_region_flows(struct ch_sched *s, uint32_t id, const char *path)
 	return err;
 }
 
-int ch_sched_region_name(struct ch_sched *s, uint32_t id, const char *name)
+int ch_psched_region_name(struct ch_psched *s, uint32_t id, const char *name)
 {
 	struct dregion *d;
 	int err = 0;
@@ -395,14 +395,14 @@ int ch_sched_region_name(struct ch_sched *s, uint32_t id, const char *name)
 	return err;
 }
 
-static const struct dregion *region_get(struct ch_sched *s, uint32_t id)
+static const struct dregion *region_get(struct ch_psched *s, uint32_t id)
 {
 	if (id >= CH_MAX_REGIONS || !tc_load_acquire(&s->region[id].present))
 		return NULL;
 	return &s->region[id];
 }
 
-int ch_sched_vnf_add(struct ch_sched *s, const struct ch_vnf_cfg *cfg)
+int ch_psched_vnf_add(struct ch_psched *s, const struct ch_vnf_cfg *cfg)
 {
 	struct tcr_params p = { .kind = TCR_KIND_HOST, .slot_size = VNF_REGION_SLOT,
 				.nchains = VNF_REGION_CHAINS };
@@ -469,14 +469,14 @@ out_unlock:
 	return err;
 }
 
-static struct vnf *vnf_get(struct ch_sched *s, uint32_t id)
+static struct vnf *vnf_get(struct ch_psched *s, uint32_t id)
 {
 	if (id >= tc_load_acquire(&s->nvnfs))
 		return NULL;
 	return &s->vnf[id];
 }
 
-int ch_sched_vnf_set_pid(struct ch_sched *s, uint32_t vnf, pid_t pid)
+int ch_psched_vnf_set_pid(struct ch_psched *s, uint32_t vnf, pid_t pid)
 {
 	struct vnf *vn = vnf_get(s, vnf);
 
@@ -486,7 +486,7 @@ int ch_sched_vnf_set_pid(struct ch_sched *s, uint32_t vnf, pid_t pid)
 	return 0;
 }
 
-int ch_sched_vnf_restart(struct ch_sched *s, uint32_t vnf, pid_t pid)
+int ch_psched_vnf_restart(struct ch_psched *s, uint32_t vnf, pid_t pid)
 {
 	struct vnf *vn = vnf_get(s, vnf);
 
@@ -496,7 +496,7 @@ int ch_sched_vnf_restart(struct ch_sched *s, uint32_t vnf, pid_t pid)
 	return 0;
 }
 
-int ch_sched_vnf_info(struct ch_sched *s, uint32_t vnf, struct ch_vnf_info *out)
+int ch_psched_vnf_info(struct ch_psched *s, uint32_t vnf, struct ch_vnf_info *out)
 {
 	struct vnf *vn = vnf_get(s, vnf);
 	uint32_t outstanding = 0;
@@ -518,8 +518,8 @@ int ch_sched_vnf_info(struct ch_sched *s, uint32_t vnf, struct ch_vnf_info *out)
 	return 0;
 }
 
-int ch_sched_chain_set(struct ch_sched *s, uint32_t chain, const struct ch_chain_cfg *cfg,
-		       uint64_t *version)
+int ch_psched_chain_set(struct ch_psched *s, uint32_t chain, const struct ch_chain_cfg *cfg,
+			uint64_t *version)
 {
 	uint32_t nvnfs = tc_load_acquire(&s->nvnfs);
 
@@ -534,8 +534,8 @@ int ch_sched_chain_set(struct ch_sched *s, uint32_t chain, const struct ch_chain
 
 /* ---- TOE side ------------------------------------------------------ */
 
-unsigned int ch_sched_submit(struct ch_sched *s, uint32_t chain, const struct ch_pkt *p,
-			     unsigned int n)
+unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
+			      unsigned int n)
 {
 	unsigned int k;
 
@@ -554,8 +554,8 @@ unsigned int ch_sched_submit(struct ch_sched *s, uint32_t chain, const struct ch
 	return k;
 }
 
-unsigned int ch_sched_take(struct ch_sched *s, uint32_t chain, struct ch_result *r,
-			   unsigned int n)
+unsigned int ch_psched_take(struct ch_psched *s, uint32_t chain, struct ch_result *r,
+			    unsigned int n)
 {
 	unsigned int k;
 
@@ -567,26 +567,26 @@ unsigned int ch_sched_take(struct ch_sched *s, uint32_t chain, struct ch_result 
 	return k;
 }
 
-struct tcr_chain_counters *ch_sched_counters(struct ch_sched *s, uint32_t chain)
+struct tcr_chain_counters *ch_psched_counters(struct ch_psched *s, uint32_t chain)
 {
 	if (chain >= s->cfg.nchains)
 		return NULL;
 	return s->chain[chain].ctr;
 }
 
-int ch_sched_notify_fd(struct ch_sched *s)
+int ch_psched_notify_fd(struct ch_psched *s)
 {
 	return s->notify_fd;
 }
 
-uint32_t ch_sched_out_len(struct ch_sched *s, uint32_t chain)
+uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain)
 {
 	if (chain >= s->cfg.nchains)
 		return 0;
 	return ch_queue_len(s->chain[chain].out);
 }
 
-bool ch_sched_notify_arm(struct ch_sched *s)
+bool ch_psched_notify_arm(struct ch_psched *s)
 {
 	tc_store_relaxed(&s->notify_armed, 1);
 	/* N1: the flag is visible before we look at the queues; pairs with N2. */
@@ -598,7 +598,7 @@ bool ch_sched_notify_arm(struct ch_sched *s)
 }
 
 /* Scheduler thread, after releasing results: wake an armed consumer. */
-static void notify_results(struct ch_sched *s)
+static void notify_results(struct ch_psched *s)
 {
 	uint64_t one = 1;
 
@@ -612,7 +612,7 @@ static void notify_results(struct ch_sched *s)
 	}
 }
 
-uint32_t ch_sched_in_flight(struct ch_sched *s)
+uint32_t ch_psched_in_flight(struct ch_psched *s)
 {
 	return tc_load_relaxed(&s->in_flight);
 }
@@ -663,7 +663,7 @@ static int vnf_send(struct vnf *vn, uint32_t c, struct tcr_desc *d, const struct
 /*
  * The slot of a control message: @path (d.len bytes), and with a @name,
  * a NUL, the name and a NUL (the data region's header name, vnf_proto.h);
- * ch_sched_region_name() checked that both fit.
+ * ch_psched_region_name() checked that both fit.
  */
 static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
 		     const char *path, const char *name)
@@ -690,7 +690,7 @@ static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
 		fprintf(stderr, "chain: vnf %s: no room for a control message\n", vn->name);
 }
 
-static void vnf_ctrl_all(struct ch_sched *s, struct vnf *vn, uint32_t op, uint32_t region)
+static void vnf_ctrl_all(struct ch_psched *s, struct vnf *vn, uint32_t op, uint32_t region)
 {
 	const struct dregion *dr = region_get(s, region);
 
@@ -705,7 +705,7 @@ static void vnf_ctrl_all(struct ch_sched *s, struct vnf *vn, uint32_t op, uint32
 	}
 }
 
-static void table_grant(struct ch_sched *s, struct ch_table *tb)
+static void table_grant(struct ch_psched *s, struct ch_table *tb)
 {
 	for (uint32_t h = 0; h < tb->cfg.nhops; h++)
 		for (uint32_t i = 0; i < tb->cfg.hop[h].nvnfs; i++) {
@@ -717,7 +717,7 @@ static void table_grant(struct ch_sched *s, struct ch_table *tb)
 	tb->granted = true;
 }
 
-static void table_revoke(struct ch_sched *s, struct ch_table *tb)
+static void table_revoke(struct ch_psched *s, struct ch_table *tb)
 {
 	if (!tb->granted)
 		return;
@@ -742,7 +742,7 @@ static void flight_deny(struct flight *f, uint32_t reason, uint32_t vnf, uint32_
 	f->deny_rule = rule;
 }
 
-static void flight_complete(struct ch_sched *s, struct flight *f)
+static void flight_complete(struct ch_psched *s, struct flight *f)
 {
 	(void)s;
 	if (f->verdict != CH_DENY)
@@ -750,7 +750,7 @@ static void flight_complete(struct ch_sched *s, struct flight *f)
 	f->state = FL_DONE;
 }
 
-static void stall_push(struct ch_sched *s, uint32_t id)
+static void stall_push(struct ch_psched *s, uint32_t id)
 {
 	if (s->fl[id].stalled)
 		return;
@@ -774,7 +774,7 @@ static uint32_t flow_thread(uint64_t conn_id, uint32_t nthreads)
 }
 
 /* Dispatch what is pending of flight @id's hop; stall what cannot go yet. */
-static void flight_dispatch(struct ch_sched *s, uint32_t id)
+static void flight_dispatch(struct ch_psched *s, uint32_t id)
 {
 	struct flight *f = &s->fl[id];
 	const struct ch_hop_cfg *hop = &f->tb->cfg.hop[f->hop];
@@ -830,7 +830,7 @@ static void flight_dispatch(struct ch_sched *s, uint32_t id)
 }
 
 /* Move flight @id on after an event: next hop, completion. */
-static void flight_advance(struct ch_sched *s, uint32_t id)
+static void flight_advance(struct ch_psched *s, uint32_t id)
 {
 	struct flight *f = &s->fl[id];
 
@@ -847,7 +847,7 @@ static void flight_advance(struct ch_sched *s, uint32_t id)
 	}
 }
 
-static bool pkt_valid(struct ch_sched *s, const struct ch_pkt *p, const struct ch_table *tb)
+static bool pkt_valid(struct ch_psched *s, const struct ch_pkt *p, const struct ch_table *tb)
 {
 	const struct dregion *dr = region_get(s, p->region);
 
@@ -855,7 +855,7 @@ static bool pkt_valid(struct ch_sched *s, const struct ch_pkt *p, const struct c
 	       (uint64_t)p->off + p->len <= dr->slot_size;
 }
 
-static unsigned int admit(struct ch_sched *s, uint32_t chain)
+static unsigned int admit(struct ch_psched *s, uint32_t chain)
 {
 	struct chain_rt *ch = &s->chain[chain];
 	struct ch_pkt pkts[BURST];
@@ -916,7 +916,7 @@ static unsigned int admit(struct ch_sched *s, uint32_t chain)
 }
 
 /* Release finished flights of @chain in arrival order. */
-static unsigned int release(struct ch_sched *s, uint32_t chain)
+static unsigned int release(struct ch_psched *s, uint32_t chain)
 {
 	struct chain_rt *ch = &s->chain[chain];
 	uint32_t ndone = 0, ndenied = 0;
@@ -959,7 +959,7 @@ static unsigned int release(struct ch_sched *s, uint32_t chain)
 }
 
 /* A verdict (or a loss) for work descriptor @vd of VNF @vn. */
-static void verdict_in(struct ch_sched *s, struct vnf *vn, const struct vdesc *vd,
+static void verdict_in(struct ch_psched *s, struct vnf *vn, const struct vdesc *vd,
 		       uint32_t verdict, uint32_t rule, bool lost)
 {
 	struct flight *f;
@@ -986,7 +986,7 @@ static void verdict_in(struct ch_sched *s, struct vnf *vn, const struct vdesc *v
 	flight_advance(s, vd->flight);
 }
 
-static void vnf_fail(struct ch_sched *s, struct vnf *vn, const char *why)
+static void vnf_fail(struct ch_psched *s, struct vnf *vn, const char *why)
 {
 	if (vn->failed)
 		return;
@@ -1012,7 +1012,7 @@ static void vnf_fail(struct ch_sched *s, struct vnf *vn, const char *why)
 		futex_wake(tcr_ring_kick_consumer(&vn->chan[c].ring[TCR_CH_RX]));
 }
 
-static void vnf_reopen(struct ch_sched *s, struct vnf *vn, int pid)
+static void vnf_reopen(struct ch_psched *s, struct vnf *vn, int pid)
 {
 	vnf_fail(s, vn, "restart");
 	for (uint32_t c = 0; c < vn->nthreads; c++) {
@@ -1028,7 +1028,7 @@ static void vnf_reopen(struct ch_sched *s, struct vnf *vn, int pid)
 	fprintf(stderr, "chain: vnf %s reopened for pid %d\n", vn->name, pid);
 }
 
-static unsigned int vnf_collect(struct ch_sched *s, struct vnf *vn)
+static unsigned int vnf_collect(struct ch_psched *s, struct vnf *vn)
 {
 	uint32_t idx[BURST];
 	unsigned int total = 0;
@@ -1091,7 +1091,7 @@ static bool pid_dead(int pid)
 	return dead;
 }
 
-static void liveness(struct ch_sched *s, uint32_t nvnfs)
+static void liveness(struct ch_psched *s, uint32_t nvnfs)
 {
 	for (uint32_t v = 0; v < nvnfs; v++) {
 		struct vnf *vn = &s->vnf[v];
@@ -1120,7 +1120,7 @@ static void liveness(struct ch_sched *s, uint32_t nvnfs)
 }
 
 /* Early-end flags the VNFs raised move to the chains' own counters. */
-static void early_flags(struct ch_sched *s, uint32_t nvnfs)
+static void early_flags(struct ch_psched *s, uint32_t nvnfs)
 {
 	for (uint32_t v = 0; v < nvnfs; v++)
 		for (uint32_t c = 0; c < s->cfg.nchains; c++) {
@@ -1132,7 +1132,7 @@ static void early_flags(struct ch_sched *s, uint32_t nvnfs)
 		}
 }
 
-unsigned int ch_sched_poll(struct ch_sched *s)
+unsigned int ch_psched_poll(struct ch_psched *s)
 {
 	uint32_t nvnfs = tc_load_acquire(&s->nvnfs);
 	unsigned int work = 0, released = 0;
@@ -1195,7 +1195,7 @@ unsigned int ch_sched_poll(struct ch_sched *s)
 
 /* ---- the scheduler's own thread ------------------------------------ */
 
-static bool inputs_empty(struct ch_sched *s)
+static bool inputs_empty(struct ch_psched *s)
 {
 	for (uint32_t c = 0; c < s->cfg.nchains; c++)
 		if (ch_queue_len(s->chain[c].in))
@@ -1209,7 +1209,7 @@ static bool inputs_empty(struct ch_sched *s)
  * flight none of them is urgent).  Returns true when the doorbell rang
  * (or the inputs were not empty), false on a timeout.
  */
-static bool sched_sleep(struct ch_sched *s)
+static bool sched_sleep(struct ch_psched *s)
 {
 	struct timespec ts = { 0, 50000000 };
 	uint32_t bell = tc_load_acquire(&s->doorbell);
@@ -1230,7 +1230,7 @@ static bool sched_sleep(struct ch_sched *s)
 #define NAP_NS	50000		/* work out at the VNFs: look again after this */
 
 /* Sleep NAP_NS, or until a submit rings the doorbell. */
-static void sched_nap(struct ch_sched *s)
+static void sched_nap(struct ch_psched *s)
 {
 	struct timespec ts = { 0, NAP_NS };
 	uint32_t bell = tc_load_acquire(&s->doorbell);
@@ -1245,7 +1245,7 @@ static void sched_nap(struct ch_sched *s)
 
 static void *sched_main(void *arg)
 {
-	struct ch_sched *s = arg;
+	struct ch_psched *s = arg;
 	const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
 	uint64_t spin = cal->invariant ? cal->hz / (1000000000ull / SPIN_NS) : SPIN_NS;
 	uint64_t idle_since = 0;
@@ -1254,7 +1254,7 @@ static void *sched_main(void *arg)
 	while (!tc_load_acquire(&s->stop)) {
 		uint64_t now;
 
-		if (ch_sched_poll(s)) {
+		if (ch_psched_poll(s)) {
 			idle_since = 0;
 			continue;
 		}
@@ -1297,7 +1297,7 @@ static void *sched_main(void *arg)
 	return NULL;
 }
 
-int ch_sched_start(struct ch_sched *s)
+int ch_psched_start(struct ch_psched *s)
 {
 	int err;
 
@@ -1311,7 +1311,7 @@ int ch_sched_start(struct ch_sched *s)
 	return 0;
 }
 
-void ch_sched_stop(struct ch_sched *s)
+void ch_psched_stop(struct ch_psched *s)
 {
 	if (!s->running)
 		return;
