@@ -1,175 +1,34 @@
 // SPDX-License-Identifier: MIT
 /*
- * The packet scheduler; the contract is in ch_psched.h.
- *
- * SYNCHRONIZATION.
- *  - Everything below "scheduler thread state" belongs to the one thread
- *    that runs ch_psched_poll(): flights, VNF pools, channels, grants.
- *  - Control-plane calls publish new data regions and VNFs by filling the
- *    slot and then store-releasing `present` (paired with the scheduler's
- *    load-acquire); they never touch a published object again except
- *    through atomic request words (pid, restart_pid).
- *  - Forwarding tables: RCU (ch_table.c).  Each flight holds a table
- *    reference from admission to completion, so a descriptor finishes on
- *    the table it started on.  Retired tables are freed here, after their
- *    grants were revoked.
- *  - Statistics read by other threads are written with relaxed atomics.
- *  - Input/output queues: SPSC (ch_queue.h).
+ * The packet scheduler: creation, the control plane, the TOE side, the
+ * poll loop and the scheduler's own thread.  The contract is in
+ * ch_psched.h; the state and its synchronization rules in ch_psched_int.h.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <urcu/urcu-memb.h>
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <tochain/barrier.h>
 #include <tochain/chan.h>
-#include <tochain/counters.h>
 #include <tochain/desc.h>
 #include <tochain/pool.h>
 #include <tochain/region.h>
 #include <tochain/tsc.h>
+#include <tochain/util.h>
 
-#include "ch_queue.h"
-#include "ch_psched.h"
-#include "tochain/vnf_proto.h"
-
-_Static_assert(CH_MAX_PAR <= 16, "hop masks are 16 bits");
-_Static_assert(CH_MAX_REGIONS <= VNF_REGION_CHAINS, "region ids fit the protocol");
-
-#define BURST		32
-#define FLIGHT_CTRL	0xffffffffu	/* vdesc of a control message */
-#define CHECK_NS	2000000ull	/* liveness checks every 2 ms */
-
-enum flight_state { FL_FREE = 0, FL_BUSY = 1, FL_DONE = 2 };
-
-struct flight {
-	struct ch_pkt pkt;
-	struct ch_table *tb;		/* reference held while busy */
-	uint32_t chain;
-	uint32_t gen;			/* bumped at each reuse */
-	uint8_t state;			/* enum flight_state */
-	uint8_t hop;			/* current hop */
-	uint8_t stalled;		/* in the stall ring */
-	uint8_t pad0;
-	uint16_t pending;		/* VNFs of the hop still to dispatch */
-	uint16_t outstanding;		/* dispatched, verdict not back */
-	uint32_t verdict, reason, deny_vnf, deny_rule, bypassed;
-};
-
-/* What the scheduler gave a VNF work descriptor for (private). */
-struct vdesc {
-	uint32_t flight;		/* flight id or FLIGHT_CTRL */
-	uint32_t gen;
-	uint8_t slot;			/* position of the VNF in the hop */
-	uint8_t chan;			/* channel it was sent on */
-};
-
-struct vchan {
-	uint32_t outstanding;		/* work descriptors the thread holds */
-	uint64_t last_progress;		/* ns, monotonic */
-	bool kick;			/* enqueued on RX this round */
-};
-
-struct vnf {
-	uint32_t present;		/* store-release by the control plane */
-	uint32_t id, nthreads, policy, dispatch;
-	char name[TCR_NAME_MAX];
-	int pid;			/* atomic: process serving it */
-	int restart_pid;		/* atomic: -1 none, else restart request */
-	/* scheduler thread state */
-	struct tcr_region *r;
-	struct tcr_pool *pool;
-	struct tcr_chan chan[VNF_MAX_THREADS];
-	struct vchan vc[VNF_MAX_THREADS];
-	struct vdesc *vd;
-	uint32_t rr;
-	uint32_t grants[CH_MAX_REGIONS];
-	bool failed;			/* also read (relaxed) by info */
-	uint32_t pool_free;		/* snapshot of the pool's free stock, for info */
-	uint32_t epoch;
-	uint64_t dispatched, verdicts, bad_verdicts, bypassed, failures;
-};
-
-struct dregion {
-	uint32_t present;		/* store-release by the control plane */
-	uint32_t nbufs, slot_size;
-	char path[VNF_REGION_SLOT];
-	uint32_t has_flows;		/* store-release after flows_path */
-	char flows_path[VNF_REGION_SLOT];
-	uint32_t has_name;		/* store-release after name */
-	char name[TCR_NAME_MAX];	/* its header name, for guests */
-};
-
-struct chain_rt {
-	struct ch_queue *in, *out;
-	struct tcr_chain_counters *ctr;
-	uint32_t *order;		/* flight ids in arrival order */
-	uint32_t ohead, otail;
-	uint32_t inflight;
-};
-
-struct ch_psched {
-	struct ch_psched_cfg cfg;
-	struct ch_tables *tables;
-	struct chain_rt *chain;
-	struct vnf vnf[CH_MAX_VNFS];
-	uint32_t nvnfs;			/* store-release after a VNF is ready */
-	struct dregion region[CH_MAX_REGIONS];
-	pthread_mutex_t ctl_lock;	/* serialises control-plane calls */
-	struct tcr_region *ctr_region;
-	void *ctr_mem;
-	/* scheduler thread state */
-	struct flight *fl;
-	uint32_t *free_fl, nfree;
-	uint32_t *stall, shead, stail;	/* ring of flight ids, max_flight slots */
-	uint32_t flight_mask;		/* order/stall ring mask */
-	uint64_t next_check;
-	uint32_t in_flight;		/* atomic for readers */
-	/* thread */
-	pthread_t thread;
-	bool running;
-	int stop;
-	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
-	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
-	/* result notification (ch_psched_notify_*) */
-	int notify_fd;
-	uint32_t notify_armed;		/* set by the consumer, cleared by a release */
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void futex_wake(__u32 *word)
-{
-	/* Shared mapping: not FUTEX_PRIVATE. */
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/* Publish the free stock of @vn's pool for ch_psched_vnf_info (relaxed). */
-#define pool_note(vn) \
-	tc_store_relaxed(&(vn)->pool_free, (uint32_t)tcr_pool_count((vn)->pool, TCR_HOLDER_FREE))
-
-static void stat_add(uint64_t *p, uint64_t v)
-{
-	tc_store_relaxed(p, tc_load_relaxed(p) + v);
-}
+#include "ch_psched_int.h"
+#include "ch_psched_collect.h"
+#include "ch_psched_dispatch.h"
+#include "ch_psched_live.h"
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -345,7 +204,7 @@ int ch_psched_region_add(struct ch_psched *s, uint32_t id, const char *path,
 		d->nbufs = nbufs;
 		d->slot_size = slot_size;
 		snprintf(d->path, sizeof(d->path), "%s", path);
-		tc_store_release(&d->present, 1);	/* pairs with region_get() */
+		tc_store_release(&d->present, 1);	/* pairs with dregion_get() */
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	return err;
@@ -366,7 +225,7 @@ int ch_psched_region_flows(struct ch_psched *s, uint32_t id, const char *path)
 		err = -EEXIST;
 	} else {
 		snprintf(d->flows_path, sizeof(d->flows_path), "%s", path);
-		tc_store_release(&d->has_flows, 1);	/* pairs with vnf_ctrl_all() */
+		tc_store_release(&d->has_flows, 1);	/* pairs with ch_psched_dispatch_ctrl_all() */
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	return err;
@@ -389,17 +248,10 @@ int ch_psched_region_name(struct ch_psched *s, uint32_t id, const char *name)
 		err = -ENAMETOOLONG;	/* the grant's slot holds both */
 	} else {
 		memcpy(d->name, name, strlen(name) + 1);	/* < TCR_NAME_MAX: valid */
-		tc_store_release(&d->has_name, 1);	/* pairs with vnf_ctrl_all() */
+		tc_store_release(&d->has_name, 1);	/* pairs with ch_psched_dispatch_ctrl_all() */
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	return err;
-}
-
-static const struct dregion *region_get(struct ch_psched *s, uint32_t id)
-{
-	if (id >= CH_MAX_REGIONS || !tc_load_acquire(&s->region[id].present))
-		return NULL;
-	return &s->region[id];
 }
 
 int ch_psched_vnf_add(struct ch_psched *s, const struct ch_vnf_cfg *cfg)
@@ -450,7 +302,7 @@ int ch_psched_vnf_add(struct ch_psched *s, const struct ch_vnf_cfg *cfg)
 		err = tcr_chan_open(&vn->chan[c], vn->r, c);
 		if (err)
 			goto out_destroy;
-		vn->vc[c].last_progress = now_ns();
+		vn->vc[c].last_progress = tu_now_ns();
 	}
 	vn->pool_free = p.nbufs;
 	tc_store_release(&vn->present, 1);
@@ -526,7 +378,7 @@ int ch_psched_chain_set(struct ch_psched *s, uint32_t chain, const struct ch_cha
 	if (chain >= s->cfg.nchains)
 		return -EINVAL;
 	if (cfg) {
-		if (ch_chain_cfg_check(cfg, nvnfs) || !region_get(s, cfg->region))
+		if (ch_chain_cfg_check(cfg, nvnfs) || !dregion_get(s, cfg->region))
 			return -EINVAL;
 	}
 	return ch_tables_set(s->tables, chain, cfg, version);
@@ -617,521 +469,6 @@ uint32_t ch_psched_in_flight(struct ch_psched *s)
 	return tc_load_relaxed(&s->in_flight);
 }
 
-/* ---- scheduler thread: VNF channels -------------------------------- */
-
-static void kick_channels(struct vnf *vn)
-{
-	for (uint32_t c = 0; c < vn->nthreads; c++) {
-		struct tcr_ring *rx = &vn->chan[c].ring[TCR_CH_RX];
-
-		if (!vn->vc[c].kick)
-			continue;
-		vn->vc[c].kick = false;
-		if (tcr_ring_prod_kick_needed(rx))
-			futex_wake(tcr_ring_kick_consumer(rx));
-	}
-}
-
-/* Send one work descriptor @d on channel @c; 0, or -EAGAIN (no room). */
-static int vnf_send(struct vnf *vn, uint32_t c, struct tcr_desc *d, const struct vdesc *vd,
-		    const void *slot_data, uint32_t slot_len)
-{
-	uint32_t idx;
-	int k;
-
-	if (tcr_pool_alloc(vn->pool, &idx, 1) != 1)
-		return -EAGAIN;
-	d->slot = idx;
-	tcr_desc_store(vn->r, idx, d);
-	if (slot_len)
-		memcpy(tcr_region_slot(vn->r, idx), slot_data, slot_len);
-	vn->vd[idx] = *vd;
-	vn->vd[idx].chan = (uint8_t)c;
-	k = tcr_chan_send(&vn->chan[c], vn->pool, &idx, 1);
-	if (k != 1) {
-		tcr_pool_free(vn->pool, &idx, 1);
-		return -EAGAIN;
-	}
-	pool_note(vn);
-	if (vn->vc[c].outstanding++ == 0)
-		vn->vc[c].last_progress = now_ns();
-	tc_store_relaxed(&vn->vc[c].outstanding, vn->vc[c].outstanding);
-	vn->vc[c].kick = true;
-	return 0;
-}
-
-/*
- * The slot of a control message: @path (d.len bytes), and with a @name,
- * a NUL, the name and a NUL (the data region's header name, vnf_proto.h);
- * ch_psched_region_name() checked that both fit.
- */
-static void vnf_ctrl(struct vnf *vn, uint32_t c, uint32_t op, uint32_t region,
-		     const char *path, const char *name)
-{
-	struct vdesc vd = { .flight = FLIGHT_CTRL };
-	struct tcr_desc d;
-	char slot[VNF_REGION_SLOT];
-	uint32_t len = (uint32_t)strlen(path), slen = len;
-
-	memcpy(slot, path, len);
-	if (name && len + 1 + strlen(name) + 1 <= sizeof(slot)) {
-		slot[slen++] = '\0';
-		memcpy(slot + slen, name, strlen(name) + 1);
-		slen += (uint32_t)strlen(name) + 1;
-	}
-
-	memset(&d, 0, sizeof(d));
-	d.op = TCR_OP_CTRL;
-	d.flags = (__u16)op;
-	d.aux = region;
-	d.len = len;
-	d.flow = TCR_FLOW_NONE;
-	if (vnf_send(vn, c, &d, &vd, slot, slen))
-		fprintf(stderr, "chain: vnf %s: no room for a control message\n", vn->name);
-}
-
-static void vnf_ctrl_all(struct ch_psched *s, struct vnf *vn, uint32_t op, uint32_t region)
-{
-	const struct dregion *dr = region_get(s, region);
-
-	if (!dr || vn->failed)
-		return;
-	for (uint32_t c = 0; c < vn->nthreads; c++) {
-		vnf_ctrl(vn, c, op, region, dr->path,
-			 op == VNF_CTRL_GRANT && tc_load_acquire(&dr->has_name) ? dr->name : NULL);
-		/* The flow table goes with the data region (seed 002). */
-		if (op == VNF_CTRL_GRANT && tc_load_acquire(&dr->has_flows))
-			vnf_ctrl(vn, c, VNF_CTRL_GRANT_FLOWS, region, dr->flows_path, NULL);
-	}
-}
-
-static void table_grant(struct ch_psched *s, struct ch_table *tb)
-{
-	for (uint32_t h = 0; h < tb->cfg.nhops; h++)
-		for (uint32_t i = 0; i < tb->cfg.hop[h].nvnfs; i++) {
-			struct vnf *vn = &s->vnf[tb->cfg.hop[h].vnf[i]];
-
-			if (vn->grants[tb->cfg.region]++ == 0)
-				vnf_ctrl_all(s, vn, VNF_CTRL_GRANT, tb->cfg.region);
-		}
-	tb->granted = true;
-}
-
-static void table_revoke(struct ch_psched *s, struct ch_table *tb)
-{
-	if (!tb->granted)
-		return;
-	for (uint32_t h = 0; h < tb->cfg.nhops; h++)
-		for (uint32_t i = 0; i < tb->cfg.hop[h].nvnfs; i++) {
-			struct vnf *vn = &s->vnf[tb->cfg.hop[h].vnf[i]];
-
-			if (--vn->grants[tb->cfg.region] == 0)
-				vnf_ctrl_all(s, vn, VNF_CTRL_REVOKE, tb->cfg.region);
-		}
-}
-
-/* ---- scheduler thread: flights ------------------------------------- */
-
-static void flight_deny(struct flight *f, uint32_t reason, uint32_t vnf, uint32_t rule)
-{
-	if (f->verdict == CH_DENY)
-		return;		/* the first Deny is the one recorded */
-	f->verdict = CH_DENY;
-	f->reason = reason;
-	f->deny_vnf = vnf;
-	f->deny_rule = rule;
-}
-
-static void flight_complete(struct ch_psched *s, struct flight *f)
-{
-	(void)s;
-	if (f->verdict != CH_DENY)
-		f->verdict = CH_ALLOW;
-	f->state = FL_DONE;
-}
-
-static void stall_push(struct ch_psched *s, uint32_t id)
-{
-	if (s->fl[id].stalled)
-		return;
-	s->fl[id].stalled = 1;
-	s->stall[s->stail++ & s->flight_mask] = id;
-}
-
-/*
- * The service thread of a connection (CH_DISPATCH_FLOW): a mix of the
- * connection id (the TOE's ids differ in a few low bits) reduced to
- * @nthreads.  The same id always gets the same thread.
- */
-static uint32_t flow_thread(uint64_t conn_id, uint32_t nthreads)
-{
-	uint64_t x = conn_id + 0x9e3779b97f4a7c15ull;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (uint32_t)(x % nthreads);
-}
-
-/* Dispatch what is pending of flight @id's hop; stall what cannot go yet. */
-static void flight_dispatch(struct ch_psched *s, uint32_t id)
-{
-	struct flight *f = &s->fl[id];
-	const struct ch_hop_cfg *hop = &f->tb->cfg.hop[f->hop];
-
-	for (uint32_t i = 0; i < hop->nvnfs; i++) {
-		struct vnf *vn = &s->vnf[hop->vnf[i]];
-		struct vdesc vd = { .flight = id, .gen = f->gen, .slot = (uint8_t)i };
-		const struct ch_pkt *p = &f->pkt;
-		struct tcr_desc d;
-		uint32_t c;
-
-		if (!(f->pending & (1u << i)))
-			continue;
-		if (vn->failed) {
-			f->pending &= (uint16_t)~(1u << i);
-			if (vn->policy == CH_FAIL_OPEN) {
-				f->bypassed++;
-				stat_add(&vn->bypassed, 1);
-			} else {
-				flight_deny(f, CH_REASON_VNF_FAILED, vn->id, 0);
-			}
-			continue;
-		}
-		memset(&d, 0, sizeof(d));
-		d.op = TCR_OP_DATA;
-		d.conn_id = p->conn_id;
-		d.seq = p->seq;
-		d.tsc = p->tsc;
-		d.off = p->off;
-		d.len = p->len;
-		d.family = p->family;
-		d.l4proto = p->l4proto;
-		d.tcp_flags = p->tcp_flags;
-		d.hop = f->hop;
-		d.sport = p->sport;
-		d.dport = p->dport;
-		memcpy(d.saddr, p->saddr, 16);
-		memcpy(d.daddr, p->daddr, 16);
-		d.flow = p->flow;
-		d.chain = f->chain;
-		d.aux = VNF_AUX(p->region, p->buf);
-		d.arg = VNF_VERDICT_NONE;	/* the VNF must write its own */
-		c = vn->dispatch == CH_DISPATCH_FLOW ? flow_thread(p->conn_id, vn->nthreads)
-						     : vn->rr++ % vn->nthreads;
-		if (vnf_send(vn, c, &d, &vd, NULL, 0)) {
-			stall_push(s, id);
-			continue;
-		}
-		f->pending &= (uint16_t)~(1u << i);
-		f->outstanding |= (uint16_t)(1u << i);
-		stat_add(&vn->dispatched, 1);
-	}
-}
-
-/* Move flight @id on after an event: next hop, completion. */
-static void flight_advance(struct ch_psched *s, uint32_t id)
-{
-	struct flight *f = &s->fl[id];
-
-	while (f->state == FL_BUSY && !f->pending && !f->outstanding) {
-		if (f->verdict == CH_DENY || f->hop + 1u >= f->tb->cfg.nhops) {
-			if (f->verdict != CH_DENY)
-				f->hop++;	/* count the last hop as passed */
-			flight_complete(s, f);
-			return;
-		}
-		f->hop++;
-		f->pending = (uint16_t)((1u << f->tb->cfg.hop[f->hop].nvnfs) - 1);
-		flight_dispatch(s, id);
-	}
-}
-
-static bool pkt_valid(struct ch_psched *s, const struct ch_pkt *p, const struct ch_table *tb)
-{
-	const struct dregion *dr = region_get(s, p->region);
-
-	return dr && p->region == tb->cfg.region && p->buf < dr->nbufs &&
-	       (uint64_t)p->off + p->len <= dr->slot_size;
-}
-
-static unsigned int admit(struct ch_psched *s, uint32_t chain)
-{
-	struct chain_rt *ch = &s->chain[chain];
-	struct ch_pkt pkts[BURST];
-	uint32_t room, want;
-	unsigned int n;
-
-	/* Never more in processing than the output queue can take. */
-	room = ch_queue_room(ch->out);
-	if (room <= ch->inflight || !s->nfree)
-		return 0;
-	want = room - ch->inflight;
-	if (want > s->nfree)
-		want = s->nfree;
-	if (want > BURST)
-		want = BURST;
-	n = ch_queue_pop(ch->in, pkts, want);
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t id = s->free_fl[--s->nfree];
-		struct flight *f = &s->fl[id];
-		uint32_t gen = f->gen + 1;
-		uint8_t stalled = f->stalled;	/* may still sit in the stall ring */
-
-		memset(f, 0, sizeof(*f));
-		f->gen = gen;
-		f->stalled = stalled;
-		f->pkt = pkts[i];
-		if (!f->pkt.tsc)
-			f->pkt.tsc = tcr_tsc_now();
-		f->chain = chain;
-		f->state = FL_BUSY;
-		f->deny_vnf = CH_VNF_NONE;
-		ch->order[ch->otail++ & s->flight_mask] = id;
-		ch->inflight++;
-		f->tb = ch_tables_get(s->tables, chain);
-		if (!f->tb) {
-			flight_deny(f, CH_REASON_NO_CHAIN, CH_VNF_NONE, 0);
-			flight_complete(s, f);
-			continue;
-		}
-		if (!pkt_valid(s, &f->pkt, f->tb)) {
-			flight_deny(f, CH_REASON_BAD_DESC, CH_VNF_NONE, 0);
-			flight_complete(s, f);
-			continue;
-		}
-		if (!f->tb->granted)
-			table_grant(s, f->tb);
-		if (f->tb->cfg.nhops == 0) {
-			flight_complete(s, f);
-			continue;
-		}
-		f->pending = (uint16_t)((1u << f->tb->cfg.hop[0].nvnfs) - 1);
-		flight_dispatch(s, id);
-		flight_advance(s, id);
-	}
-	if (n)
-		tc_store_relaxed(&s->in_flight, s->cfg.max_flight - s->nfree);
-	return n;
-}
-
-/* Release finished flights of @chain in arrival order. */
-static unsigned int release(struct ch_psched *s, uint32_t chain)
-{
-	struct chain_rt *ch = &s->chain[chain];
-	uint32_t ndone = 0, ndenied = 0;
-	struct ch_result r;
-
-	while (ch->ohead != ch->otail) {
-		uint32_t id = ch->order[ch->ohead & s->flight_mask];
-		struct flight *f = &s->fl[id];
-
-		if (f->state != FL_DONE)
-			break;
-		memset(&r, 0, sizeof(r));
-		r.pkt = f->pkt;
-		r.table_version = f->tb ? f->tb->version : 0;
-		r.done_tsc = tcr_tsc_now();
-		r.chain = chain;
-		r.verdict = f->verdict;
-		r.reason = f->reason;
-		r.deny_vnf = f->deny_vnf;
-		r.deny_rule = f->deny_rule;
-		r.hops = f->hop;
-		r.bypassed = f->bypassed;
-		if (ch_queue_push(ch->out, &r, 1) != 1)
-			break;	/* cannot happen: admission keeps room */
-		ch->ohead++;
-		ch->inflight--;
-		ndone++;
-		ndenied += f->verdict == CH_DENY;
-		if (f->tb)
-			ch_table_put(s->tables, f->tb);
-		f->tb = NULL;
-		f->state = FL_FREE;
-		s->free_fl[s->nfree++] = id;
-	}
-	if (ndone) {
-		tcr_counters_finished(ch->ctr, ndone, ndenied);
-		tc_store_relaxed(&s->in_flight, s->cfg.max_flight - s->nfree);
-	}
-	return ndone;
-}
-
-/* A verdict (or a loss) for work descriptor @vd of VNF @vn. */
-static void verdict_in(struct ch_psched *s, struct vnf *vn, const struct vdesc *vd,
-		       uint32_t verdict, uint32_t rule, bool lost)
-{
-	struct flight *f;
-
-	if (vd->flight == FLIGHT_CTRL || vd->flight >= s->cfg.max_flight)
-		return;
-	f = &s->fl[vd->flight];
-	if (f->state != FL_BUSY || f->gen != vd->gen || !(f->outstanding & (1u << vd->slot)))
-		return;
-	f->outstanding &= (uint16_t)~(1u << vd->slot);
-	if (lost) {
-		if (vn->policy == CH_FAIL_OPEN) {
-			f->bypassed++;
-			stat_add(&vn->bypassed, 1);
-		} else {
-			flight_deny(f, CH_REASON_VNF_FAILED, vn->id, 0);
-		}
-	} else if (verdict == VNF_VERDICT_DENY) {
-		flight_deny(f, CH_REASON_RULE, vn->id, rule);
-	} else if (verdict != VNF_VERDICT_ALLOW) {
-		stat_add(&vn->bad_verdicts, 1);
-		flight_deny(f, CH_REASON_BAD_VERDICT, vn->id, verdict);
-	}
-	flight_advance(s, vd->flight);
-}
-
-static void vnf_fail(struct ch_psched *s, struct vnf *vn, const char *why)
-{
-	if (vn->failed)
-		return;
-	fprintf(stderr, "chain: vnf %s failed (%s), policy %s\n", vn->name, why,
-		vn->policy == CH_FAIL_OPEN ? "open: bypassing it" : "closed: denying");
-	tc_store_relaxed(&vn->failed, true);
-	stat_add(&vn->failures, 1);
-	for (uint32_t idx = 0; idx < s->cfg.vnf_nbufs; idx++) {
-		int h = tcr_pool_holder(vn->pool, idx);
-
-		if (h >= (int)TCR_HOLDER_CH(0))
-			verdict_in(s, vn, &vn->vd[idx], 0, 0, true);
-	}
-	for (uint32_t c = 0; c < vn->nthreads; c++) {
-		tcr_chan_close(&vn->chan[c], vn->pool);
-		vn->vc[c].outstanding = 0;
-		tc_store_relaxed(&vn->vc[c].outstanding, 0);
-		vn->vc[c].kick = false;
-	}
-	pool_note(vn);
-	/* Wake threads sleeping on RX so that they see the channel closed. */
-	for (uint32_t c = 0; c < vn->nthreads; c++)
-		futex_wake(tcr_ring_kick_consumer(&vn->chan[c].ring[TCR_CH_RX]));
-}
-
-static void vnf_reopen(struct ch_psched *s, struct vnf *vn, int pid)
-{
-	vnf_fail(s, vn, "restart");
-	for (uint32_t c = 0; c < vn->nthreads; c++) {
-		tcr_chan_open(&vn->chan[c], vn->r, c);
-		vn->vc[c].last_progress = now_ns();
-	}
-	tc_store_relaxed(&vn->epoch, vn->epoch + 1);
-	tc_store_relaxed(&vn->failed, false);
-	tc_store_relaxed(&vn->pid, pid);
-	for (uint32_t r = 0; r < CH_MAX_REGIONS; r++)
-		if (vn->grants[r])
-			vnf_ctrl_all(s, vn, VNF_CTRL_GRANT, r);
-	fprintf(stderr, "chain: vnf %s reopened for pid %d\n", vn->name, pid);
-}
-
-static unsigned int vnf_collect(struct ch_psched *s, struct vnf *vn)
-{
-	uint32_t idx[BURST];
-	unsigned int total = 0;
-
-	for (uint32_t c = 0; c < vn->nthreads && !vn->failed; c++) {
-		struct vchan *vc = &vn->vc[c];
-		int n;
-
-		if (!vc->outstanding)
-			continue;
-		n = tcr_chan_recv(&vn->chan[c], vn->pool, TCR_CH_TX, idx, BURST);
-		if (n < 0) {
-			vnf_fail(s, vn, n == -EPERM ? "returned a descriptor it was not given"
-						    : "corrupt ring");
-			break;
-		}
-		if (n == 0)
-			continue;
-		vc->last_progress = now_ns();
-		for (int i = 0; i < n; i++) {
-			struct tcr_desc *d = tcr_region_desc(vn->r, idx[i]);
-			struct vdesc vd = vn->vd[idx[i]];
-			/* The only fields read back, each once. */
-			uint32_t verdict = tc_load_relaxed(&d->arg);
-			uint32_t rule = tc_load_relaxed(&d->deny_rule);
-
-			vc->outstanding--;
-			if (vd.flight != FLIGHT_CTRL) {
-				stat_add(&vn->verdicts, 1);
-				verdict_in(s, vn, &vd, verdict, rule, false);
-			}
-		}
-		tcr_pool_free(vn->pool, idx, (unsigned int)n);
-		pool_note(vn);
-		tc_store_relaxed(&vc->outstanding, vc->outstanding);
-		total += (unsigned int)n;
-	}
-	return total;
-}
-
-static bool pid_dead(int pid)
-{
-	char path[64], buf[256];
-	FILE *f;
-	char *p;
-	bool dead = false;
-
-	if (pid <= 0)
-		return false;
-	if (kill(pid, 0) && errno == ESRCH)
-		return true;
-	/* A zombie still answers kill(): look at its state. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		dead = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return dead;
-}
-
-static void liveness(struct ch_psched *s, uint32_t nvnfs)
-{
-	for (uint32_t v = 0; v < nvnfs; v++) {
-		struct vnf *vn = &s->vnf[v];
-		int rp = tc_load_acquire(&vn->restart_pid);
-		/* Per VNF: failing one may just have dispatched work to the next. */
-		uint64_t now = now_ns();
-
-		if (rp >= 0) {
-			tc_store_relaxed(&vn->restart_pid, -1);
-			vnf_reopen(s, vn, rp);
-			continue;
-		}
-		if (vn->failed)
-			continue;
-		if (pid_dead(tc_load_acquire(&vn->pid))) {
-			vnf_fail(s, vn, "process died");
-			continue;
-		}
-		for (uint32_t c = 0; c < vn->nthreads; c++)
-			if (vn->vc[c].outstanding && now > vn->vc[c].last_progress &&
-			    now - vn->vc[c].last_progress > s->cfg.hang_ns) {
-				vnf_fail(s, vn, "no progress: hung");
-				break;
-			}
-	}
-}
-
-/* Early-end flags the VNFs raised move to the chains' own counters. */
-static void early_flags(struct ch_psched *s, uint32_t nvnfs)
-{
-	for (uint32_t v = 0; v < nvnfs; v++)
-		for (uint32_t c = 0; c < s->cfg.nchains; c++) {
-			struct tcr_chain_counters *vc = tcr_region_chain(s->vnf[v].r, c);
-			uint32_t fl = vc ? tcr_counters_take_early(vc) : 0;
-
-			if (fl)
-				tcr_counters_raise_early(s->chain[c].ctr, fl);
-		}
-}
-
 unsigned int ch_psched_poll(struct ch_psched *s)
 {
 	uint32_t nvnfs = tc_load_acquire(&s->nvnfs);
@@ -1142,7 +479,7 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 
 	for (tb = ch_tables_take_retired(s->tables); tb; tb = next) {
 		next = tb->next;
-		table_revoke(s, tb);
+		ch_psched_dispatch_revoke(s, tb);
 		free(tb);
 		work++;
 	}
@@ -1150,8 +487,8 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 	if (now >= s->next_check) {
 		const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
 
-		liveness(s, nvnfs);
-		early_flags(s, nvnfs);
+		ch_psched_live_check(s, nvnfs);
+		ch_psched_live_early_flags(s, nvnfs);
 		s->next_check = now + (cal->hz ? cal->hz / (1000000000ull / CHECK_NS) : CHECK_NS);
 		/*
 		 * Queue lengths.  The output queue's head belongs to its
@@ -1165,7 +502,7 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 		}
 	}
 	for (uint32_t v = 0; v < nvnfs; v++)
-		work += vnf_collect(s, &s->vnf[v]);
+		work += ch_psched_collect_vnf(s, &s->vnf[v]);
 	/* Retry stalled dispatches, oldest first, once each. */
 	nstall = s->stail - s->shead;
 	for (uint32_t i = 0; i < nstall; i++) {
@@ -1175,21 +512,21 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 		f->stalled = 0;
 		if (f->state != FL_BUSY || !f->pending)
 			continue;
-		flight_dispatch(s, id);
-		flight_advance(s, id);
+		ch_psched_dispatch_flight(s, id);
+		ch_psched_dispatch_advance(s, id);
 	}
 	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
 		unsigned int out;
 
-		work += admit(s, c);
-		out = release(s, c);
+		work += ch_psched_dispatch_admit(s, c);
+		out = ch_psched_collect_release(s, c);
 		work += out;
 		released += out;
 	}
 	if (released)
 		notify_results(s);
 	for (uint32_t v = 0; v < nvnfs; v++)
-		kick_channels(&s->vnf[v]);
+		ch_psched_dispatch_kick(&s->vnf[v]);
 	return work;
 }
 

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The packet scheduler, scheduler thread: verdicts collected from the
+ * VNFs, and results released in arrival order.  State and rules:
+ * ch_psched_int.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tochain/barrier.h>
+#include <tochain/chan.h>
+#include <tochain/desc.h>
+#include <tochain/pool.h>
+#include <tochain/region.h>
+#include <tochain/tsc.h>
+#include <tochain/util.h>
+
+#include "ch_psched_int.h"
+#include "ch_psched_collect.h"
+#include "ch_psched_dispatch.h"
+#include "ch_psched_live.h"
+
+/* Release finished flights of @chain in arrival order. */
+unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain)
+{
+	struct chain_rt *ch = &s->chain[chain];
+	uint32_t ndone = 0, ndenied = 0;
+	struct ch_result r;
+
+	while (ch->ohead != ch->otail) {
+		uint32_t id = ch->order[ch->ohead & s->flight_mask];
+		struct flight *f = &s->fl[id];
+
+		if (f->state != FL_DONE)
+			break;
+		memset(&r, 0, sizeof(r));
+		r.pkt = f->pkt;
+		r.table_version = f->tb ? f->tb->version : 0;
+		r.done_tsc = tcr_tsc_now();
+		r.chain = chain;
+		r.verdict = f->verdict;
+		r.reason = f->reason;
+		r.deny_vnf = f->deny_vnf;
+		r.deny_rule = f->deny_rule;
+		r.hops = f->hop;
+		r.bypassed = f->bypassed;
+		if (ch_queue_push(ch->out, &r, 1) != 1)
+			break;	/* cannot happen: admission keeps room */
+		ch->ohead++;
+		ch->inflight--;
+		ndone++;
+		ndenied += f->verdict == CH_DENY;
+		if (f->tb)
+			ch_table_put(s->tables, f->tb);
+		f->tb = NULL;
+		f->state = FL_FREE;
+		s->free_fl[s->nfree++] = id;
+	}
+	if (ndone) {
+		tcr_counters_finished(ch->ctr, ndone, ndenied);
+		tc_store_relaxed(&s->in_flight, s->cfg.max_flight - s->nfree);
+	}
+	return ndone;
+}
+
+/* A verdict (or a loss) for work descriptor @vd of VNF @vn. */
+void ch_psched_collect_verdict(struct ch_psched *s, struct vnf *vn, const struct vdesc *vd,
+			       uint32_t verdict, uint32_t rule, bool lost)
+{
+	struct flight *f;
+
+	if (vd->flight == FLIGHT_CTRL || vd->flight >= s->cfg.max_flight)
+		return;
+	f = &s->fl[vd->flight];
+	if (f->state != FL_BUSY || f->gen != vd->gen || !(f->outstanding & (1u << vd->slot)))
+		return;
+	f->outstanding &= (uint16_t)~(1u << vd->slot);
+	if (lost) {
+		if (vn->policy == CH_FAIL_OPEN) {
+			f->bypassed++;
+			stat_add(&vn->bypassed, 1);
+		} else {
+			flight_deny(f, CH_REASON_VNF_FAILED, vn->id, 0);
+		}
+	} else if (verdict == VNF_VERDICT_DENY) {
+		flight_deny(f, CH_REASON_RULE, vn->id, rule);
+	} else if (verdict != VNF_VERDICT_ALLOW) {
+		stat_add(&vn->bad_verdicts, 1);
+		flight_deny(f, CH_REASON_BAD_VERDICT, vn->id, verdict);
+	}
+	ch_psched_dispatch_advance(s, vd->flight);
+}
+
+unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn)
+{
+	uint32_t idx[BURST];
+	unsigned int total = 0;
+
+	for (uint32_t c = 0; c < vn->nthreads && !vn->failed; c++) {
+		struct vchan *vc = &vn->vc[c];
+		int n;
+
+		if (!vc->outstanding)
+			continue;
+		n = tcr_chan_recv(&vn->chan[c], vn->pool, TCR_CH_TX, idx, BURST);
+		if (n < 0) {
+			ch_psched_live_fail(s, vn, n == -EPERM ? "returned a descriptor it was not given"
+						    : "corrupt ring");
+			break;
+		}
+		if (n == 0)
+			continue;
+		vc->last_progress = tu_now_ns();
+		for (int i = 0; i < n; i++) {
+			struct tcr_desc *d = tcr_region_desc(vn->r, idx[i]);
+			struct vdesc vd = vn->vd[idx[i]];
+			/* The only fields read back, each once. */
+			uint32_t verdict = tc_load_relaxed(&d->arg);
+			uint32_t rule = tc_load_relaxed(&d->deny_rule);
+
+			vc->outstanding--;
+			if (vd.flight != FLIGHT_CTRL) {
+				stat_add(&vn->verdicts, 1);
+				ch_psched_collect_verdict(s, vn, &vd, verdict, rule, false);
+			}
+		}
+		tcr_pool_free(vn->pool, idx, (unsigned int)n);
+		pool_note(vn);
+		tc_store_relaxed(&vc->outstanding, vc->outstanding);
+		total += (unsigned int)n;
+	}
+	return total;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to host-toe/chain/ (not installed): VNF liveness in the packet
+ * scheduler (ch_psched_live.c): a dead process or a thread without
+ * progress fails its VNF, a restart request reopens it, and early-end
+ * flags move to the chains' counters.  Scheduler thread only
+ * (ch_psched_int.h).
+ */
+#ifndef TOCHAIN_CH_PSCHED_LIVE_H
+#define TOCHAIN_CH_PSCHED_LIVE_H
+
+#include <stdint.h>
+
+#include "ch_psched_int.h"
+
+/*
+ * Fail @vn (@why is logged): its channels close, its work descriptors
+ * follow its policy (denied or bypassed).  Idempotent.
+ */
+void ch_psched_live_fail(struct ch_psched *s, struct vnf *vn, const char *why);
+
+/* Liveness of the first @nvnfs VNFs: restarts asked for, dead pids, hung threads. */
+void ch_psched_live_check(struct ch_psched *s, uint32_t nvnfs);
+
+/* Early-end flags the VNFs raised move to the chains' own counters. */
+void ch_psched_live_early_flags(struct ch_psched *s, uint32_t nvnfs);
+
+#endif /* TOCHAIN_CH_PSCHED_LIVE_H */
