@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <tochain/barrier.h>
+#include <tochain/util.h>
 
 #include "tochain/ch_flow.h"
 
@@ -34,13 +35,8 @@ struct ch_flows {
 
 static uint32_t key_hash(const struct ch_flow_key *k, uint32_t nbuckets)
 {
-	const uint8_t *p = (const uint8_t *)k;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = tu_fnv1a64(k, sizeof(*k));
 
-	for (size_t i = 0; i < sizeof(*k); i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
 	return (uint32_t)(h ^ (h >> 32)) & (nbuckets - 1);
 }
 

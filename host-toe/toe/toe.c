@@ -27,6 +27,7 @@
 #include <tochain/pool.h>
 #include <tochain/region.h>
 #include <tochain/tsc.h>
+#include <tochain/util.h>
 
 #include "tochain/srpc.h"
 #include "toe_int.h"
@@ -282,14 +283,6 @@ static void wake_done(struct toe *t)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Under load, poll a little before sleeping: a request/response exchange
  * then costs no wake-up on either side.  Bounded (SPIN_NS), so an idle
@@ -300,7 +293,7 @@ static uint64_t mono_ns(void)
 
 static bool spin_for_work(struct toe *t)
 {
-	uint64_t end = mono_ns() + SPIN_NS;
+	uint64_t end = tu_now_ns() + SPIN_NS;
 	struct epoll_event ev;
 
 	do {
@@ -316,7 +309,7 @@ static bool spin_for_work(struct toe *t)
 		if (epoll_wait(t->epfd, &ev, 1, 0) > 0)
 			return true;
 		tc_cpu_relax();
-	} while (mono_ns() < end);
+	} while (tu_now_ns() < end);
 	return false;
 }
 

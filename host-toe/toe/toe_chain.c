@@ -13,6 +13,7 @@
 #include <tochain/barrier.h>
 #include <tochain/counters.h>
 #include <tochain/region.h>
+#include <tochain/util.h>
 
 #include "toe_chain.h"
 #include "tochain/vnf_proto.h"
@@ -70,7 +71,7 @@ void toe_chain_region_name(char out[TCR_NAME_MAX], const char *toe, const char *
 			   const char *x)
 {
 	char full[2 * TCR_NAME_MAX + 64];
-	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a 64 */
+	uint64_t h;
 	size_t keep;
 
 	snprintf(full, sizeof(full), "%s%s%s", toe, tag, x);
@@ -78,8 +79,7 @@ void toe_chain_region_name(char out[TCR_NAME_MAX], const char *toe, const char *
 		memcpy(out, full, strlen(full) + 1);
 		return;
 	}
-	for (const char *c = full; *c; c++)
-		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	h = tu_fnv1a64(full, strlen(full));
 	/* prefix + tag + "." + 12 hex digits + NUL */
 	keep = TCR_NAME_MAX - 1 - strlen(tag) - 1 - 12;
 	if (keep > strlen(toe))
@@ -88,6 +88,10 @@ void toe_chain_region_name(char out[TCR_NAME_MAX], const char *toe, const char *
 		 (unsigned long long)(h >> 16));
 }
 
+/*
+ * Wall-clock seconds (CLOCK_REALTIME, not tu_now_s's monotonic clock): a
+ * denial's time is reported as a date in `stats`.
+ */
 static double now_s(void)
 {
 	struct timespec ts;

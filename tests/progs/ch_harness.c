@@ -12,16 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tochain/util.h>
+
 #include "ch_harness.h"
 
 extern char **environ;
 
 uint64_t chh_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return tu_now_ns();
 }
 
 void chh_sleep_us(unsigned int us)

@@ -33,6 +33,7 @@
 #include <tochain/chan.h>
 #include <tochain/desc.h>
 #include <tochain/region.h>
+#include <tochain/util.h>
 
 #include "tochain/srpc.h"
 
@@ -58,10 +59,7 @@ struct guest {
 
 static uint64_t now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+	return tu_now_ns() / 1000;
 }
 
 static int attach(struct guest *g, const char *path)
