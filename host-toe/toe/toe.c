@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TOE: life cycle and the event loop; see toe.h for the API and
+ * The TOE: life cycle and the event loop, which ties the layers together
+ * (stage -> socket -> channel, toe_int.h): it hands the channel layer the
+ * socket layer's handlers, dispatches epoll events to the layer they
+ * belong to and runs each layer's turn.  See toe.h for the API and
  * toe_int.h for the threading and trust rules of all its files.
  */
 #include <errno.h>
@@ -30,43 +33,18 @@
 #include <tochain/util.h>
 
 #include "tochain/srpc.h"
-#include "toe_int.h"
+#include "toe_chan.h"
+#include "toe_sock.h"
+#include "toe_stage.h"
 
-void toe_logf(const struct toe *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!t->p.verbose)
-		return;
-	va_start(ap, fmt);
-	fprintf(stderr, "tochain-toe[%s]: ", t->p.name);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-void toe_bufq_push(struct toe *t, struct bufq *q, uint32_t idx)
-{
-	t->buf_next[idx] = NO_BUF;
-	if (q->n == 0)
-		q->head = idx;
-	else
-		t->buf_next[q->tail] = idx;
-	q->tail = idx;
-	q->n++;
-}
-
-uint32_t toe_bufq_pop(struct toe *t, struct bufq *q)
-{
-	uint32_t idx;
-
-	if (q->n == 0)
-		return NO_BUF;
-	idx = q->head;
-	q->head = t->buf_next[idx];
-	q->n--;
-	return idx;
-}
+/* What the channel layer hands up goes to the socket layer. */
+static const struct toe_chan_ops chan_ops = {
+	.tx_data = toe_sock_on_tx_data,
+	.request = toe_sock_on_request,
+	.rx_done = toe_sock_on_rx_done,
+	.uncapped = toe_sock_on_uncapped,
+	.dropped = toe_sock_on_dropped,
+};
 
 void toe_params_default(struct toe_params *p)
 {
@@ -107,6 +85,7 @@ struct toe *toe_create(const struct toe_params *p)
 		goto out_errno;
 	}
 	t->p = *p;
+	t->chan_ops = &chan_ops;
 	t->chan_cap = p->nbufs / 4;
 	if (t->chan_cap < p->grants + 4 * 16)
 		t->chan_cap = p->grants + 4 * 16;
@@ -129,6 +108,7 @@ struct toe *toe_create(const struct toe_params *p)
 	out_nbufs = p->nbufs;
 	t->nitems = p->nbufs + out_nbufs;
 	t->ch = calloc(p->nchannels, sizeof(*t->ch));
+	t->forks = calloc(p->nchannels, sizeof(*t->forks));
 	t->socks = calloc(p->max_socks, sizeof(*t->socks));
 	t->buf_next = calloc(t->nitems, sizeof(uint32_t));
 	t->buf_sock = calloc(t->nitems, sizeof(uint32_t));
@@ -141,7 +121,7 @@ struct toe *toe_create(const struct toe_params *p)
 	t->buf_src = calloc(t->nitems, sizeof(uint32_t));
 	t->sock_path = malloc(strlen(p->region_path) + 6);
 	t->ctl_path = malloc(strlen(p->region_path) + 5);
-	if (!t->ch || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
+	if (!t->ch || !t->forks || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
 	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq || !t->buf_src ||
 	    !t->sock_path || !t->ctl_path)
 		goto out_free;
@@ -242,6 +222,7 @@ out_free:
 	free(t->buf_sock);
 	free(t->buf_next);
 	free(t->socks);
+	free(t->forks);
 	free(t->ch);
 	free(t);
 out_errno:
@@ -252,35 +233,6 @@ out_errno:
 void toe_stop(struct toe *t)
 {
 	t->stop = true;
-}
-
-/* Announce sleep on every TX and DONE ring; false if work arrived meanwhile. */
-static bool prepare_sleep(struct toe *t)
-{
-	bool idle = true;
-
-	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
-		struct toe_chan *c = &t->ch[ch];
-
-		if (!c->open)
-			continue;
-		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_TX]);
-		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_DONE]);
-		if (tcr_ring_count(&c->c.ring[TCR_CH_TX]) != 0 ||
-		    tcr_ring_count(&c->c.ring[TCR_CH_DONE]) != 0 || c->pend)
-			idle = false;
-	}
-	return idle;
-}
-
-static void wake_done(struct toe *t)
-{
-	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
-		if (!t->ch[ch].open)
-			continue;
-		tcr_ring_cons_wait_done(&t->ch[ch].c.ring[TCR_CH_TX]);
-		tcr_ring_cons_wait_done(&t->ch[ch].c.ring[TCR_CH_DONE]);
-	}
 }
 
 /*
@@ -297,13 +249,8 @@ static bool spin_for_work(struct toe *t)
 	struct epoll_event ev;
 
 	do {
-		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
-			struct toe_chan *c = &t->ch[ch];
-
-			if (c->open && (tcr_ring_count(&c->c.ring[TCR_CH_TX]) ||
-					tcr_ring_count(&c->c.ring[TCR_CH_DONE])))
-				return true;
-		}
+		if (toe_chan_work_waiting(t))
+			return true;
 		if (toe_chain_results_waiting(t->tc))
 			return true;
 		if (epoll_wait(t->epfd, &ev, 1, 0) > 0)
@@ -316,10 +263,8 @@ static bool spin_for_work(struct toe *t)
 /* SIGUSR1: one line of counters on stderr (tests check for leaked sockets). */
 static void dump_stats(const struct toe *t)
 {
-	uint32_t chans = 0;
+	uint32_t chans = toe_chan_count_open(t);
 
-	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
-		chans += t->ch[ch].open;
 	fprintf(stderr, "tochain-toe[%s]: stats: channels_open=%u sockets_open=%llu "
 		"guests_attached=%llu guests_dropped=%llu bad_messages=%llu bytes_in=%llu "
 		"bytes_out=%llu\n", t->p.name, chans, (unsigned long long)t->st.socks_open,
@@ -358,11 +303,11 @@ int toe_run(struct toe *t)
 		int n, timeout = 0;
 
 		/* with descriptors out at the chains, sleep only until results come */
-		if (!busy && !spin_for_work(t) && prepare_sleep(t) && toe_chain_arm(t->tc))
+		if (!busy && !spin_for_work(t) && toe_chan_sleep_prepare(t) && toe_chain_arm(t->tc))
 			timeout = -1;
 		n = epoll_wait(t->epfd, evs, 64, timeout);
 		if (timeout)
-			wake_done(t);
+			toe_chan_sleep_done(t);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -375,21 +320,19 @@ int toe_run(struct toe *t)
 
 			switch (kind) {
 			case EV_ATTACH:
-				toe_accept_guest(t);
+				toe_chan_accept(t);
 				break;
 			case EV_HELLO:
-				toe_attach_guest(t, (int)idx);
+				toe_chan_attach(t, (int)idx);
 				break;
 			case EV_SIGNAL:
 				take_signals(t);
 				break;
 			case EV_CONN:
-				toe_conn_event(t, idx, evs[i].events);
+				toe_chan_conn_event(t, idx, evs[i].events);
 				break;
 			case EV_DOORBELL:
-				if (read(t->ch[idx].efd_in, &v, sizeof(v)) < 0) {
-					/* spurious: nothing to read */
-				}
+				toe_chan_doorbell(t, idx);
 				break;
 			case EV_SOCK:
 				toe_sock_event(t, idx, evs[i].events);
@@ -409,13 +352,8 @@ int toe_run(struct toe *t)
 			busy = true;
 		toe_stage_drain(t);
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
-			if (t->ch[ch].fork_wait)
-				toe_fork_check(t, ch);
-			if (t->ch[ch].open && t->ch[ch].pend)
-				toe_flush_pending(t, ch);
-			if (t->ch[ch].overrun)
-				toe_bad_guest(t, ch, "does not consume its RX ring");
-			toe_chan_kick(t, ch);
+			toe_sock_fork_check(t, ch);
+			toe_chan_end_turn(t, ch);
 		}
 	}
 	return 0;
@@ -433,7 +371,7 @@ void toe_destroy(struct toe *t)
 			toe_sock_free(t, &t->socks[i]);
 	for (int i = 0; i < HELLO_MAX; i++)
 		if (t->hello[i].fd >= 0)
-			toe_hello_drop(t, i);
+			toe_chan_hello_drop(t, i);
 	toe_chain_destroy(t->tc);	/* stops the scheduler: nothing reads the region now */
 	tcr_region_kill(t->r);
 	unlink(t->sock_path);
@@ -454,6 +392,7 @@ void toe_destroy(struct toe *t)
 	free(t->buf_sock);
 	free(t->buf_next);
 	free(t->socks);
+	free(t->forks);
 	free(t->ch);
 	free(t);
 }

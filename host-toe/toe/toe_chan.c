@@ -3,7 +3,8 @@
  * The TOE's channels, one per guest process: messages to the guest
  * (responses and events, queued while the pool is short), taking what
  * the guest puts on TX and DONE, wake-ups, and the attach handshake.
- * Rules: toe_int.h.
+ * The lowest layer: it calls no other TOE file, and hands what the guest
+ * sent up through t->chan_ops.  Contract: toe_chan.h; rules: toe_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,10 +32,21 @@
 #include <tochain/tsc.h>
 
 #include "tochain/srpc.h"
-#include "toe_int.h"
+#include "toe_chan.h"
 
 /* ---- messages to the guest --------------------------------------------- */
 
+/*
+ * May channel @ch be handed more RX buffers?  One guest process that never
+ * returns them must not take the pool from the others.
+ */
+bool toe_chan_room(struct toe *t, uint32_t ch)
+{
+	if (tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap)
+		return true;
+	t->ch[ch].capped = true;
+	return false;
+}
 
 int toe_chan_send_buf(struct toe *t, uint32_t ch, uint32_t idx)
 {
@@ -71,7 +83,7 @@ static int put_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 }
 
 /* Send a response or event now, or queue it until a buffer is free (ordered). */
-void toe_send_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
+static void send_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 {
 	struct toe_chan *c = &t->ch[ch];
 	struct pending *p;
@@ -94,7 +106,7 @@ void toe_send_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 	c->npend++;
 }
 
-void toe_flush_pending(struct toe *t, uint32_t ch)
+static void flush_pending(struct toe *t, uint32_t ch)
 {
 	struct toe_chan *c = &t->ch[ch];
 
@@ -109,28 +121,47 @@ void toe_flush_pending(struct toe *t, uint32_t ch)
 	}
 }
 
-void toe_respond(struct toe *t, uint32_t ch, uint32_t tag, uint32_t sock, int ret,
-		 int b, const void *data, size_t dlen)
+void toe_chan_respond(struct toe *t, uint32_t ch, uint32_t tag, uint32_t sock, int ret,
+		      int b, const void *data, size_t dlen)
 {
 	struct srpc_msg m;
 
 	srpc_encode(&m, SRPC_RESP, tag, sock, ret, b, 0, data, dlen);
-	toe_send_msg(t, ch, &m);
+	send_msg(t, ch, &m);
 }
 
-void toe_event_to(struct toe *t, uint32_t ch, enum srpc_type type, uint32_t sock, int a)
+void toe_chan_event(struct toe *t, uint32_t ch, enum srpc_type type, uint32_t sock, int a,
+		    int b)
 {
 	struct srpc_msg m;
 
-	srpc_encode(&m, type, 0, sock, a, 0, 0, NULL, 0);
-	toe_send_msg(t, ch, &m);
+	srpc_encode(&m, type, 0, sock, a, b, 0, NULL, 0);
+	send_msg(t, ch, &m);
 }
 
-void toe_event_all(struct toe *t, struct toe_sock *s, enum srpc_type type, int a)
+/* A TX buffer is done: grant it again to the channel it came from. */
+void toe_chan_regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
 {
-	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
-		if (s->chans & (1ull << ch))
-			toe_event_to(t, ch, type, s->id, a);
+	struct toe_chan *c;
+	struct tcr_desc d = { 0 };
+	uint32_t ch;
+
+	t->buf_sock[idx] = 0;	/* not an RX buffer: DONE must not count it */
+	ch = t->buf_chan[idx];
+	c = &t->ch[ch];
+	if (!c->open || c->epoch != t->buf_epoch[idx]) {
+		tcr_pool_free(t->pool, &idx, 1);
+		return;
+	}
+	d.slot = idx;
+	d.conn_id = sock_id;
+	d.arg = sock_id ? SRPC_FREE_TXDONE : 0;
+	d.len = sock_id ? t->buf_len[idx] : 0;
+	tcr_desc_store(t->r, idx, &d);
+	if (tcr_chan_send_ring(&c->c, t->pool, TCR_CH_FREE, &idx, 1) != 1)
+		tcr_pool_free(t->pool, &idx, 1);
+	else
+		c->kick = true;
 }
 
 /* ---- channels ------------------------------------------------------------- */
@@ -143,12 +174,7 @@ void toe_chan_drop(struct toe *t, uint32_t ch, const char *why)
 		return;
 	toe_logf(t, "channel %u closed: %s", ch, why);
 	c->open = false;
-	for (uint32_t i = 0; i < t->p.max_socks; i++) {
-		struct toe_sock *s = &t->socks[i];
-
-		if (s->id && (s->chans & (1ull << ch)))
-			toe_sock_unref(t, s, ch);
-	}
+	t->chan_ops->dropped(t, ch);	/* its sockets, before its buffers are reclaimed */
 	tcr_chan_close(&c->c, t->pool);
 	c->epoch = c->c.epoch;
 	while (c->pend) {
@@ -162,7 +188,6 @@ void toe_chan_drop(struct toe *t, uint32_t ch, const char *why)
 	c->overrun = false;
 	c->capped = false;
 	c->fresh = false;
-	c->fork_wait = false;
 	c->has_heir = false;
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->conn, NULL);
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->efd_in, NULL);
@@ -172,10 +197,29 @@ void toe_chan_drop(struct toe *t, uint32_t ch, const char *why)
 	t->st.guests_dropped++;
 }
 
-void toe_bad_guest(struct toe *t, uint32_t ch, const char *why)
+void toe_chan_bad_guest(struct toe *t, uint32_t ch, const char *why)
 {
 	t->st.bad_messages++;
 	toe_chan_drop(t, ch, why);
+}
+
+/*
+ * The destination header of datagram buffer @idx (descriptor @d), read
+ * once from the guest's slot into private memory and validated.
+ */
+int toe_chan_dgram_dst(struct toe *t, uint32_t idx, const struct tcr_desc *d,
+		       struct sockaddr_storage *a, socklen_t *len)
+{
+	struct srpc_dgram h;
+
+	if (d->len < SRPC_DGRAM_HDR)
+		return -EMSGSIZE;
+	memcpy(&h, tcr_region_slot(t->r, idx) + d->off, sizeof(h));
+	if (srpc_dgram_addr(&h, a, len)) {
+		t->st.bad_messages++;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* A buffer the guest filled (TX ring).  false: the guest misbehaved. */
@@ -195,42 +239,7 @@ static bool take_tx(struct toe *t, uint32_t ch, uint32_t idx)
 		return false;
 	}
 	if (d.op == TCR_OP_DATA) {
-		struct toe_sock *s = d.conn_id <= 0xffffffffu ? toe_sock_of(t, ch, (uint32_t)d.conn_id)
-							       : NULL;
-
-		t->buf_off[idx] = d.off;
-		t->buf_len[idx] = d.len;
-		if (s && s->dgram) {
-			struct srpc_dgram h;
-			struct toe_dgaddr *dst = &t->buf_dst[idx];
-
-			/* header read once into private memory, then validated */
-			if (d.len < SRPC_DGRAM_HDR)
-				goto drop;
-			memcpy(&h, tcr_region_slot(t->r, idx) + d.off, sizeof(h));
-			if (srpc_dgram_addr(&h, &dst->a, &dst->len)) {
-				t->st.bad_messages++;
-				goto drop;
-			}
-			t->buf_off[idx] = d.off + SRPC_DGRAM_HDR;
-			t->buf_len[idx] = d.len - SRPC_DGRAM_HDR;
-			t->buf_sock[idx] = s->id;
-			s->tx_pending++;
-			toe_bufq_push(t, &t->out_input, idx);
-			return true;
-drop:
-			toe_regrant(t, idx, s->id);
-			return true;
-		}
-		if (!s || s->failed || s->listening || d.len == 0) {
-			/* data for a socket it does not hold, or a dead one: drop it */
-			toe_regrant(t, idx, s ? s->id : 0);
-			return true;
-		}
-		t->buf_sock[idx] = s->id;
-		s->tx_pending++;
-		s->tx_in += d.len;	/* ordered socket options wait for these bytes */
-		toe_bufq_push(t, &t->out_input, idx);	/* outbound input queue */
+		t->chan_ops->tx_data(t, ch, idx, &d);
 		return true;
 	}
 	if (d.op != TCR_OP_CTRL) {
@@ -239,30 +248,27 @@ drop:
 	}
 	c->fresh = false;	/* it acts for itself now: no FORK may name it */
 	err = srpc_decode_req(tcr_region_slot(t->r, idx) + d.off, d.len, &q);
-	toe_regrant(t, idx, 0);	/* the request was copied: the buffer is free again */
+	toe_chan_regrant(t, idx, 0);	/* the request was copied: the buffer is free again */
 	if (err == -EPROTO)
 		return false;
 	if (err) {
 		t->st.bad_messages++;
-		toe_respond(t, ch, q.m.tag, q.m.sock, err, 0, NULL, 0);
+		toe_chan_respond(t, ch, q.m.tag, q.m.sock, err, 0, NULL, 0);
 		return true;
 	}
-	toe_do_request(t, ch, &q);
+	t->chan_ops->request(t, ch, &q);
 	return true;
 }
 
 /* A buffer the guest is done with (DONE ring): RX data or an unused grant. */
 static void take_done(struct toe *t, uint32_t idx)
 {
-	struct toe_sock *s = t->buf_sock[idx] ? toe_sock_get(t, t->buf_sock[idx]) : NULL;
+	uint32_t sock_id = t->buf_sock[idx];
 
 	t->buf_sock[idx] = 0;
 	tcr_pool_free(t->pool, &idx, 1);
-	if (s && s->rx_inflight) {
-		s->rx_inflight--;
-		if (s->rx_inflight + 1 == t->p.rx_bound || s->rx_inflight == 0)
-			toe_sock_read(t, s);	/* room again: resume reading */
-	}
+	if (sock_id)
+		t->chan_ops->rx_done(t, sock_id);
 }
 
 /* Returns true when it did something. */
@@ -276,7 +282,7 @@ bool toe_chan_service(struct toe *t, uint32_t ch)
 	while (c->open && budget > 0) {
 		k = tcr_chan_recv(&c->c, t->pool, TCR_CH_DONE, idx, 64);
 		if (k < 0) {
-			toe_bad_guest(t, ch, "bad DONE ring");
+			toe_chan_bad_guest(t, ch, "bad DONE ring");
 			return true;
 		}
 		if (k == 0)
@@ -290,16 +296,14 @@ bool toe_chan_service(struct toe *t, uint32_t ch)
 	    tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap) {
 		/* below its share again: read its sockets */
 		c->capped = false;
-		for (uint32_t i = 0; i < t->p.max_socks; i++)
-			if (t->socks[i].id && t->socks[i].owner == ch)
-				toe_sock_read(t, &t->socks[i]);
+		t->chan_ops->uncapped(t, ch);
 	}
 	/* A guest that leaves its answers unread gets no new ones. */
 	budget = c->npend >= PEND_SLOW ? 0 : TX_BUDGET;
 	while (c->open && budget > 0) {
 		k = tcr_chan_recv(&c->c, t->pool, TCR_CH_TX, idx, 64);
 		if (k < 0) {
-			toe_bad_guest(t, ch, "bad TX ring");
+			toe_chan_bad_guest(t, ch, "bad TX ring");
 			return true;
 		}
 		if (k == 0)
@@ -311,7 +315,7 @@ bool toe_chan_service(struct toe *t, uint32_t ch)
 				/* free the rest of the batch, then drop the channel */
 				for (int j = i + 1; j < k; j++)
 					tcr_pool_free(t->pool, &idx[j], 1);
-				toe_bad_guest(t, ch, "bad message");
+				toe_chan_bad_guest(t, ch, "bad message");
 				return true;
 			}
 		}
@@ -319,7 +323,7 @@ bool toe_chan_service(struct toe *t, uint32_t ch)
 	return did;
 }
 
-void toe_chan_kick(struct toe *t, uint32_t ch)
+static void kick_guest(struct toe *t, uint32_t ch)
 {
 	struct toe_chan *c = &t->ch[ch];
 	uint64_t one = 1;
@@ -386,14 +390,14 @@ static int send_welcome(int conn, const struct srpc_welcome *w, int efd)
  * so that a guest that connects and says nothing never stalls the loop;
  * it is dropped after HELLO_TIMEOUT_S or when the list is full.
  */
-void toe_hello_drop(struct toe *t, int i)
+void toe_chan_hello_drop(struct toe *t, int i)
 {
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->hello[i].fd, NULL);
 	close(t->hello[i].fd);
 	t->hello[i].fd = -1;
 }
 
-void toe_accept_guest(struct toe *t)
+void toe_chan_accept(struct toe *t)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	time_t now = time(NULL);
@@ -404,7 +408,7 @@ void toe_accept_guest(struct toe *t)
 		return;
 	for (int i = 0; i < HELLO_MAX; i++) {
 		if (t->hello[i].fd >= 0 && now - t->hello[i].since > HELLO_TIMEOUT_S) {
-			toe_hello_drop(t, i);
+			toe_chan_hello_drop(t, i);
 			t->st.bad_messages++;
 		}
 		if (t->hello[i].fd < 0 && slot < 0)
@@ -419,7 +423,7 @@ void toe_accept_guest(struct toe *t)
 	t->hello[slot].since = now;
 }
 
-void toe_attach_guest(struct toe *t, int slot)
+void toe_chan_attach(struct toe *t, int slot)
 {
 	struct srpc_welcome w = { .magic = SRPC_WELCOME_MAGIC };
 	struct srpc_hello h;
@@ -481,7 +485,6 @@ void toe_attach_guest(struct toe *t, int slot)
 	t->ch[ch].pend = NULL;
 	t->ch[ch].pend_tail = &t->ch[ch].pend;
 	t->ch[ch].fresh = true;
-	t->ch[ch].fork_wait = false;
 	t->ch[ch].has_heir = false;
 	t->st.guests_attached++;
 	toe_logf(t, "channel %u attached (pid %u)", ch, h.pid);
@@ -503,10 +506,10 @@ out_close:
 /*
  * The guest's UNIX connection: hang-up means the process (every process
  * holding it) went away; the only message it may carry is a struct
- * srpc_heir (exec, toe_int.h), answered with one __s32.  Anything else
+ * srpc_heir (exec, toe_sock.h), answered with one __s32.  Anything else
  * costs the channel.
  */
-void toe_conn_event(struct toe *t, uint32_t ch, uint32_t events)
+void toe_chan_conn_event(struct toe *t, uint32_t ch, uint32_t events)
 {
 	struct toe_chan *c = &t->ch[ch];
 	struct srpc_heir h;
@@ -526,7 +529,7 @@ void toe_conn_event(struct toe *t, uint32_t ch, uint32_t events)
 		return;
 	}
 	if (n != (ssize_t)sizeof(h) || h.magic != SRPC_HEIR_MAGIC || h.version != SRPC_VERSION) {
-		toe_bad_guest(t, ch, "bad message on its connection");
+		toe_chan_bad_guest(t, ch, "bad message on its connection");
 		return;
 	}
 	if (h.channel >= t->p.nchannels || h.channel == ch || !t->ch[h.channel].open ||
@@ -538,5 +541,97 @@ void toe_conn_event(struct toe *t, uint32_t ch, uint32_t events)
 		c->heir_epoch = h.epoch;
 	}
 	if (send(c->conn, &ret, sizeof(ret), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(ret))
-		toe_bad_guest(t, ch, "does not read its connection");
+		toe_chan_bad_guest(t, ch, "does not read its connection");
+}
+
+/* Ownership rules: toe_sock.h. */
+bool toe_chan_is_heir(const struct toe *t, uint32_t holder, uint32_t ch)
+{
+	const struct toe_chan *c = &t->ch[holder];
+
+	return holder != ch && c->open && c->has_heir && c->heir == ch &&
+	       c->heir_epoch == t->ch[ch].epoch;
+}
+
+int toe_chan_fork_child(struct toe *t, uint32_t parent, uint32_t kid, uint32_t epoch)
+{
+	struct toe_chan *k;
+
+	if (kid >= t->p.nchannels || kid == parent)
+		return -EINVAL;
+	k = &t->ch[kid];
+	if (!k->open || k->epoch != epoch || !k->fresh)
+		return -ESRCH;
+	k->fresh = false;
+	return 0;
+}
+
+void toe_chan_doorbell(struct toe *t, uint32_t ch)
+{
+	uint64_t v;
+
+	if (read(t->ch[ch].efd_in, &v, sizeof(v)) < 0) {
+		/* spurious: nothing to read */
+	}
+}
+
+void toe_chan_end_turn(struct toe *t, uint32_t ch)
+{
+	if (t->ch[ch].open && t->ch[ch].pend)
+		flush_pending(t, ch);
+	if (t->ch[ch].overrun)
+		toe_chan_bad_guest(t, ch, "does not consume its RX ring");
+	kick_guest(t, ch);
+}
+
+/* ---- sleeping ------------------------------------------------------------- */
+
+/* Announce sleep on every TX and DONE ring; false if work arrived meanwhile. */
+bool toe_chan_sleep_prepare(struct toe *t)
+{
+	bool idle = true;
+
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+		struct toe_chan *c = &t->ch[ch];
+
+		if (!c->open)
+			continue;
+		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_TX]);
+		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_DONE]);
+		if (tcr_ring_count(&c->c.ring[TCR_CH_TX]) != 0 ||
+		    tcr_ring_count(&c->c.ring[TCR_CH_DONE]) != 0 || c->pend)
+			idle = false;
+	}
+	return idle;
+}
+
+void toe_chan_sleep_done(struct toe *t)
+{
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+		if (!t->ch[ch].open)
+			continue;
+		tcr_ring_cons_wait_done(&t->ch[ch].c.ring[TCR_CH_TX]);
+		tcr_ring_cons_wait_done(&t->ch[ch].c.ring[TCR_CH_DONE]);
+	}
+}
+
+bool toe_chan_work_waiting(struct toe *t)
+{
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
+		struct toe_chan *c = &t->ch[ch];
+
+		if (c->open && (tcr_ring_count(&c->c.ring[TCR_CH_TX]) ||
+				tcr_ring_count(&c->c.ring[TCR_CH_DONE])))
+			return true;
+	}
+	return false;
+}
+
+uint32_t toe_chan_count_open(const struct toe *t)
+{
+	uint32_t n = 0;
+
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
+		n += t->ch[ch].open;
+	return n;
 }

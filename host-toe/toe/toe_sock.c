@@ -2,7 +2,9 @@
 /*
  * The TOE's kernel sockets: the socket table, reading and writing them
  * (flow control both ways), their flow table entries, and the guest's
- * socket calls executed on them.  Rules: toe_int.h.
+ * socket calls executed on them.  Above the channel layer, which it calls
+ * to answer the guest; never calls the stages.  Contract and ownership
+ * rules: toe_sock.h; threading and trust: toe_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,9 @@
 #include <tochain/tsc.h>
 
 #include "tochain/srpc.h"
-#include "toe_int.h"
+#include "toe_chan.h"
+#include "toe_flow.h"
+#include "toe_sock.h"
 
 /* ---- sockets ---------------------------------------------------------- */
 
@@ -47,7 +51,7 @@ struct toe_sock *toe_sock_get(struct toe *t, uint32_t id)
 }
 
 /* A socket channel @ch may use. */
-struct toe_sock *toe_sock_of(struct toe *t, uint32_t ch, uint32_t id)
+static struct toe_sock *sock_of(struct toe *t, uint32_t ch, uint32_t id)
 {
 	struct toe_sock *s = toe_sock_get(t, id);
 
@@ -56,19 +60,14 @@ struct toe_sock *toe_sock_of(struct toe *t, uint32_t ch, uint32_t id)
 	return s;
 }
 
-/*
- * May channel @ch be handed more RX buffers?  One guest process that never
- * returns them must not take the pool from the others.
- */
-bool toe_chan_room(struct toe *t, uint32_t ch)
+static void event_all(struct toe *t, struct toe_sock *s, enum srpc_type type, int a)
 {
-	if (tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap)
-		return true;
-	t->ch[ch].capped = true;
-	return false;
+	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
+		if (s->chans & (1ull << ch))
+			toe_chan_event(t, ch, type, s->id, a, 0);
 }
 
-void toe_sock_arm(struct toe *t, struct toe_sock *s)
+static void sock_arm(struct toe *t, struct toe_sock *s)
 {
 	uint32_t want = 0;
 	struct epoll_event ev;
@@ -112,7 +111,7 @@ void toe_sock_arm(struct toe *t, struct toe_sock *s)
 	}
 }
 
-struct toe_sock *toe_sock_new(struct toe *t, int fd, uint32_t ch)
+static struct toe_sock *sock_new(struct toe *t, int fd, uint32_t ch)
 {
 	for (uint32_t i = 0; i < t->p.max_socks; i++) {
 		struct toe_sock *s = &t->socks[i];
@@ -141,7 +140,7 @@ void toe_sock_free(struct toe *t, struct toe_sock *s)
 	uint32_t idx;
 
 	while ((idx = toe_bufq_pop(t, &s->txq)) != NO_BUF)
-		toe_regrant(t, idx, s->id);
+		toe_sock_regrant(t, idx, s->id);
 	/* nothing of it is submitted any more: its flow may close */
 	if (s->flow != TCR_FLOW_NONE)
 		toe_chain_flow_close(t->tc, s->flow);
@@ -153,7 +152,7 @@ void toe_sock_free(struct toe *t, struct toe_sock *s)
 }
 
 /* Channel @ch drops its reference; the kernel socket closes with the last one. */
-void toe_sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
+static void sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 {
 	s->chans &= ~(1ull << ch);
 	if (s->chans) {
@@ -161,14 +160,14 @@ void toe_sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 			/* a remaining holder receives from now on (a parked one waits for TAKE) */
 			s->owner = (uint32_t)__builtin_ctzll(s->chans);
 			if (!s->dgram && s->rd_eof && !s->eof_pending)
-				toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
-			toe_sock_arm(t, s);
+				toe_chan_event(t, s->owner, SRPC_EV_EOF, s->id, 0, 0);
+			sock_arm(t, s);
 		}
 		return;
 	}
 	if (s->tx_pending && !s->failed) {
 		s->closing = true;	/* flush what the guest sent, as close() does */
-		toe_sock_arm(t, s);
+		sock_arm(t, s);
 		return;
 	}
 	toe_sock_free(t, s);
@@ -176,38 +175,23 @@ void toe_sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 
 /* ---- kernel socket I/O --------------------------------------------------- */
 
-/* A TX buffer is done: grant it again to the channel it came from. */
-void toe_regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
+/*
+ * An outbound item is done: a guest buffer is granted again to the channel
+ * it came from; an R.out copy is freed and its guest buffer granted back.
+ */
+void toe_sock_regrant(struct toe *t, uint32_t idx, uint32_t sock_id)
 {
-	struct toe_chan *c;
-	struct tcr_desc d = { 0 };
-	uint32_t ch;
-
-	t->buf_sock[idx] = 0;	/* not an RX buffer: DONE must not count it */
 	if (idx >= t->p.nbufs) {	/* a private copy in R.out */
 		uint32_t src = t->buf_src[idx];
 
+		t->buf_sock[idx] = 0;
 		toe_chain_out_free(t->tc, idx - t->p.nbufs);
 		/* the guest's buffer goes back now, as without a chain */
 		if (src < t->p.nbufs)
-			toe_regrant(t, src, sock_id);
+			toe_chan_regrant(t, src, sock_id);
 		return;
 	}
-	ch = t->buf_chan[idx];
-	c = &t->ch[ch];
-	if (!c->open || c->epoch != t->buf_epoch[idx]) {
-		tcr_pool_free(t->pool, &idx, 1);
-		return;
-	}
-	d.slot = idx;
-	d.conn_id = sock_id;
-	d.arg = sock_id ? SRPC_FREE_TXDONE : 0;
-	d.len = sock_id ? t->buf_len[idx] : 0;
-	tcr_desc_store(t->r, idx, &d);
-	if (tcr_chan_send_ring(&c->c, t->pool, TCR_CH_FREE, &idx, 1) != 1)
-		tcr_pool_free(t->pool, &idx, 1);
-	else
-		c->kick = true;
+	toe_chan_regrant(t, idx, sock_id);
 }
 
 void toe_sock_fail(struct toe *t, struct toe_sock *s, int err)
@@ -219,14 +203,14 @@ void toe_sock_fail(struct toe *t, struct toe_sock *s, int err)
 	s->failed = true;
 	while ((idx = toe_bufq_pop(t, &s->txq)) != NO_BUF) {
 		s->tx_pending--;
-		toe_regrant(t, idx, s->id);
+		toe_sock_regrant(t, idx, s->id);
 	}
 	if (s->closing && !s->tx_pending) {
 		toe_sock_free(t, s);
 		return;
 	}
-	toe_event_all(t, s, SRPC_EV_ERROR, err);
-	toe_sock_arm(t, s);
+	event_all(t, s, SRPC_EV_ERROR, err);
+	sock_arm(t, s);
 }
 
 /*
@@ -248,18 +232,18 @@ static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
 		if (n < 0)
-			toe_event_to(t, s->owner, SRPC_EV_ERROR, s->id, errno);
+			toe_chan_event(t, s->owner, SRPC_EV_ERROR, s->id, errno, 0);
 		if (n > 0)
 			t->st.bytes_out += (uint64_t)n;
 		toe_bufq_pop(t, &s->txq);
 		s->tx_pending--;
-		toe_regrant(t, idx, s->id);
+		toe_sock_regrant(t, idx, s->id);
 	}
 	if (!s->tx_pending && s->closing) {
 		toe_sock_free(t, s);
 		return;
 	}
-	toe_sock_arm(t, s);
+	sock_arm(t, s);
 }
 
 /* Apply the queued TCP options whose earlier bytes are now in the kernel. */
@@ -343,7 +327,7 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 		toe_bufq_pop(t, &s->txq);
 		s->tx_off = 0;
 		s->tx_pending--;
-		toe_regrant(t, idx, s->id);
+		toe_sock_regrant(t, idx, s->id);
 	}
 	if (!s->tx_pending) {
 		if (s->shut_wr_pending) {
@@ -355,7 +339,7 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 			return;
 		}
 	}
-	toe_sock_arm(t, s);
+	sock_arm(t, s);
 }
 
 /*
@@ -388,7 +372,7 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 			if (err == EAGAIN || err == EINTR)
 				break;
 			/* an ICMP error for an earlier datagram: the kernel reports it once */
-			toe_event_to(t, s->owner, SRPC_EV_ERROR, s->id, err);
+			toe_chan_event(t, s->owner, SRPC_EV_ERROR, s->id, err, 0);
 			continue;
 		}
 		if ((size_t)n > cap) {
@@ -417,10 +401,10 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 		t->st.bytes_in += (uint64_t)n;
 		toe_bufq_push(t, &t->in_input, idx);
 	}
-	toe_sock_arm(t, s);
+	sock_arm(t, s);
 }
 
-void toe_sock_read(struct toe *t, struct toe_sock *s)
+static void sock_read(struct toe *t, struct toe_sock *s)
 {
 	if (s->dgram) {
 		dgram_read(t, s);
@@ -448,7 +432,7 @@ void toe_sock_read(struct toe *t, struct toe_sock *s)
 				if (s->rx_queued)
 					s->eof_pending = true;	/* after the data (drain_outputs) */
 				else
-					toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+					toe_chan_event(t, s->owner, SRPC_EV_EOF, s->id, 0, 0);
 			} else {
 				toe_sock_fail(t, s, err);
 				return;
@@ -472,7 +456,7 @@ void toe_sock_read(struct toe *t, struct toe_sock *s)
 		t->st.bytes_in += (uint64_t)n;
 		toe_bufq_push(t, &t->in_input, idx);	/* inbound input queue */
 	}
-	toe_sock_arm(t, s);
+	sock_arm(t, s);
 }
 
 void toe_sock_event(struct toe *t, uint32_t id, uint32_t events)
@@ -489,7 +473,7 @@ void toe_sock_event(struct toe *t, uint32_t id, uint32_t events)
 			/* a pending ICMP error: the guest's next call reports it, not fatal */
 			getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
 			if (err)
-				toe_event_to(t, s->owner, SRPC_EV_ERROR, s->id, err);
+				toe_chan_event(t, s->owner, SRPC_EV_ERROR, s->id, err, 0);
 		}
 		if (events & (EPOLLIN | EPOLLERR))
 			dgram_read(t, s);
@@ -501,8 +485,8 @@ void toe_sock_event(struct toe *t, uint32_t id, uint32_t events)
 	if (s->listening) {
 		if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
 			s->accept_armed = false;
-			toe_event_all(t, s, SRPC_EV_ACCEPTABLE, 1);
-			toe_sock_arm(t, s);
+			event_all(t, s, SRPC_EV_ACCEPTABLE, 1);
+			sock_arm(t, s);
 		}
 		return;
 	}
@@ -520,72 +504,41 @@ void toe_sock_event(struct toe *t, uint32_t id, uint32_t events)
 			s->connected = true;
 			toe_flow_state(t, s, CH_FLOW_ESTABLISHED);
 		}
-		toe_event_to(t, s->owner, SRPC_EV_CONNECTED, s->id, err);
-		toe_sock_arm(t, s);
+		toe_chan_event(t, s->owner, SRPC_EV_CONNECTED, s->id, err, 0);
+		sock_arm(t, s);
 		return;
 	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
-		toe_sock_read(t, s);
+		sock_read(t, s);
 	s = toe_sock_get(t, id);
 	if (s && (events & (EPOLLOUT | EPOLLERR)) && s->txq.n)
 		toe_sock_flush_tx(t, s);
 }
 
-/* ---- flows (include/tochain/ch_flow.h) ---------------------------------------------- */
-
-static void key_side(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
-{
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-
-		memcpy(addr, &in->sin_addr, 4);
-		*port = ntohs(in->sin_port);
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-
-		memcpy(addr, &in6->sin6_addr, 16);
-		*port = ntohs(in6->sin6_port);
-	}
-}
-
 /*
- * Record the 5-tuple of TCP socket @s (the VM's side as source; @peer, or
- * the kernel's peer address when NULL) and open its flow entry in @state.
- * A full table leaves the connection without one (TCR_FLOW_NONE).
+ * A chain denied a descriptor of TCP socket @s: RST now (an abortive
+ * disconnect) while the descriptor stays valid (the guest still holds the
+ * socket id until it closes), ECONNRESET to the guest; what of it is
+ * still on its way is dropped (s->denied).
  */
-void toe_flow_open(struct toe *t, struct toe_sock *s, const struct sockaddr_storage *peer,
-		   uint8_t state)
+void toe_sock_abort(struct toe *t, struct toe_sock *s)
 {
-	struct sockaddr_storage me, pe;
-	socklen_t ml = sizeof(me), pl = sizeof(pe);
-	int idx;
+	s->denied = true;
+	if (!s->failed) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		struct sockaddr sa = { .sa_family = AF_UNSPEC };
 
-	if (getsockname(s->fd, (struct sockaddr *)&me, &ml))
-		return;
-	if (!peer) {
-		if (getpeername(s->fd, (struct sockaddr *)&pe, &pl))
-			return;
-		peer = &pe;
+		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (connect(s->fd, &sa, sizeof(sa))) {
+			/* already disconnected: nothing more to send */
+		}
+		toe_sock_fail(t, s, ECONNRESET);
 	}
-	if ((me.ss_family != AF_INET && me.ss_family != AF_INET6) ||
-	    peer->ss_family != me.ss_family)
-		return;
-	memset(&s->key, 0, sizeof(s->key));
-	s->key.family = (uint8_t)me.ss_family;
-	s->key.l4proto = IPPROTO_TCP;
-	key_side(&me, s->key.saddr, &s->key.sport);
-	key_side(peer, s->key.daddr, &s->key.dport);
-	idx = ch_flow_open(toe_chain_flows(t->tc), &s->key, state);
-	s->flow = idx >= 0 ? (uint32_t)idx : TCR_FLOW_NONE;
-}
-
-void toe_flow_state(struct toe *t, struct toe_sock *s, uint8_t state)
-{
 	if (s->flow != TCR_FLOW_NONE)
-		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, state);
+		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, CH_FLOW_CLOSING);
 }
 
-/* ---- ownership (rules: toe_int.h) ---------------------------------------- */
+/* ---- ownership (rules: toe_sock.h) ---------------------------------------- */
 
 /* ADOPT(a=1) from channel @ch: @id if a channel holding it named @ch its heir. */
 static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
@@ -594,13 +547,9 @@ static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
 
 	if (!s || s->closing)
 		return NULL;
-	for (uint32_t o = 0; o < t->p.nchannels; o++) {
-		const struct toe_chan *c = &t->ch[o];
-
-		if (o != ch && (s->chans & (1ull << o)) && c->open && c->has_heir &&
-		    c->heir == ch && c->heir_epoch == t->ch[ch].epoch)
+	for (uint32_t o = 0; o < t->p.nchannels; o++)
+		if ((s->chans & (1ull << o)) && toe_chan_is_heir(t, o, ch))
 			return s;
-	}
 	return NULL;
 }
 
@@ -608,27 +557,26 @@ static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
 static void take(struct toe *t, struct toe_sock *s, uint32_t ch)
 {
 	uint32_t old = s->owner;
-	struct srpc_msg m;
+	int fork_data = s->fork_data;
 
-	srpc_encode(&m, SRPC_EV_OWNER, 0, s->id, 1, s->fork_data, 0, NULL, 0);
 	s->fork_data = false;
 	s->parked = false;
 	s->owner = ch;
-	toe_send_msg(t, ch, &m);
+	toe_chan_event(t, ch, SRPC_EV_OWNER, s->id, 1, fork_data);
 	if (old != ch && (s->chans & (1ull << old)))
-		toe_event_to(t, old, SRPC_EV_OWNER, s->id, 0);
+		toe_chan_event(t, old, SRPC_EV_OWNER, s->id, 0, 0);
 	/* an EOF the old owner got must reach the new one too */
 	if (!s->dgram && s->rd_eof && !s->eof_pending)
-		toe_event_to(t, ch, SRPC_EV_EOF, s->id, 0);
-	toe_sock_read(t, s);
+		toe_chan_event(t, ch, SRPC_EV_EOF, s->id, 0, 0);
+	sock_read(t, s);
 }
 
 /* Answer a pending FORK of channel @ch once none of its data is in flight. */
-void toe_fork_check(struct toe *t, uint32_t ch)
+void toe_sock_fork_check(struct toe *t, uint32_t ch)
 {
-	struct toe_chan *c = &t->ch[ch];
+	struct toe_fork_wait *fw = &t->forks[ch];
 
-	if (!c->open || !c->fork_wait)
+	if (!fw->wait)		/* cleared when the channel goes (toe_sock_on_dropped) */
 		return;
 	for (uint32_t i = 0; i < t->p.max_socks; i++) {
 		const struct toe_sock *s = &t->socks[i];
@@ -636,8 +584,8 @@ void toe_fork_check(struct toe *t, uint32_t ch)
 		if (s->id && s->parked && s->owner == ch && (s->rx_queued || s->eof_pending))
 			return;
 	}
-	c->fork_wait = false;
-	toe_respond(t, ch, c->fork_tag, 0, 0, 0, NULL, 0);
+	fw->wait = false;
+	toe_chan_respond(t, ch, fw->tag, 0, 0, 0, NULL, 0);
 }
 
 /*
@@ -650,18 +598,12 @@ static void do_fork(struct toe *t, uint32_t ch, const struct srpc_req *q)
 {
 	const struct srpc_msg *m = &q->m;
 	uint32_t kid = (uint32_t)m->a;
-	struct toe_chan *k;
+	int err = toe_chan_fork_child(t, ch, kid, (uint32_t)m->b);
 
-	if (kid >= t->p.nchannels || kid == ch) {
-		toe_respond(t, ch, m->tag, 0, -EINVAL, 0, NULL, 0);
+	if (err) {
+		toe_chan_respond(t, ch, m->tag, 0, err, 0, NULL, 0);
 		return;
 	}
-	k = &t->ch[kid];
-	if (!k->open || k->epoch != (uint32_t)m->b || !k->fresh) {
-		toe_respond(t, ch, m->tag, 0, -ESRCH, 0, NULL, 0);
-		return;
-	}
-	k->fresh = false;
 	for (uint32_t i = 0; i < t->p.max_socks; i++) {
 		struct toe_sock *s = &t->socks[i];
 
@@ -671,17 +613,17 @@ static void do_fork(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		if (s->owner == ch && !s->dgram && !s->listening && !s->failed && s->connected) {
 			s->parked = true;
 			s->fork_data = true;
-			toe_sock_arm(t, s);
+			sock_arm(t, s);
 		}
 	}
-	t->ch[ch].fork_wait = true;
-	t->ch[ch].fork_tag = m->tag;
-	toe_fork_check(t, ch);
+	t->forks[ch].wait = true;
+	t->forks[ch].tag = m->tag;
+	toe_sock_fork_check(t, ch);
 }
 
 /* ---- requests --------------------------------------------------------------- */
 
-void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
+void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 {
 	const struct srpc_msg *m = &q->m;
 	struct sockaddr_storage ss;
@@ -694,11 +636,11 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		return;
 	}
 	if (m->type != SRPC_REQ_SOCKET) {
-		s = toe_sock_of(t, ch, m->sock);
+		s = sock_of(t, ch, m->sock);
 		if (!s && m->type == SRPC_REQ_ADOPT && m->a == 1)
 			s = heir_sock(t, ch, m->sock);
 		if (!s) {
-			toe_respond(t, ch, m->tag, m->sock, -EBADF, 0, NULL, 0);
+			toe_chan_respond(t, ch, m->tag, m->sock, -EBADF, 0, NULL, 0);
 			return;
 		}
 	}
@@ -710,7 +652,7 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			ret = -errno;
 			break;
 		}
-		s = toe_sock_new(t, fd, ch);
+		s = sock_new(t, fd, ch);
 		if (!s) {
 			ret = -errno;
 			close(fd);
@@ -719,7 +661,7 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		if (m->b == SOCK_DGRAM) {
 			s->dgram = true;
 			s->connected = true;	/* data may flow from the start */
-			toe_sock_arm(t, s);
+			sock_arm(t, s);
 		}
 		ret = (int)(s->id & 0x7fffffff);
 		break;
@@ -735,7 +677,7 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		if (!ret) {
 			s->listening = true;
 			s->accept_armed = true;
-			toe_sock_arm(t, s);
+			sock_arm(t, s);
 		}
 		break;
 	case SRPC_REQ_ACCEPT: {
@@ -752,11 +694,11 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			ret = -errno;
 			if (ret == -EAGAIN) {
 				s->accept_armed = true;
-				toe_sock_arm(t, s);
+				sock_arm(t, s);
 			}
 			break;
 		}
-		n = toe_sock_new(t, fd, ch);
+		n = sock_new(t, fd, ch);
 		if (!n) {
 			ret = -errno;
 			close(fd);
@@ -764,19 +706,19 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		}
 		n->connected = true;
 		toe_flow_open(t, n, &ss, CH_FLOW_ESTABLISHED);
-		toe_sock_arm(t, n);
+		sock_arm(t, n);
 		pfd.fd = s->fd;
 		pfd.events = POLLIN;
 		more = poll(&pfd, 1, 0) > 0;
 		if (!more) {
 			s->accept_armed = true;
-			toe_sock_arm(t, s);
+			sock_arm(t, s);
 			/* processes sharing the listener: nothing is waiting now */
 			for (uint32_t o = 0; o < t->p.nchannels; o++)
 				if (o != ch && (s->chans & (1ull << o)))
-					toe_event_to(t, o, SRPC_EV_ACCEPTABLE, s->id, 0);
+					toe_chan_event(t, o, SRPC_EV_ACCEPTABLE, s->id, 0, 0);
 		}
-		toe_respond(t, ch, m->tag, m->sock, (int)n->id, more, &ss,
+		toe_chan_respond(t, ch, m->tag, m->sock, (int)n->id, more, &ss,
 			sl < sizeof(ss) ? sl : sizeof(ss));
 		return;
 	}
@@ -795,7 +737,7 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			memcpy(&peer, &q->addr, q->addrlen < sizeof(peer) ? q->addrlen : sizeof(peer));
 			toe_flow_open(t, s, &peer, ret ? CH_FLOW_SYN : CH_FLOW_ESTABLISHED);
 		}
-		toe_sock_arm(t, s);
+		sock_arm(t, s);
 		break;
 	case SRPC_REQ_SHUTDOWN:
 		if (m->a == SHUT_WR || m->a == SHUT_RDWR)
@@ -811,8 +753,8 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		}
 		break;
 	case SRPC_REQ_CLOSE:
-		toe_respond(t, ch, m->tag, m->sock, 0, 0, NULL, 0);
-		toe_sock_unref(t, s, ch);
+		toe_chan_respond(t, ch, m->tag, m->sock, 0, 0, NULL, 0);
+		sock_unref(t, s, ch);
 		return;
 	case SRPC_REQ_SETSOCKOPT:
 		if (!ordered_sockopt(s, m)) {
@@ -829,7 +771,7 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			ret = -errno;
 			break;
 		}
-		toe_respond(t, ch, m->tag, m->sock, 0, (int)vl, val,
+		toe_chan_respond(t, ch, m->tag, m->sock, 0, (int)vl, val,
 			vl < (socklen_t)m->c ? vl : (socklen_t)m->c);
 		return;
 	}
@@ -840,7 +782,7 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			ret = -errno;
 			break;
 		}
-		toe_respond(t, ch, m->tag, m->sock, 0, (int)sl, &ss, sl < sizeof(ss) ? sl : sizeof(ss));
+		toe_chan_respond(t, ch, m->tag, m->sock, 0, (int)sl, &ss, sl < sizeof(ss) ? sl : sizeof(ss));
 		return;
 	case SRPC_REQ_ADOPT:
 		s->chans |= 1ull << ch;
@@ -853,5 +795,72 @@ void toe_do_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		ret = 0;
 		break;
 	}
-	toe_respond(t, ch, m->tag, m->sock, ret, 0, NULL, 0);
+	toe_chan_respond(t, ch, m->tag, m->sock, ret, 0, NULL, 0);
+}
+
+/* ---- the channel layer's events (struct toe_chan_ops) -------------------- */
+
+/* A data buffer channel @ch put on TX: onto the outbound input queue, or back. */
+void toe_sock_on_tx_data(struct toe *t, uint32_t ch, uint32_t idx, const struct tcr_desc *d)
+{
+	struct toe_sock *s = d->conn_id <= 0xffffffffu ? sock_of(t, ch, (uint32_t)d->conn_id) : NULL;
+
+	t->buf_off[idx] = d->off;
+	t->buf_len[idx] = d->len;
+	if (s && s->dgram) {
+		struct toe_dgaddr *dst = &t->buf_dst[idx];
+
+		/* header read once into private memory, then validated */
+		if (toe_chan_dgram_dst(t, idx, d, &dst->a, &dst->len)) {
+			toe_sock_regrant(t, idx, s->id);
+			return;
+		}
+		t->buf_off[idx] = d->off + SRPC_DGRAM_HDR;
+		t->buf_len[idx] = d->len - SRPC_DGRAM_HDR;
+		t->buf_sock[idx] = s->id;
+		s->tx_pending++;
+		toe_bufq_push(t, &t->out_input, idx);
+		return;
+	}
+	if (!s || s->failed || s->listening || d->len == 0) {
+		/* data for a socket it does not hold, or a dead one: drop it */
+		toe_sock_regrant(t, idx, s ? s->id : 0);
+		return;
+	}
+	t->buf_sock[idx] = s->id;
+	s->tx_pending++;
+	s->tx_in += d->len;	/* ordered socket options wait for these bytes */
+	toe_bufq_push(t, &t->out_input, idx);	/* outbound input queue */
+}
+
+/* An RX buffer of socket @sock_id came back on DONE. */
+void toe_sock_on_rx_done(struct toe *t, uint32_t sock_id)
+{
+	struct toe_sock *s = toe_sock_get(t, sock_id);
+
+	if (s && s->rx_inflight) {
+		s->rx_inflight--;
+		if (s->rx_inflight + 1 == t->p.rx_bound || s->rx_inflight == 0)
+			sock_read(t, s);	/* room again: resume reading */
+	}
+}
+
+/* Channel @ch is below its share of the pool again: read its sockets. */
+void toe_sock_on_uncapped(struct toe *t, uint32_t ch)
+{
+	for (uint32_t i = 0; i < t->p.max_socks; i++)
+		if (t->socks[i].id && t->socks[i].owner == ch)
+			sock_read(t, &t->socks[i]);
+}
+
+/* Channel @ch goes away: it drops every reference it holds, and its FORK. */
+void toe_sock_on_dropped(struct toe *t, uint32_t ch)
+{
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		struct toe_sock *s = &t->socks[i];
+
+		if (s->id && (s->chans & (1ull << ch)))
+			sock_unref(t, s, ch);
+	}
+	t->forks[ch].wait = false;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The TOE's per-direction stages: input queue, chain stage, output queue.
- * Rules: toe_int.h; the chain stage's own contract: toe_chain.h.
+ * The top layer under the loop: it calls the socket and channel layers,
+ * neither calls it.  Rules: toe_int.h; the chain stage's own contract:
+ * toe_chain.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +31,10 @@
 #include <tochain/tsc.h>
 
 #include "tochain/srpc.h"
-#include "toe_int.h"
+#include "toe_chan.h"
+#include "toe_flow.h"
+#include "toe_sock.h"
+#include "toe_stage.h"
 
 
 /* ---- the per-direction stages ------------------------------------------- */
@@ -47,86 +52,6 @@
  * kernel socket sends, that private copy only (TOCTOU, design section 3).
  */
 
-
-/* The bytes of item @idx: a slot of the guest region or of R.out. */
-uint8_t *toe_item_data(struct toe *t, uint32_t idx)
-{
-	if (idx < t->p.nbufs)
-		return tcr_region_slot(t->r, idx);
-	return toe_chain_out_slot(t->tc, idx - t->p.nbufs);
-}
-
-static void fill_pkt(const struct toe_sock *s, uint32_t dir, struct ch_pkt *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->conn_id = s->id;
-	p->flow = s->flow;
-	p->family = s->key.family;
-	p->l4proto = s->dgram ? IPPROTO_UDP : IPPROTO_TCP;
-	if (dir == TOE_DIR_OUT) {	/* the VM's side is the source */
-		p->sport = s->key.sport;
-		p->dport = s->key.dport;
-		memcpy(p->saddr, s->key.saddr, 16);
-		memcpy(p->daddr, s->key.daddr, 16);
-	} else {
-		p->sport = s->key.dport;
-		p->dport = s->key.sport;
-		memcpy(p->saddr, s->key.daddr, 16);
-		memcpy(p->daddr, s->key.saddr, 16);
-	}
-}
-
-static void sa_side(const struct sockaddr_storage *ss, uint8_t *addr, uint16_t *port)
-{
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-
-		memcpy(addr, &in->sin_addr, 4);
-		*port = ntohs(in->sin_port);
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-
-		memcpy(addr, &in6->sin6_addr, 16);
-		*port = ntohs(in6->sin6_port);
-	}
-}
-
-/*
- * A datagram's 5-tuple: the socket's local address (looked up once) and
- * the peer of this datagram: its source (inbound, recorded privately at
- * recvfrom) or its validated destination (outbound; the connected peer
- * when it names none).
- */
-static void dgram_tuple(struct toe *t, struct toe_sock *s, uint32_t idx, uint32_t dir,
-			struct ch_pkt *p)
-{
-	struct sockaddr_storage me, peer;
-	socklen_t ml = sizeof(me), pl = sizeof(peer);
-
-	if (!s->key.family && getsockname(s->fd, (struct sockaddr *)&me, &ml) == 0 &&
-	    (me.ss_family == AF_INET || me.ss_family == AF_INET6)) {
-		s->key.family = (uint8_t)me.ss_family;
-		s->key.l4proto = IPPROTO_UDP;
-		sa_side(&me, s->key.saddr, &s->key.sport);
-	}
-	if (t->buf_dst[idx].len) {
-		memcpy(&peer, &t->buf_dst[idx].a, sizeof(peer));
-	} else if (getpeername(s->fd, (struct sockaddr *)&peer, &pl)) {
-		return;
-	}
-	if (peer.ss_family != s->key.family)
-		return;
-	p->family = s->key.family;
-	if (dir == TOE_DIR_OUT) {
-		memcpy(p->saddr, s->key.saddr, 16);
-		p->sport = s->key.sport;
-		sa_side(&peer, p->daddr, &p->dport);
-	} else {
-		memcpy(p->daddr, s->key.saddr, 16);
-		p->dport = s->key.sport;
-		sa_side(&peer, p->saddr, &p->sport);
-	}
-}
 
 static void addr_str(char *out, size_t size, uint8_t family, const uint8_t *a, uint16_t port)
 {
@@ -159,23 +84,7 @@ static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result 
 		s->dgram ? ": datagram dropped" : ": connection reset");
 	if (s->dgram)
 		return;
-	s->denied = true;
-	if (!s->failed) {
-		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-		struct sockaddr sa = { .sa_family = AF_UNSPEC };
-
-		/*
-		 * RST now (an abortive disconnect) while the descriptor stays
-		 * valid: the guest still holds the socket id until it closes.
-		 */
-		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		if (connect(s->fd, &sa, sizeof(sa))) {
-			/* already disconnected: nothing more to send */
-		}
-		toe_sock_fail(t, s, ECONNRESET);
-	}
-	if (s->flow != TCR_FLOW_NONE)
-		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, CH_FLOW_CLOSING);
+	toe_sock_abort(t, s);
 }
 
 static void rx_drop(struct toe *t, struct toe_sock *s, uint32_t idx)
@@ -200,9 +109,7 @@ static bool stage_in(struct toe *t)
 		struct ch_pkt p;
 
 		if (s && !s->denied && toe_chain_active(t->tc, TOE_DIR_IN)) {
-			fill_pkt(s, TOE_DIR_IN, &p);
-			if (s->dgram)
-				dgram_tuple(t, s, idx, TOE_DIR_IN, &p);
+			toe_flow_tuple(t, s, idx, TOE_DIR_IN, &p);
 			p.cookie = idx;
 			p.region = TOE_REGION_GUEST;
 			p.buf = idx;
@@ -248,9 +155,7 @@ static bool stage_out(struct toe *t)
 		x = t->p.nbufs + (uint32_t)o;
 		/* buf_off/buf_len were validated against the slot in take_tx */
 		memcpy(toe_item_data(t, x), toe_item_data(t, idx) + t->buf_off[idx], len);
-		fill_pkt(s, TOE_DIR_OUT, &p);
-		if (s->dgram)
-			dgram_tuple(t, s, idx, TOE_DIR_OUT, &p);
+		toe_flow_tuple(t, s, idx, TOE_DIR_OUT, &p);
 		p.cookie = x;
 		p.region = TOE_REGION_OUT;
 		p.buf = (uint32_t)o;
@@ -314,7 +219,7 @@ static bool stage_results(struct toe *t)
 			}
 			if (s)
 				sock_deny(t, s, &r[i]);
-			toe_regrant(t, x, t->buf_sock[x]);	/* frees the R.out slot */
+			toe_sock_regrant(t, x, t->buf_sock[x]);	/* frees the R.out slot */
 			if (s && --s->tx_pending == 0 && s->closing)
 				toe_sock_free(t, s);
 		}
@@ -349,14 +254,14 @@ void toe_stage_drain(struct toe *t)
 		if (s && s->eof_pending && !s->rx_queued) {
 			s->eof_pending = false;
 			if (!s->denied)
-				toe_event_to(t, s->owner, SRPC_EV_EOF, s->id, 0);
+				toe_chan_event(t, s->owner, SRPC_EV_EOF, s->id, 0, 0);
 		}
 	}
 	while ((idx = toe_bufq_pop(t, &t->out_output)) != NO_BUF) {
 		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
 
 		if (!s || s->failed) {
-			toe_regrant(t, idx, t->buf_sock[idx]);
+			toe_sock_regrant(t, idx, t->buf_sock[idx]);
 			if (s && --s->tx_pending == 0 && s->closing)
 				toe_sock_free(t, s);
 			continue;

@@ -406,7 +406,7 @@ static uint32_t next_data(struct guest *g, struct tcr_desc *d)
 }
 
 /*
- * Socket ownership (toe_int.h): a channel that never held a socket cannot
+ * Socket ownership (toe_sock.h): a channel that never held a socket cannot
  * reach it (ADOPT, TAKE, any call: EBADF); FORK names only a fresh
  * channel, once; the forked connection is parked until the child TAKEs
  * it, the parent's CLOSE does not close it, the TAKE says the fork's data
