@@ -8,7 +8,8 @@
  *
  *   toe.c        the loop: ties the layers together, life cycle
  *   toe_stage.c  the per-direction stages (input queue, chain, output queue)
- *   toe_sock.c   kernel sockets, their I/O and flows, the guest's socket calls
+ *   toe_sock.c   kernel sockets, their I/O, the guest's socket calls
+ *                (toe_flow.c: their 5-tuples, for the stage and socket layers)
  *   toe_chan.c   channels: the only file that speaks sockrpc to the guest
  *                (attach handshake, request decoding, answers and events)
  *
