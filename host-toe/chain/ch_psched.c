@@ -4,18 +4,17 @@
  * poll loop and the scheduler's own thread.  The contract is in
  * ch_psched.h; the state and its synchronization rules in ch_psched_int.h.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <urcu/urcu-memb.h>
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <tochain/barrier.h>
 #include <tochain/chan.h>

@@ -13,16 +13,18 @@
  *   ch_psched_live.c      VNF liveness, failure and restart; early-end flags
  *
  * SYNCHRONIZATION.
- *  - Everything below "scheduler thread state" belongs to the one thread
- *    that runs ch_psched_poll(): flights, VNF pools, channels, grants.
+ *  - Everything below "scheduler thread state" in the structs here, and
+ *    every function of ch_psched_dispatch.c, _collect.c and _live.c,
+ *    belongs to the one thread that runs ch_psched_poll(): flights, VNF
+ *    pools, channels, grants.
  *  - Control-plane calls publish new data regions and VNFs by filling the
  *    slot and then store-releasing `present` (paired with the scheduler's
  *    load-acquire); they never touch a published object again except
  *    through atomic request words (pid, restart_pid).
  *  - Forwarding tables: RCU (ch_table.c).  Each flight holds a table
  *    reference from admission to completion, so a descriptor finishes on
- *    the table it started on.  Retired tables are freed here, after their
- *    grants were revoked.
+ *    the table it started on.  Retired tables are freed by
+ *    ch_psched_poll(), after their grants were revoked.
  *  - Statistics read by other threads are written with relaxed atomics.
  *  - Input/output queues: SPSC (ch_queue.h).
  */

@@ -4,8 +4,8 @@
  * progress), failure and restart, and the early-end flags VNFs raise.
  * State and rules: ch_psched_int.h.
  */
-#include <signal.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
