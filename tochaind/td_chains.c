@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tochain/ctl_proto.h"
@@ -26,18 +25,11 @@
 #include "td_inst.h"
 #include "td_libvirt.h"
 #include "td_priv.h"
+#include "tochain/util.h"
 
 #define TOE_CALL_MS 5000
 #define REPAIR_BACKOFF_MS 2000
 #define GUEST_CHECK_MS 2000
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static unsigned int ncpus(void)
 {
@@ -1356,7 +1348,7 @@ static void repair(struct daemon *d, unsigned int i)
 		return;
 	if (converge(d, &d->st, vm, NULL, err, sizeof(err))) {
 		td_log("%s (retrying in %d ms)", err, REPAIR_BACKOFF_MS);
-		d->retry_ms[i] = now_ms() + REPAIR_BACKOFF_MS;
+		d->retry_ms[i] = (long long)tu_now_ms() + REPAIR_BACKOFF_MS;
 	}
 	td_save(d);
 }
@@ -1480,7 +1472,7 @@ static void guest_check(struct daemon *d, struct td_vm *vm)
 
 void td_chains_tick(struct daemon *d)
 {
-	long long now = now_ms();
+	long long now = (long long)tu_now_ms();
 
 	for (unsigned int i = 0; i < TD_MAX_VMS; i++)
 		if (d->schedvm[i].vm[0] && !td_state_find_vm(&d->st, d->schedvm[i].vm))

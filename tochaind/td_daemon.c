@@ -24,6 +24,7 @@
 #include "td_libvirt.h"
 #include "td_link.h"
 #include "td_priv.h"
+#include "tochain/util.h"
 
 #define DEFAULT_REGION_SIZE TD_REGION_SIZE_DEFAULT
 #define MIN_REGION_SIZE TD_REGION_SIZE_MIN
@@ -264,14 +265,6 @@ static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)
 		td_log("vm %s: %s", vm->name, err);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void replug_mark(const struct td_vm *vm, bool on)
 {
 	int slot = -1;
@@ -298,7 +291,7 @@ static void replug_mark(const struct td_vm *vm, bool on)
  */
 static void replug_tick(struct daemon *d)
 {
-	long long now = mono_ms();
+	long long now = (long long)tu_now_ms();
 
 	for (int i = 0; i < TD_MAX_VMS; i++) {
 		struct td_vm *vm;
@@ -338,7 +331,7 @@ static void replug_tick(struct daemon *d)
 static void link_repair(struct daemon *d, struct td_vm *vm, long long *next_ms)
 {
 	char err[512] = "";
-	long long now = mono_ms();
+	long long now = (long long)tu_now_ms();
 
 	if (!vm->domain[0] || vm->wait == TD_WAIT_NONE || td_link_alive(vm) ||
 	    !td_vm_toe_alive(vm) || *next_ms > now)
@@ -662,7 +655,7 @@ static int mkdirs(const char *path, mode_t mode)
 static int run(struct daemon *d, struct td_config *cfg, int foreground)
 {
 	static long long link_retry[TD_MAX_VMS];	/* no link restart of VM i before */
-	struct timespec now, last_tick;
+	uint64_t now, last_tick;
 	char err[512] = "";
 	sigset_t mask;
 	int lfd, sfd, rc;
@@ -739,7 +732,7 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 			return 1;
 		close(ready[1]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &last_tick);
+	last_tick = tu_now_ms();
 	for (rc = -1; rc < 0;) {
 		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
@@ -773,9 +766,8 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 		if (rc < 0)
 			replug_tick(d);
 		/* VNF instances that died are restarted, at most every 500 ms. */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (rc < 0 && (now.tv_sec - last_tick.tv_sec) * 1000 +
-				      (now.tv_nsec - last_tick.tv_nsec) / 1000000 >= 500) {
+		now = tu_now_ms();
+		if (rc < 0 && now - last_tick >= 500) {
 			last_tick = now;
 			td_chains_tick(d);
 		}

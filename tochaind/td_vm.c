@@ -73,20 +73,10 @@ bool td_vm_toe_alive(const struct td_vm *vm)
 	return tu_proc_runs(vm->toe_pid, "tochain-toe", vm->region);
 }
 
+/* SIGTERM, SIGKILL after 1 s; only a pid that is still this VM's TOE. */
 static void stop_toe(struct td_vm *vm)
 {
-	if (!td_vm_toe_alive(vm)) {
-		vm->toe_pid = 0;
-		return;
-	}
-	kill(vm->toe_pid, SIGTERM);
-	for (int i = 0; i < 50 && kill(vm->toe_pid, 0) == 0; i++) {
-		waitpid(vm->toe_pid, NULL, WNOHANG);
-		usleep(20000);
-	}
-	if (kill(vm->toe_pid, 0) == 0)
-		kill(vm->toe_pid, SIGKILL);
-	waitpid(vm->toe_pid, NULL, WNOHANG);
+	tu_proc_stop(vm->toe_pid, "tochain-toe", vm->region, 1000);
 	vm->toe_pid = 0;
 }
 
