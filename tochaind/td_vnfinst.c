@@ -36,6 +36,23 @@ bool td_vnfinst_alive(const struct td_vm *vm, const struct td_inst *in)
 	return td_inst_alive(in->pid, region);
 }
 
+/* A new instance record of @vnf for @vm in @st, or NULL with @err when it is full. */
+static struct td_inst *inst_new(struct td_state *st, const char *vnf, const char *vm, char *err,
+				size_t errlen)
+{
+	struct td_inst *in;
+
+	if (st->ninsts >= TD_MAX_INSTS) {
+		snprintf(err, errlen, "too many VNF instances (at most %d)", TD_MAX_INSTS);
+		return NULL;
+	}
+	in = &st->insts[st->ninsts++];
+	memset(in, 0, sizeof(*in));
+	strcpy(in->vnf, vnf);
+	strcpy(in->vm, vm);
+	return in;
+}
+
 /* Does a VNF of @domain other than @vnf serve @vm's chains in @st? */
 static bool domain_serves(struct td_state *st, const char *vm, const char *domain,
 			  const char *vnf)
@@ -95,17 +112,10 @@ static int start_guest_inst(struct daemon *d, struct td_state *st, struct td_vm 
 		}
 		json_decref(r);
 	}
-	if (!in) {
-		if (st->ninsts >= TD_MAX_INSTS) {
-			if (fresh)
-				td_vnfinst_take_grants(d, st, vm, v->name, v->domain);
-			snprintf(err, errlen, "too many VNF instances (at most %d)", TD_MAX_INSTS);
-			return -ENOSPC;
-		}
-		in = &st->insts[st->ninsts++];
-		memset(in, 0, sizeof(*in));
-		strcpy(in->vnf, v->name);
-		strcpy(in->vm, vm->name);
+	if (!in && !(in = inst_new(st, v->name, vm->name, err, errlen))) {
+		if (fresh)
+			td_vnfinst_take_grants(d, st, vm, v->name, v->domain);
+		return -ENOSPC;
 	}
 	if (in->pid != qpid || strcmp(in->domain, v->domain))
 		td_log("vm %s: vnf %s runs in libvirt domain %s (QEMU pid %d), regions granted",
@@ -147,16 +157,9 @@ static int start_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		return -EIO;
 	}
 	json_decref(r);
-	if (!in) {
-		if (st->ninsts >= TD_MAX_INSTS) {
-			td_inst_stop(d->cfg, pid, region, v->name, vm->name);
-			snprintf(err, errlen, "too many VNF instances (at most %d)", TD_MAX_INSTS);
-			return -ENOSPC;
-		}
-		in = &st->insts[st->ninsts++];
-		memset(in, 0, sizeof(*in));
-		strcpy(in->vnf, v->name);
-		strcpy(in->vm, vm->name);
+	if (!in && !(in = inst_new(st, v->name, vm->name, err, errlen))) {
+		td_inst_stop(d->cfg, pid, region, v->name, vm->name);
+		return -ENOSPC;
 	}
 	in->pid = pid;
 	td_log("vm %s: vnf %s started, pid %d", vm->name, v->name, (int)pid);
