@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* tochaind's control loop and request handlers; see td_daemon.h. */
+/*
+ * tochaind's control socket, its dispatch table and its main loop; see
+ * td_daemon.h.  The commands live with their objects (td_vm, td_vnf,
+ * td_chain, td_stats, td_change, td_cpusched); this file only calls them.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,50 +18,46 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tochain/ctl_proto.h"
+#include "tochain/util.h"
+#include "td_chain.h"
+#include "td_change.h"
+#include "td_cpusched.h"
 #include "td_daemon.h"
-#include "td_exec.h"
 #include "td_libvirt.h"
-#include "td_link.h"
 #include "td_priv.h"
-
-#define DEFAULT_REGION_SIZE TD_REGION_SIZE_DEFAULT
-#define MIN_REGION_SIZE TD_REGION_SIZE_MIN
-#define MAX_REGION_SIZE TD_REGION_SIZE_MAX
-
+#include "td_repair.h"
+#include "td_stats.h"
+#include "td_vnf.h"
 
 /* --libvirt-uri (td_libvirt.h); NULL: qemu:///system */
 static const char *libvirt_uri;
 
-/*
- * Doorbell VMs whose device must be plugged again (their link was
- * restarted: QEMU cannot reconnect to a new ivshmem server), by name, and
- * when to try next.  Not persisted: a restarted daemon finds the link
- * alive (nothing to do) or starts it and marks the VM again.
- */
-static struct {
-	char vm[TD_NAME_MAX];
-	long long next_ms;
-} replug[TD_MAX_VMS];
-
-#define LINK_RETRY_MS 2000
-
-void td_log(const char *fmt, ...)
-{
-	char ts[32];
-	time_t now = time(NULL);
-	va_list ap;
-
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", gmtime(&now));
-	fprintf(stderr, "%s tochaind: ", ts);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+/* The commands of the control protocol (docs/CONTROL-PROTOCOL.md) but
+ * version and the CPU scheduler's, which are passed on (td_cpusched.h). */
+static const struct {
+	const char *cmd;
+	td_cmd_fn *fn;
+} commands[] = {
+	{ "vm.add", td_vm_cmd_add },
+	{ "vm.del", td_vm_cmd_del },
+	{ "vm.show", td_vm_cmd_show },
+	{ "vm.ls", td_vm_cmd_ls },
+	{ "vnf.add", td_vnf_cmd_add },
+	{ "vnf.del", td_vnf_cmd_del },
+	{ "vnf.ls", td_vnf_cmd_ls },
+	{ "vnf.show", td_vnf_cmd_show },
+	{ "vnf.calibrate", td_vnf_cmd_calibrate },
+	{ "chain.add", td_chain_cmd_add },
+	{ "chain.del", td_chain_cmd_del },
+	{ "chain.ls", td_chain_cmd_ls },
+	{ "chain.show", td_chain_cmd_show },
+	{ "chain.set-sla", td_chain_cmd_set_sla },
+	{ "stats", td_stats_cmd },
+	{ "apply", td_change_cmd_apply },
+};
 
 static void usage(void)
 {
@@ -187,339 +186,6 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 	return 0;
 }
 
-/* A string argument, or NULL; @bad is set when present but not a string. */
-const char *td_arg_str(json_t *args, const char *key, int *bad)
-{
-	json_t *v = json_object_get(args, key);
-
-	if (!v)
-		return NULL;
-	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
-		*bad = 1;
-		return NULL;
-	}
-	return json_string_value(v);
-}
-
-int td_save(struct daemon *d)
-{
-	int err = td_state_save(d->state_path, &d->st);
-
-	if (err)
-		td_log("cannot save state to %s: %s", d->state_path, strerror(-err));
-	return err;
-}
-
-static json_t *vm_json_live(const struct td_vm *vm)
-{
-	json_t *o = td_vm_json(vm);
-
-	json_object_set_new(o, "toe", json_string(td_vm_toe_alive(vm) ? "running" : "down"));
-	if (vm->domain[0]) {
-		char sock[PATH_MAX + 8];
-
-		json_object_set_new(o, "link", json_string(td_link_alive(vm) ? "running" : "down"));
-		td_link_socket(vm, sock, sizeof(sock));
-		if (vm->wait == TD_WAIT_DOORBELL)
-			json_object_set_new(o, "link_socket", json_string(sock));
-	}
-	return o;
-}
-
-/* --- libvirt domains (td_libvirt.h) --- */
-
-static void vm_shm_name(struct daemon *d, const struct td_vm *vm, char *out, size_t len)
-{
-	td_libvirt_shm_name(d->cfg->fabric_ns, vm->name, out, len);
-}
-
-/* vm.show of a VM with a domain: its vCPU threads, asked live. */
-static void vm_json_domain(struct daemon *d, const struct td_vm *vm, json_t *o)
-{
-	pid_t tids[TD_LIBVIRT_MAX_VCPUS];
-	json_t *a = json_array();
-	char err[512] = "";
-	int n = -ENOTCONN;
-
-	if (d->lv)
-		n = td_libvirt_vcpu_tids(d->lv, vm->domain, tids, TD_LIBVIRT_MAX_VCPUS,
-					 err, sizeof(err));
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_integer(tids[i]));
-	json_object_set_new(o, "vcpu_tids", a);
-	if (n < 0)
-		json_object_set_new(o, "domain_error", json_string(err[0] ? err : strerror(-n)));
-	if (td_chains_sched_vm_note(d, vm->name))
-		json_object_set_new(o, "sched", json_string(td_chains_sched_vm_note(d, vm->name)));
-}
-
-static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)
-{
-	char shm[128], err[512] = "";
-
-	if (!vm->domain[0] || !d->lv)
-		return;
-	vm_shm_name(d, vm, shm, sizeof(shm));
-	if (td_libvirt_detach(d->lv, vm, shm, err, sizeof(err)))
-		td_log("vm %s: %s", vm->name, err);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void replug_mark(const struct td_vm *vm, bool on)
-{
-	int slot = -1;
-
-	for (int i = 0; i < TD_MAX_VMS; i++) {
-		if (!strcmp(replug[i].vm, vm->name)) {
-			replug[i].vm[0] = '\0';
-			slot = i;
-		} else if (slot < 0 && !replug[i].vm[0]) {
-			slot = i;
-		}
-	}
-	if (on && slot >= 0) {
-		strcpy(replug[slot].vm, vm->name);
-		replug[slot].next_ms = 0;
-	}
-}
-
-/*
- * Plug @vm's device again: a new link (doorbell mode: QEMU's connection
- * to the old server is gone for good) or a new region file.  The unplug
- * needs the guest (td_libvirt.h); an attach that libvirt refuses because
- * the old device is still there is retried every LINK_RETRY_MS.
- */
-static void replug_tick(struct daemon *d)
-{
-	long long now = mono_ms();
-
-	for (int i = 0; i < TD_MAX_VMS; i++) {
-		struct td_vm *vm;
-		char shm[128], err[512] = "";
-
-		if (!replug[i].vm[0] || replug[i].next_ms > now)
-			continue;
-		vm = td_state_find_vm(&d->st, replug[i].vm);
-		if (!vm || !vm->domain[0] || !d->lv) {
-			replug[i].vm[0] = '\0';
-			continue;
-		}
-		if (!td_link_alive(vm)) {
-			replug[i].next_ms = now + LINK_RETRY_MS;
-			continue;	/* the link first */
-		}
-		vm_shm_name(d, vm, shm, sizeof(shm));
-		/* a device still plugged holds the old server: take it out */
-		if (replug[i].next_ms == 0)
-			vm_detach_domain(d, vm);
-		if (td_libvirt_attach(d->lv, vm, shm, err, sizeof(err))) {
-			td_log("vm %s: plugging the region again: %s (retrying)", vm->name, err);
-			replug[i].next_ms = now + LINK_RETRY_MS;
-			continue;
-		}
-		td_log("vm %s: region plugged again into domain %s", vm->name, vm->domain);
-		replug[i].vm[0] = '\0';
-	}
-}
-
-/*
- * A domain VM whose link is not running (it died, or the daemon finds it
- * gone): start it again; in doorbell mode the device then needs plugging
- * again.  Only while the TOE runs (the link needs it); retried every
- * LINK_RETRY_MS.
- */
-static void link_repair(struct daemon *d, struct td_vm *vm, long long *next_ms)
-{
-	char err[512] = "";
-	long long now = mono_ms();
-
-	if (!vm->domain[0] || vm->wait == TD_WAIT_NONE || td_link_alive(vm) ||
-	    !td_vm_toe_alive(vm) || *next_ms > now)
-		return;
-	td_log("vm %s: VM link %s, starting it", vm->name,
-	       vm->link_pid ? "died" : "not running");
-	td_link_stop(d->cfg, vm);	/* its socket and cgroup */
-	if (td_link_start(d->cfg, vm, err, sizeof(err))) {
-		td_log("vm %s: %s", vm->name, err);
-		*next_ms = now + LINK_RETRY_MS;
-		td_save(d);
-		return;
-	}
-	*next_ms = 0;
-	td_save(d);
-	if (vm->wait == TD_WAIT_DOORBELL)
-		replug_mark(vm, true);
-}
-/* --- end of libvirt domains --- */
-
-static json_t *cmd_vm_add(struct daemon *d, json_t *args)
-{
-	const char *name, *ip, *domain, *wait, *why = NULL;
-	struct td_vm vm;
-	char err[512] = "";
-	json_t *size;
-	int bad = 0;
-
-	name = td_arg_str(args, "name", &bad);
-	ip = td_arg_str(args, "ip", &bad);
-	if (bad || !name || !ip)
-		return ctl_reply_fail("vm add: NAME and --ip ADDR/PREFIX are required");
-	memset(&vm, 0, sizeof(vm));
-	if (!td_name_valid(name, &why))
-		return ctl_reply_fail("vm name '%s' %s", name, why);
-	strcpy(vm.name, name);
-	if (td_addr_parse(ip, &vm.ip, &why))
-		return ctl_reply_fail("--ip '%s': %s", ip, why);
-	size = json_object_get(args, "region_size");
-	vm.region_size = DEFAULT_REGION_SIZE;
-	if (size) {
-		if (!json_is_integer(size) || json_integer_value(size) < (json_int_t)MIN_REGION_SIZE ||
-		    json_integer_value(size) > (json_int_t)MAX_REGION_SIZE)
-			return ctl_reply_fail("--region-size must be between 1M and 4G");
-		vm.region_size = (uint64_t)json_integer_value(size);
-	}
-	if (td_state_find_vm(&d->st, name))
-		return ctl_reply_fail("vm '%s' already exists", name);
-	for (unsigned int i = 0; i < d->st.nvms; i++)
-		if (d->st.vms[i].ip.family == vm.ip.family &&
-		    !memcmp(d->st.vms[i].ip.addr, vm.ip.addr, 16))
-			return ctl_reply_fail("--ip %s is already used by vm '%s'", vm.ip.text,
-				    d->st.vms[i].name);
-	if (d->st.nvms >= TD_MAX_VMS)
-		return ctl_reply_fail("too many VMs (at most %d)", TD_MAX_VMS);
-	/* libvirt: the region becomes a <shmem> device of this domain */
-	domain = td_arg_str(args, "domain", &bad);
-	if (bad || (domain && !td_domain_valid(domain, &why)))
-		return ctl_reply_fail("--domain '%s' %s", domain ? domain : "", bad ? "is not a string" : why);
-	if (domain) {
-		if (!td_libvirt_size_valid(vm.region_size))
-			return ctl_reply_fail("--domain: the region size must be a power of two, at least 1M");
-		for (unsigned int i = 0; i < d->st.nvms; i++)
-			if (!strcmp(d->st.vms[i].domain, domain))
-				return ctl_reply_fail("--domain %s is already used by vm '%s'", domain,
-					    d->st.vms[i].name);
-		if (td_chains_domain_vnf(d, domain))
-			return ctl_reply_fail("--domain %s runs vnf %s", domain,
-					      td_chains_domain_vnf(d, domain)->name);
-		strcpy(vm.domain, domain);
-	}
-	/* how the guest waits: the link's mode and the device's model */
-	wait = td_arg_str(args, "wait", &bad);
-	if (bad || (wait && (!domain || td_wait_parse(wait, &vm.wait))))
-		return ctl_reply_fail("--wait %s", !domain ? "needs --domain" :
-				      "must be doorbell or poll");
-	if (domain && !wait)
-		vm.wait = TD_WAIT_DOORBELL;
-	if (domain && !d->lv && !(d->lv = td_libvirt_create(libvirt_uri)))
-		return ctl_reply_fail("vm '%s': out of memory", name);
-	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
-		return ctl_reply_fail("vm '%s': %s", name, err);
-	if (domain) {
-		char shm[128];
-
-		if (td_link_start(d->cfg, &vm, err, sizeof(err))) {
-			td_link_stop(d->cfg, &vm);
-			td_vm_destroy(d->cfg, &vm);
-			return ctl_reply_fail("vm '%s': %s", name, err);
-		}
-		vm_shm_name(d, &vm, shm, sizeof(shm));
-		if (td_libvirt_attach(d->lv, &vm, shm, err, sizeof(err))) {
-			td_link_stop(d->cfg, &vm);
-			td_vm_destroy(d->cfg, &vm);
-			return ctl_reply_fail("vm '%s': %s", name, err);
-		}
-	}
-	d->st.vms[d->st.nvms++] = vm;
-	if (td_save(d)) {
-		d->st.nvms--;
-		vm_detach_domain(d, &vm);
-		td_link_stop(d->cfg, &vm);
-		td_vm_destroy(d->cfg, &vm);
-		return ctl_reply_fail("vm '%s': cannot save the state", name);
-	}
-	td_log("vm %s added: %s in %s, TOE pid %d", vm.name, vm.ip.text, vm.netns, (int)vm.toe_pid);
-	return ctl_reply_ok(vm_json_live(&vm));
-}
-
-static json_t *cmd_vm_del(struct daemon *d, json_t *args)
-{
-	int bad = 0;
-	const char *name = td_arg_str(args, "name", &bad);
-	struct td_vm *vm, gone;
-
-	if (bad || !name)
-		return ctl_reply_fail("vm del: NAME is required");
-	vm = td_state_find_vm(&d->st, name);
-	if (!vm)
-		return ctl_reply_fail("no vm named '%s'", name);
-	if (td_chains_of_vm(d, name))
-		return ctl_reply_fail("vm %s has chain %s: delete its chains first", name,
-				      td_chains_of_vm(d, name)->name);
-	gone = *vm;
-	*vm = d->st.vms[--d->st.nvms];
-	if (td_save(d)) {
-		d->st.vms[d->st.nvms++] = gone;
-		return ctl_reply_fail("vm '%s': cannot save the state", name);
-	}
-	/* the device first (the guest lets it go), then its server */
-	vm_detach_domain(d, &gone);
-	replug_mark(&gone, false);
-	if (gone.domain[0])
-		td_link_stop(d->cfg, &gone);
-	td_vm_destroy(d->cfg, &gone);
-	td_log("vm %s deleted", name);
-	return ctl_reply_ok(json_pack("{s:s}", "deleted", name));
-}
-
-static json_t *cmd_vm_show(struct daemon *d, json_t *args)
-{
-	int bad = 0;
-	const char *name = td_arg_str(args, "name", &bad);
-	struct td_vm *vm;
-	json_t *o;
-
-	if (bad || !name)
-		return ctl_reply_fail("vm show: NAME is required");
-	vm = td_state_find_vm(&d->st, name);
-	if (!vm)
-		return ctl_reply_fail("no vm named '%s'", name);
-	o = vm_json_live(vm);
-	if (vm->domain[0])
-		vm_json_domain(d, vm, o);
-	return ctl_reply_ok(o);
-}
-
-static json_t *cmd_vm_ls(struct daemon *d)
-{
-	json_t *a = json_array();
-
-	for (unsigned int i = 0; i < d->st.nvms; i++)
-		json_array_append_new(a, vm_json_live(&d->st.vms[i]));
-	return ctl_reply_ok(json_pack("{s:o}", "vms", a));
-}
-
-/*
- * The CPU scheduler is its own daemon (host-sched/, tochain-sched); its
- * commands are passed to it as they are and its reply comes back as ours.
- */
-static json_t *forward_sched(struct daemon *d, const char *cmd, json_t *args)
-{
-	const char *why = NULL;
-	json_t *reply = ctl_call(d->cfg->sched_socket, cmd, json_deep_copy(args), &why);
-
-	if (!reply)
-		return ctl_reply_fail("the CPU scheduler (tochain-sched at %s) is not reachable: %s",
-			    d->cfg->sched_socket, why);
-	return reply;
-}
-
 static json_t *dispatch(struct daemon *d, json_t *req)
 {
 	json_t *v = json_object_get(req, "v"), *args = json_object_get(req, "args");
@@ -536,22 +202,11 @@ static json_t *dispatch(struct daemon *d, json_t *req)
 		args = json_object_get(req, "args");
 	if (!strcmp(cmd, "version"))
 		return ctl_reply_ok(json_pack("{s:i, s:s}", "protocol", CTL_VERSION, "daemon", "tochaind"));
-	if (!strcmp(cmd, "vm.add"))
-		return cmd_vm_add(d, args);
-	if (!strcmp(cmd, "vm.del"))
-		return cmd_vm_del(d, args);
-	if (!strcmp(cmd, "vm.show"))
-		return cmd_vm_show(d, args);
-	if (!strcmp(cmd, "vm.ls"))
-		return cmd_vm_ls(d);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].cmd))
+			return commands[i].fn(d, args);
 	if (!strncmp(cmd, "sched.", 6) && strcmp(cmd, "sched.register"))
-		return forward_sched(d, cmd, args);
-	{
-		json_t *r = td_chains_dispatch(d, cmd, args);
-
-		if (r)
-			return r;
-	}
+		return td_cpusched_cmd_forward(d, cmd, args);
 	return ctl_reply_fail("unknown command '%.64s'", cmd);
 }
 
@@ -570,47 +225,6 @@ static void serve_one(struct daemon *d, int lfd)
 	json_decref(reply);
 	json_decref(req);
 	close(fd);
-}
-
-/* After a (re)start: every VM of the state gets its container and TOE back. */
-static void reconcile(struct daemon *d)
-{
-	for (unsigned int i = 0; i < d->st.nvms; i++) {
-		struct td_vm *vm = &d->st.vms[i];
-		char err[512];
-		char nsp[128];
-
-		if (td_vm_toe_alive(vm))
-			continue;
-		snprintf(nsp, sizeof(nsp), "/run/netns/%s", vm->netns);
-		if (access(nsp, F_OK)) {
-			struct td_vm fresh = *vm;
-
-			td_log("vm %s: container missing, rebuilding it", vm->name);
-			if (td_vm_create(d->cfg, &fresh, err, sizeof(err)) == 0) {
-				*vm = fresh;
-				/* a new region file: the link (below) and the device anew */
-				if (vm->domain[0]) {
-					td_link_stop(d->cfg, vm);
-					replug_mark(vm, true);
-				}
-			} else {
-				td_log("vm %s: %s", vm->name, err);
-			}
-		} else {
-			td_log("vm %s: TOE not running, restarting it", vm->name);
-			if (td_vm_start_toe(d->cfg, vm, err, sizeof(err)))
-				td_log("vm %s: %s", vm->name, err);
-		}
-	}
-	/* links that died with or without the daemon (the device then anew) */
-	for (unsigned int i = 0; i < d->st.nvms; i++) {
-		long long next = 0;
-
-		link_repair(d, &d->st.vms[i], &next);
-	}
-	td_save(d);
-	td_chains_reconcile(d);
 }
 
 static int listen_on(const char *path)
@@ -661,14 +275,14 @@ static int mkdirs(const char *path, mode_t mode)
 
 static int run(struct daemon *d, struct td_config *cfg, int foreground)
 {
-	static long long link_retry[TD_MAX_VMS];	/* no link restart of VM i before */
-	struct timespec now, last_tick;
+	uint64_t now, last_tick;
 	char err[512] = "";
 	sigset_t mask;
 	int lfd, sfd, rc;
 	int ready[2] = { -1, -1 };
 
 	d->cfg = cfg;
+	d->libvirt_uri = libvirt_uri;
 	if ((rc = mkdirs(cfg->state_dir, 0700)) || (rc = mkdirs(cfg->region_dir, 0700))) {
 		fprintf(stderr, "tochaind: cannot create %s or %s: %s\n", cfg->state_dir,
 			cfg->region_dir, strerror(-rc));
@@ -713,7 +327,7 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 		return 1;
 	}
 	/* libvirt is connected on first use: by a VM or VNF with a domain */
-	d->lv = td_libvirt_create(libvirt_uri);
+	d->lv = td_libvirt_create(d->libvirt_uri);
 	if (td_fabric_ensure(cfg, err, sizeof(err))) {
 		td_log("fabric namespace %s: %s", cfg->fabric_ns, err);
 		return 1;
@@ -731,7 +345,8 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	reconcile(d);
+	td_vm_reconcile(d);
+	td_repair_reconcile(d);
 	td_log("serving %s (state %s, fabric %s/%s, %u VMs, %s)", cfg->socket, d->state_path,
 	       cfg->fabric_ns, cfg->bridge, d->st.nvms, cfg->have_cg ? cg_kind_name(cfg->cg.kind) : "no cgroups");
 	if (ready[1] >= 0) {
@@ -739,7 +354,7 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 			return 1;
 		close(ready[1]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &last_tick);
+	last_tick = tu_now_ms();
 	for (rc = -1; rc < 0;) {
 		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
@@ -758,26 +373,20 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 		for (unsigned int i = 0; i < d->st.nvms && rc < 0; i++) {
 			struct td_vm *vm = &d->st.vms[i];
 
-			if (vm->toe_pid && !td_vm_toe_alive(vm)) {
-				td_log("vm %s: TOE (pid %d) died, restarting it", vm->name, (int)vm->toe_pid);
-				if (td_vm_start_toe(cfg, vm, err, sizeof(err)))
-					td_log("vm %s: %s", vm->name, err);
-				td_save(d);
-				if (td_vm_toe_alive(vm))
-					td_chains_toe_restarted(d, vm);
-			}
+			if (td_vm_toe_repair(d, vm))
+				td_repair_toe_restarted(d, vm);
 			/* its link follows a TOE restart by itself; a dead one is restarted */
 			if (rc < 0)
-				link_repair(d, vm, &link_retry[i]);
+				td_vm_link_repair(d, vm, &d->link_retry_ms[i]);
 		}
 		if (rc < 0)
-			replug_tick(d);
+			td_vm_replug_tick(d);
 		/* VNF instances that died are restarted, at most every 500 ms. */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (rc < 0 && (now.tv_sec - last_tick.tv_sec) * 1000 +
-				      (now.tv_nsec - last_tick.tv_nsec) / 1000000 >= 500) {
+		now = tu_now_ms();
+		if (rc < 0 && now - last_tick >= 500) {
 			last_tick = now;
-			td_chains_tick(d);
+			td_cpusched_tick(d);
+			td_repair_tick(d);
 		}
 	}
 	/* TOEs and VNF instances keep running: a restarted daemon finds them. */

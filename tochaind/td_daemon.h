@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tochaind (td_daemon_*): owns the host's VMs (and, later, VNFs and
- * chains), serves the control protocol (include/tochain/ctl_proto.h) on a UNIX
- * socket, persists its state, and watches the TOEs.
+ * tochaind (td_daemon_*): owns the host's VMs, VNFs and chains, serves
+ * the control protocol (include/tochain/ctl_proto.h) on a UNIX socket,
+ * persists its state, and watches the TOEs.  This is the daemon's loop;
+ * the objects and their commands are in the other td_*.c (td_priv.h).
  *
  * Threading: one thread; requests are served one at a time.  Every
  * request is validated completely before anything changes, so a refused

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "td_exec.h"
+#include "tochain/util.h"
 
 int td_run(char *const argv[], int timeout_ms, char *err, size_t errlen)
 {
@@ -19,7 +19,7 @@ int td_run(char *const argv[], int timeout_ms, char *err, size_t errlen)
 	char buf[512];
 	size_t len = 0;
 	pid_t pid;
-	struct timespec t0, t;
+	uint64_t t0;
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -1;
@@ -40,14 +40,13 @@ int td_run(char *const argv[], int timeout_ms, char *err, size_t errlen)
 		_exit(127);
 	}
 	close(pipefd[1]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = tu_now_ms();
 	for (;;) {
 		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
 		long elapsed;
 		ssize_t n;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		elapsed = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		elapsed = (long)(tu_now_ms() - t0);
 		if (elapsed >= timeout_ms) {
 			kill(pid, SIGKILL);
 			snprintf(buf, sizeof(buf), "%s timed out", argv[0]);

@@ -10,6 +10,7 @@
 #include "td_grant.h"
 #include "td_inst.h"
 #include "td_priv.h"
+#include "tochain/util.h"
 
 #define SHM_DIR "/dev/shm"
 #define HASH_KEEP 29	/* characters of the name kept before the hash */
@@ -18,18 +19,6 @@ static bool grant_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '-' || c == '_';
-}
-
-/* 64-bit FNV-1a */
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 int td_grant_name(const char *fabric, const char *vm, const char *tag, enum td_grant_kind kind,
@@ -58,7 +47,7 @@ int td_grant_name(const char *fabric, const char *vm, const char *tag, enum td_g
 	/* "<29 chars>-X<16 HEX>-k" = 29 + 2 + 16 + 2 = 49 > 48: keep 28 */
 	for (i = 0; i < HASH_KEEP - 1 && i < n; i++)
 		out[i] = grant_char(full[i]) && !(full[i] >= 'A' && full[i] <= 'Z') ? full[i] : '_';
-	snprintf(out + i, len - i, "-X%016llX-%c", (unsigned long long)fnv1a(full), (char)kind);
+	snprintf(out + i, len - i, "-X%016llX-%c", (unsigned long long)tu_fnv1a64(full, n), (char)kind);
 	return 0;
 }
 

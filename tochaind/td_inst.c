@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "td_inst.h"
@@ -151,7 +150,7 @@ static int run_capture(char *const argv[], int timeout_ms, char *out, size_t out
 	int po[2], pe[2], st = 0, fds[2];
 	size_t len[2] = { 0, 0 }, cap[2];
 	char ebuf[512], *buf[2];
-	struct timespec t0, t;
+	uint64_t t0;
 	pid_t pid;
 
 	if (pipe2(po, O_CLOEXEC))
@@ -185,14 +184,13 @@ static int run_capture(char *const argv[], int timeout_ms, char *out, size_t out
 	buf[1] = ebuf;
 	cap[0] = outlen - 1;
 	cap[1] = sizeof(ebuf) - 1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = tu_now_ms();
 	while (fds[0] >= 0 || fds[1] >= 0) {
 		struct pollfd p[2] = { { .fd = fds[0], .events = POLLIN },
 				       { .fd = fds[1], .events = POLLIN } };
 		long el;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		el = (long)(tu_now_ms() - t0);
 		if (el >= timeout_ms || poll(p, 2, (int)(timeout_ms - el)) <= 0) {
 			kill(pid, SIGKILL);
 			len[1] = (size_t)snprintf(ebuf, sizeof(ebuf), "timed out");

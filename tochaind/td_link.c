@@ -137,17 +137,8 @@ void td_link_stop(const struct td_config *cfg, struct td_vm *vm)
 {
 	char sock[PATH_MAX + 8];
 
-	if (td_link_alive(vm)) {
-		kill(vm->link_pid, SIGTERM);
-		for (int i = 0; i < 50 && kill(vm->link_pid, 0) == 0; i++) {
-			/* our child unless tochaind was restarted meanwhile */
-			waitpid(vm->link_pid, NULL, WNOHANG);
-			usleep(20000);
-		}
-		if (kill(vm->link_pid, 0) == 0)
-			kill(vm->link_pid, SIGKILL);
-		waitpid(vm->link_pid, NULL, WNOHANG);
-	}
+	/* reaped when it is our child (not after a tochaind restart) */
+	tu_proc_stop(vm->link_pid, "tochain-vmlink", vm->region, 1000);
 	vm->link_pid = 0;
 	td_link_socket(vm, sock, sizeof(sock));
 	unlink(sock);

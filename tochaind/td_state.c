@@ -192,6 +192,22 @@ bool td_state_vm_uses(const struct td_state *st, const char *vm, const char *vnf
 	return false;
 }
 
+struct td_chain *td_state_vm_chain(struct td_state *st, const char *vm)
+{
+	for (unsigned int i = 0; i < st->nchains; i++)
+		if (!strcmp(st->chains[i].vm, vm))
+			return &st->chains[i];
+	return NULL;
+}
+
+struct td_vnf *td_state_domain_vnf(struct td_state *st, const char *domain)
+{
+	for (unsigned int i = 0; i < st->nvnfs; i++)
+		if (!strcmp(st->vnfs[i].domain, domain))
+			return &st->vnfs[i];
+	return NULL;
+}
+
 uint64_t td_vnf_f(const struct td_vnf *v)
 {
 	return v->rate ? v->rate : v->calibrated;

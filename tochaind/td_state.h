@@ -132,6 +132,10 @@ void td_state_drop_inst(struct td_state *st, struct td_inst *i);
 bool td_chain_uses(const struct td_chain *c, const char *vnf);
 /* Does some chain of @vm use @vnf? */
 bool td_state_vm_uses(const struct td_state *st, const char *vm, const char *vnf);
+/* A chain of VM @vm, or NULL (vm del is refused while one exists). */
+struct td_chain *td_state_vm_chain(struct td_state *st, const char *vm);
+/* The VNF that runs in libvirt domain @domain, or NULL. */
+struct td_vnf *td_state_domain_vnf(struct td_state *st, const char *domain);
 /* f of @v: --rate when given, else the calibrated value, else 0. */
 uint64_t td_vnf_f(const struct td_vnf *v);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* VM plumbing; see td_vm.h. */
+/* VMs: their containers, their commands, their repair; see td_vm.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,8 +16,12 @@
 
 #include <tochain/region.h>
 
+#include "tochain/ctl_proto.h"
+#include "td_cpusched.h"
 #include "td_exec.h"
+#include "td_libvirt.h"
 #include "td_link.h"
+#include "td_priv.h"
 #include "td_vm.h"
 #include "tochain/util.h"
 
@@ -73,20 +77,10 @@ bool td_vm_toe_alive(const struct td_vm *vm)
 	return tu_proc_runs(vm->toe_pid, "tochain-toe", vm->region);
 }
 
+/* SIGTERM, SIGKILL after 1 s; only a pid that is still this VM's TOE. */
 static void stop_toe(struct td_vm *vm)
 {
-	if (!td_vm_toe_alive(vm)) {
-		vm->toe_pid = 0;
-		return;
-	}
-	kill(vm->toe_pid, SIGTERM);
-	for (int i = 0; i < 50 && kill(vm->toe_pid, 0) == 0; i++) {
-		waitpid(vm->toe_pid, NULL, WNOHANG);
-		usleep(20000);
-	}
-	if (kill(vm->toe_pid, 0) == 0)
-		kill(vm->toe_pid, SIGKILL);
-	waitpid(vm->toe_pid, NULL, WNOHANG);
+	tu_proc_stop(vm->toe_pid, "tochain-toe", vm->region, 1000);
 	vm->toe_pid = 0;
 }
 
@@ -254,4 +248,346 @@ void td_vm_destroy(const struct td_config *cfg, struct td_vm *vm)
 		snprintf(sock, sizeof(sock), "%s.sock", vm->region);
 		unlink(sock);
 	}
+}
+
+/* --- the VM commands, and the repair of VMs run by libvirt (td_priv.h) --- */
+
+#define LINK_RETRY_MS 2000
+
+static json_t *vm_json_live(const struct td_vm *vm)
+{
+	json_t *o = td_vm_json(vm);
+
+	json_object_set_new(o, "toe", json_string(td_vm_toe_alive(vm) ? "running" : "down"));
+	if (vm->domain[0]) {
+		char sock[PATH_MAX + 8];
+
+		json_object_set_new(o, "link", json_string(td_link_alive(vm) ? "running" : "down"));
+		td_link_socket(vm, sock, sizeof(sock));
+		if (vm->wait == TD_WAIT_DOORBELL)
+			json_object_set_new(o, "link_socket", json_string(sock));
+	}
+	return o;
+}
+
+static void vm_shm_name(struct daemon *d, const struct td_vm *vm, char *out, size_t len)
+{
+	td_libvirt_shm_name(d->cfg->fabric_ns, vm->name, out, len);
+}
+
+/* vm.show of a VM with a domain: its vCPU threads, asked live. */
+static void vm_json_domain(struct daemon *d, const struct td_vm *vm, json_t *o)
+{
+	pid_t tids[TD_LIBVIRT_MAX_VCPUS];
+	json_t *a = json_array();
+	char err[512] = "";
+	int n = -ENOTCONN;
+
+	if (d->lv)
+		n = td_libvirt_vcpu_tids(d->lv, vm->domain, tids, TD_LIBVIRT_MAX_VCPUS,
+					 err, sizeof(err));
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(tids[i]));
+	json_object_set_new(o, "vcpu_tids", a);
+	if (n < 0)
+		json_object_set_new(o, "domain_error", json_string(err[0] ? err : strerror(-n)));
+	if (td_cpusched_vm_note(d, vm->name))
+		json_object_set_new(o, "sched", json_string(td_cpusched_vm_note(d, vm->name)));
+}
+
+static void vm_detach_domain(struct daemon *d, const struct td_vm *vm)
+{
+	char shm[128], err[512] = "";
+
+	if (!vm->domain[0] || !d->lv)
+		return;
+	vm_shm_name(d, vm, shm, sizeof(shm));
+	if (td_libvirt_detach(d->lv, vm, shm, err, sizeof(err)))
+		td_log("vm %s: %s", vm->name, err);
+}
+
+static void replug_mark(struct daemon *d, const struct td_vm *vm, bool on)
+{
+	int slot = -1;
+
+	for (int i = 0; i < TD_MAX_VMS; i++) {
+		if (!strcmp(d->replug[i].vm, vm->name)) {
+			d->replug[i].vm[0] = '\0';
+			slot = i;
+		} else if (slot < 0 && !d->replug[i].vm[0]) {
+			slot = i;
+		}
+	}
+	if (on && slot >= 0) {
+		strcpy(d->replug[slot].vm, vm->name);
+		d->replug[slot].next_ms = 0;
+	}
+}
+
+/*
+ * Plug @vm's device again: a new link (doorbell mode: QEMU's connection
+ * to the old server is gone for good) or a new region file.  The unplug
+ * needs the guest (td_libvirt.h); an attach that libvirt refuses because
+ * the old device is still there is retried every LINK_RETRY_MS.
+ */
+void td_vm_replug_tick(struct daemon *d)
+{
+	long long now = (long long)tu_now_ms();
+
+	for (int i = 0; i < TD_MAX_VMS; i++) {
+		struct td_vm *vm;
+		char shm[128], err[512] = "";
+
+		if (!d->replug[i].vm[0] || d->replug[i].next_ms > now)
+			continue;
+		vm = td_state_find_vm(&d->st, d->replug[i].vm);
+		if (!vm || !vm->domain[0] || !d->lv) {
+			d->replug[i].vm[0] = '\0';
+			continue;
+		}
+		if (!td_link_alive(vm)) {
+			d->replug[i].next_ms = now + LINK_RETRY_MS;
+			continue;	/* the link first */
+		}
+		vm_shm_name(d, vm, shm, sizeof(shm));
+		/* a device still plugged holds the old server: take it out */
+		if (d->replug[i].next_ms == 0)
+			vm_detach_domain(d, vm);
+		if (td_libvirt_attach(d->lv, vm, shm, err, sizeof(err))) {
+			td_log("vm %s: plugging the region again: %s (retrying)", vm->name, err);
+			d->replug[i].next_ms = now + LINK_RETRY_MS;
+			continue;
+		}
+		td_log("vm %s: region plugged again into domain %s", vm->name, vm->domain);
+		d->replug[i].vm[0] = '\0';
+	}
+}
+
+/*
+ * A domain VM whose link is not running (it died, or the daemon finds it
+ * gone): start it again; in doorbell mode the device then needs plugging
+ * again.  Only while the TOE runs (the link needs it); retried every
+ * LINK_RETRY_MS.
+ */
+void td_vm_link_repair(struct daemon *d, struct td_vm *vm, long long *next_ms)
+{
+	char err[512] = "";
+	long long now = (long long)tu_now_ms();
+
+	if (!vm->domain[0] || vm->wait == TD_WAIT_NONE || td_link_alive(vm) ||
+	    !td_vm_toe_alive(vm) || *next_ms > now)
+		return;
+	td_log("vm %s: VM link %s, starting it", vm->name,
+	       vm->link_pid ? "died" : "not running");
+	td_link_stop(d->cfg, vm);	/* its socket and cgroup */
+	if (td_link_start(d->cfg, vm, err, sizeof(err))) {
+		td_log("vm %s: %s", vm->name, err);
+		*next_ms = now + LINK_RETRY_MS;
+		td_save(d);
+		return;
+	}
+	*next_ms = 0;
+	td_save(d);
+	if (vm->wait == TD_WAIT_DOORBELL)
+		replug_mark(d, vm, true);
+}
+
+json_t *td_vm_cmd_add(struct daemon *d, json_t *args)
+{
+	const char *name, *ip, *domain, *wait, *why = NULL;
+	struct td_vm vm;
+	char err[512] = "";
+	json_t *size;
+	int bad = 0;
+
+	name = td_arg_str(args, "name", &bad);
+	ip = td_arg_str(args, "ip", &bad);
+	if (bad || !name || !ip)
+		return ctl_reply_fail("vm add: NAME and --ip ADDR/PREFIX are required");
+	memset(&vm, 0, sizeof(vm));
+	if (!td_name_valid(name, &why))
+		return ctl_reply_fail("vm name '%s' %s", name, why);
+	strcpy(vm.name, name);
+	if (td_addr_parse(ip, &vm.ip, &why))
+		return ctl_reply_fail("--ip '%s': %s", ip, why);
+	size = json_object_get(args, "region_size");
+	vm.region_size = TD_REGION_SIZE_DEFAULT;
+	if (size) {
+		if (!json_is_integer(size) || json_integer_value(size) < (json_int_t)TD_REGION_SIZE_MIN ||
+		    json_integer_value(size) > (json_int_t)TD_REGION_SIZE_MAX)
+			return ctl_reply_fail("--region-size must be between 1M and 4G");
+		vm.region_size = (uint64_t)json_integer_value(size);
+	}
+	if (td_state_find_vm(&d->st, name))
+		return ctl_reply_fail("vm '%s' already exists", name);
+	for (unsigned int i = 0; i < d->st.nvms; i++)
+		if (d->st.vms[i].ip.family == vm.ip.family &&
+		    !memcmp(d->st.vms[i].ip.addr, vm.ip.addr, 16))
+			return ctl_reply_fail("--ip %s is already used by vm '%s'", vm.ip.text,
+				    d->st.vms[i].name);
+	if (d->st.nvms >= TD_MAX_VMS)
+		return ctl_reply_fail("too many VMs (at most %d)", TD_MAX_VMS);
+	/* libvirt: the region becomes a <shmem> device of this domain */
+	domain = td_arg_str(args, "domain", &bad);
+	if (bad || (domain && !td_domain_valid(domain, &why)))
+		return ctl_reply_fail("--domain '%s' %s", domain ? domain : "", bad ? "is not a string" : why);
+	if (domain) {
+		if (!td_libvirt_size_valid(vm.region_size))
+			return ctl_reply_fail("--domain: the region size must be a power of two, at least 1M");
+		for (unsigned int i = 0; i < d->st.nvms; i++)
+			if (!strcmp(d->st.vms[i].domain, domain))
+				return ctl_reply_fail("--domain %s is already used by vm '%s'", domain,
+					    d->st.vms[i].name);
+		if (td_state_domain_vnf(&d->st, domain))
+			return ctl_reply_fail("--domain %s runs vnf %s", domain,
+					      td_state_domain_vnf(&d->st, domain)->name);
+		strcpy(vm.domain, domain);
+	}
+	/* how the guest waits: the link's mode and the device's model */
+	wait = td_arg_str(args, "wait", &bad);
+	if (bad || (wait && (!domain || td_wait_parse(wait, &vm.wait))))
+		return ctl_reply_fail("--wait %s", !domain ? "needs --domain" :
+				      "must be doorbell or poll");
+	if (domain && !wait)
+		vm.wait = TD_WAIT_DOORBELL;
+	if (domain && !d->lv && !(d->lv = td_libvirt_create(d->libvirt_uri)))
+		return ctl_reply_fail("vm '%s': out of memory", name);
+	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
+		return ctl_reply_fail("vm '%s': %s", name, err);
+	if (domain) {
+		char shm[128];
+
+		if (td_link_start(d->cfg, &vm, err, sizeof(err))) {
+			td_link_stop(d->cfg, &vm);
+			td_vm_destroy(d->cfg, &vm);
+			return ctl_reply_fail("vm '%s': %s", name, err);
+		}
+		vm_shm_name(d, &vm, shm, sizeof(shm));
+		if (td_libvirt_attach(d->lv, &vm, shm, err, sizeof(err))) {
+			td_link_stop(d->cfg, &vm);
+			td_vm_destroy(d->cfg, &vm);
+			return ctl_reply_fail("vm '%s': %s", name, err);
+		}
+	}
+	d->st.vms[d->st.nvms++] = vm;
+	if (td_save(d)) {
+		d->st.nvms--;
+		vm_detach_domain(d, &vm);
+		td_link_stop(d->cfg, &vm);
+		td_vm_destroy(d->cfg, &vm);
+		return ctl_reply_fail("vm '%s': cannot save the state", name);
+	}
+	td_log("vm %s added: %s in %s, TOE pid %d", vm.name, vm.ip.text, vm.netns, (int)vm.toe_pid);
+	return ctl_reply_ok(vm_json_live(&vm));
+}
+
+json_t *td_vm_cmd_del(struct daemon *d, json_t *args)
+{
+	int bad = 0;
+	const char *name = td_arg_str(args, "name", &bad);
+	struct td_vm *vm, gone;
+
+	if (bad || !name)
+		return ctl_reply_fail("vm del: NAME is required");
+	vm = td_state_find_vm(&d->st, name);
+	if (!vm)
+		return ctl_reply_fail("no vm named '%s'", name);
+	if (td_state_vm_chain(&d->st, name))
+		return ctl_reply_fail("vm %s has chain %s: delete its chains first", name,
+				      td_state_vm_chain(&d->st, name)->name);
+	gone = *vm;
+	*vm = d->st.vms[--d->st.nvms];
+	if (td_save(d)) {
+		d->st.vms[d->st.nvms++] = gone;
+		return ctl_reply_fail("vm '%s': cannot save the state", name);
+	}
+	/* the device first (the guest lets it go), then its server */
+	vm_detach_domain(d, &gone);
+	replug_mark(d, &gone, false);
+	if (gone.domain[0])
+		td_link_stop(d->cfg, &gone);
+	td_vm_destroy(d->cfg, &gone);
+	td_log("vm %s deleted", name);
+	return ctl_reply_ok(json_pack("{s:s}", "deleted", name));
+}
+
+json_t *td_vm_cmd_show(struct daemon *d, json_t *args)
+{
+	int bad = 0;
+	const char *name = td_arg_str(args, "name", &bad);
+	struct td_vm *vm;
+	json_t *o;
+
+	if (bad || !name)
+		return ctl_reply_fail("vm show: NAME is required");
+	vm = td_state_find_vm(&d->st, name);
+	if (!vm)
+		return ctl_reply_fail("no vm named '%s'", name);
+	o = vm_json_live(vm);
+	if (vm->domain[0])
+		vm_json_domain(d, vm, o);
+	return ctl_reply_ok(o);
+}
+
+json_t *td_vm_cmd_ls(struct daemon *d, json_t *args)
+{
+	json_t *a = json_array();
+
+	(void)args;
+	for (unsigned int i = 0; i < d->st.nvms; i++)
+		json_array_append_new(a, vm_json_live(&d->st.vms[i]));
+	return ctl_reply_ok(json_pack("{s:o}", "vms", a));
+}
+
+/* After a (re)start: every VM of the state gets its container and TOE back. */
+void td_vm_reconcile(struct daemon *d)
+{
+	for (unsigned int i = 0; i < d->st.nvms; i++) {
+		struct td_vm *vm = &d->st.vms[i];
+		char err[512];
+		char nsp[128];
+
+		if (td_vm_toe_alive(vm))
+			continue;
+		snprintf(nsp, sizeof(nsp), "/run/netns/%s", vm->netns);
+		if (access(nsp, F_OK)) {
+			struct td_vm fresh = *vm;
+
+			td_log("vm %s: container missing, rebuilding it", vm->name);
+			if (td_vm_create(d->cfg, &fresh, err, sizeof(err)) == 0) {
+				*vm = fresh;
+				/* a new region file: the link (below) and the device anew */
+				if (vm->domain[0]) {
+					td_link_stop(d->cfg, vm);
+					replug_mark(d, vm, true);
+				}
+			} else {
+				td_log("vm %s: %s", vm->name, err);
+			}
+		} else {
+			td_log("vm %s: TOE not running, restarting it", vm->name);
+			if (td_vm_start_toe(d->cfg, vm, err, sizeof(err)))
+				td_log("vm %s: %s", vm->name, err);
+		}
+	}
+	/* links that died with or without the daemon (the device then anew) */
+	for (unsigned int i = 0; i < d->st.nvms; i++) {
+		long long next = 0;
+
+		td_vm_link_repair(d, &d->st.vms[i], &next);
+	}
+	td_save(d);
+}
+
+bool td_vm_toe_repair(struct daemon *d, struct td_vm *vm)
+{
+	char err[512] = "";
+
+	if (!vm->toe_pid || td_vm_toe_alive(vm))
+		return false;
+	td_log("vm %s: TOE (pid %d) died, restarting it", vm->name, (int)vm->toe_pid);
+	if (td_vm_start_toe(d->cfg, vm, err, sizeof(err)))
+		td_log("vm %s: %s", vm->name, err);
+	td_save(d);
+	return td_vm_toe_alive(vm);
 }

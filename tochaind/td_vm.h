@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * VM plumbing (td_vm_*, td_fabric_*): the TOE container of a VM is a
+ * VMs (td_vm_*, td_fabric_*): the TOE container of a VM is a
  * network namespace holding the VM's address on a veth whose peer is a
  * port of the fabric bridge, a cgroup, the region file, and the
  * tochain-toe process running inside the namespace and the cgroup.
@@ -48,5 +48,35 @@ void td_vm_destroy(const struct td_config *cfg, struct td_vm *vm);
 
 /* Is the recorded TOE process alive (and really a tochain-toe)? */
 bool td_vm_toe_alive(const struct td_vm *vm);
+
+/*
+ * The VM commands and the VMs' repair, on the daemon object (td_priv.h).
+ * vm.add with a domain also starts the VM link (td_link.h) and plugs the
+ * region into the domain (td_libvirt.h); vm.del undoes it all.
+ */
+struct daemon;
+
+json_t *td_vm_cmd_add(struct daemon *d, json_t *args);
+json_t *td_vm_cmd_del(struct daemon *d, json_t *args);
+json_t *td_vm_cmd_ls(struct daemon *d, json_t *args);
+json_t *td_vm_cmd_show(struct daemon *d, json_t *args);
+
+/* After a (re)start: every VM of the state gets its container, TOE and
+ * link back (a rebuilt container's region is plugged again). */
+void td_vm_reconcile(struct daemon *d);
+
+/* A TOE that died is restarted (on a reset region).  True when it was
+ * and now runs: its chains and VNFs must be redone (td_repair.h). */
+bool td_vm_toe_repair(struct daemon *d, struct td_vm *vm);
+
+/*
+ * A domain VM whose link is not running: start it again (the device is
+ * then plugged again in doorbell mode).  Only while the TOE runs; not
+ * before *@next_ms, set to retry in 2 s when it fails.
+ */
+void td_vm_link_repair(struct daemon *d, struct td_vm *vm, long long *next_ms);
+
+/* Plug the regions of the VMs marked by a link restart again (retried). */
+void td_vm_replug_tick(struct daemon *d);
 
 #endif

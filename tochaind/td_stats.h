@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stats command (td_stats_cmd): each chain's counters from its TOE
+ * (each VM's TOE asked once), the CPU quota admission reserves for it,
+ * and the TOEs' last denials.  A td_cmd_fn (td_priv.h).
+ */
+#ifndef TOCHAIN_TD_STATS_H
+#define TOCHAIN_TD_STATS_H
+
+#include <jansson.h>
+
+struct daemon;
+
+json_t *td_stats_cmd(struct daemon *d, json_t *args);
+
+#endif
