@@ -25,15 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tochain/util.h>
+
 #include "gl.h"
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int left_ms(int64_t deadline)
 {
@@ -41,7 +35,7 @@ static int left_ms(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	left = deadline - mono_ns();
+	left = deadline - (int64_t)tu_now_ns();
 	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
 }
 
@@ -69,7 +63,7 @@ int gl_poll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
 {
 	bool stack_off[64], *off = stack_off;
 	struct pollfd stack_real[64], *real = stack_real;
-	int64_t deadline = timeout_ms < 0 ? -1 : mono_ns() + (int64_t)timeout_ms * 1000000;
+	int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)tu_now_ns() + (int64_t)timeout_ms * 1000000;
 	int nreal_ready = 0, noff = 0, ret;
 
 	for (nfds_t i = 0; i < n; i++)
@@ -337,7 +331,7 @@ static int collect(struct gl_epoll *e, struct epoll_event *evs, int max)
 
 int gl_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
 {
-	int64_t deadline = timeout < 0 ? -1 : mono_ns() + (int64_t)timeout * 1000000;
+	int64_t deadline = timeout < 0 ? -1 : (int64_t)tu_now_ns() + (int64_t)timeout * 1000000;
 	struct pollfd pfd = { .fd = epfd, .events = POLLIN };
 	struct gl_epoll *e;
 	int k, r;

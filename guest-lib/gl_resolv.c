@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tochain/util.h>
+
 #include "gl.h"
 #include "gl_dns.h"
 
@@ -168,20 +170,12 @@ static void hosts_lookup(const char *name, int family, struct gl_addrs *out)
 
 /* ---- DNS ------------------------------------------------------------------ */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static uint16_t rand16(void)
 {
 	uint16_t v;
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = (uint16_t)(now_ms() ^ getpid());
+		v = (uint16_t)((int64_t)tu_now_ms() ^ getpid());
 	return v;
 }
 
@@ -217,10 +211,10 @@ static int dns_exchange(const struct resolv_conf *rc, int i, const char *name,
 		}
 		send(fd, q[k], (size_t)qlen[k], 0);
 	}
-	deadline = now_ms() + rc->timeout_s * 1000;
+	deadline = (int64_t)tu_now_ms() + rc->timeout_s * 1000;
 	while (left) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t wait = deadline - now_ms();
+		int64_t wait = deadline - (int64_t)tu_now_ms();
 		struct gl_dns_answer a;
 		ssize_t n;
 		int r;

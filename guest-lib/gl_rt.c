@@ -26,6 +26,7 @@
 
 #include <tochain/barrier.h>
 #include <tochain/desc.h>
+#include <tochain/util.h>
 
 #include "gl.h"
 
@@ -533,14 +534,6 @@ void gl_pump(struct gl_rt *rt)
 		gl_wake_sleepers(rt);
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * Would the kernel restart a call the signal just interrupted?  We do not
  * know which signal it was: restart only if every caught signal has
@@ -572,7 +565,7 @@ static int wait_once(struct gl_rt *rt, int64_t deadline)
 	if (rt->broken || !rt->attached)
 		return -ENETDOWN;
 	if (deadline >= 0) {
-		int64_t left = deadline - now_ns();
+		int64_t left = deadline - (int64_t)tu_now_ns();
 
 		if (left <= 0)
 			return -EAGAIN;
@@ -589,7 +582,7 @@ static int wait_once(struct gl_rt *rt, int64_t deadline)
 
 static int64_t deadline_of(int ms)
 {
-	return ms < 0 ? -1 : now_ns() + (int64_t)ms * 1000000;
+	return ms < 0 ? -1 : (int64_t)tu_now_ns() + (int64_t)ms * 1000000;
 }
 
 /* ---- sending --------------------------------------------------------------- */

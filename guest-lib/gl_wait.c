@@ -52,6 +52,7 @@
 #include <time.h>
 
 #include <tochain/barrier.h>
+#include <tochain/util.h>
 
 #include "gl.h"
 
@@ -63,14 +64,6 @@ struct gl_sleeper {
 
 #define GL_SPIN_NS	20000
 #define GL_NOKICK_MS	10
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* A kick fd from the pool, or a new one; -1 without (mu held). */
 static int kick_get(struct gl_rt *rt)
@@ -181,14 +174,14 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
 		 * Under load, poll a little before sleeping (bounded: an idle
 		 * program still sleeps at once after its last work).
 		 */
-		int64_t end = now_ns() + GL_SPIN_NS;
+		int64_t end = (int64_t)tu_now_ns() + GL_SPIN_NS;
 
 		do {
 			if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) ||
 			    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]))
 				return 0;
 			tc_cpu_relax();
-		} while (now_ns() < end);
+		} while ((int64_t)tu_now_ns() < end);
 	}
 	if (n + 3 > sizeof(stackfds) / sizeof(stackfds[0])) {
 		all = malloc((n + 3) * sizeof(*all));
