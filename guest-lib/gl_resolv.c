@@ -37,7 +37,7 @@
 
 #include <tochain/util.h>
 
-#include "gl.h"
+#include "gl_resolv.h"
 #include "gl_dns.h"
 
 #define NS_MAX		3
@@ -407,8 +407,8 @@ static void ai_free(struct addrinfo *ai)
  * getaddrinfo with the runtime's resolver.  AI_ADDRCONFIG is ignored: the
  * stand-in VM has no addresses of its own, its TOE does.
  */
-int gl_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
-		   struct addrinfo **res)
+int gl_resolv_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+			  struct addrinfo **res)
 {
 	static const struct { int type, proto; } types[] = {
 		{ SOCK_STREAM, IPPROTO_TCP }, { SOCK_DGRAM, IPPROTO_UDP }, { SOCK_RAW, 0 },
@@ -527,8 +527,8 @@ static int hostent_fill(const struct gl_addrs *addrs, int family, const char *na
 	return 0;
 }
 
-int gl_gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf,
-			size_t buflen, struct hostent **result, int *h_errnop)
+int gl_resolv_gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf,
+			       size_t buflen, struct hostent **result, int *h_errnop)
 {
 	struct gl_addrs addrs;
 	int err, n = 0;
@@ -562,13 +562,13 @@ static __thread struct {
 	char buf[GL_DNS_ADDR_MAX * (16 + sizeof(char *)) + GL_DNS_NAME_MAX + 64];
 } tls_host;
 
-struct hostent *gl_gethostbyname2(const char *name, int family)
+struct hostent *gl_resolv_gethostbyname2(const char *name, int family)
 {
 	struct hostent *r;
 	int herr;
 
-	if (gl_gethostbyname2_r(name, family, &tls_host.he, tls_host.buf, sizeof(tls_host.buf), &r,
-				&herr) || !r) {
+	if (gl_resolv_gethostbyname2_r(name, family, &tls_host.he, tls_host.buf,
+				       sizeof(tls_host.buf), &r, &herr) || !r) {
 		h_errno = herr;
 		return NULL;
 	}
