@@ -40,6 +40,18 @@ void gl_ctl_put(struct gl_rt *rt, struct gl_sock *s)
 	gl_sock_free(rt, s);
 }
 
+/* An fd for @s, which the pump just made; without one, @s is closed again. */
+static int made_fd(struct gl_rt *rt, struct gl_sock *s, bool cloexec)
+{
+	int fd = gl_fd_new(s, cloexec);
+
+	if (fd < 0) {
+		s->refs = 1;
+		gl_ctl_put(rt, s);
+	}
+	return fd;
+}
+
 static uint32_t sock_flags_ok(int type)
 {
 	return (uint32_t)(type & (SOCK_NONBLOCK | SOCK_CLOEXEC));
@@ -48,7 +60,7 @@ static uint32_t sock_flags_ok(int type)
 int gl_ctl_socket(struct gl_rt *rt, int domain, int type, int protocol)
 {
 	struct gl_waiter w = { .family = domain };
-	int ret, fd;
+	int ret;
 
 	ret = gl_chan_ensure(rt);
 	if (ret)
@@ -61,12 +73,7 @@ int gl_ctl_socket(struct gl_rt *rt, int domain, int type, int protocol)
 		return -ENOMEM;
 	w.made->nonblock = (type & SOCK_NONBLOCK) != 0;
 	w.made->dgram = (type & ~(int)sock_flags_ok(type)) == SOCK_DGRAM;
-	fd = gl_fd_new(w.made, (type & SOCK_CLOEXEC) != 0);
-	if (fd < 0) {
-		w.made->refs = 1;
-		gl_ctl_put(rt, w.made);
-	}
-	return fd;
+	return made_fd(rt, w.made, (type & SOCK_CLOEXEC) != 0);
 }
 
 int gl_ctl_bind(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, socklen_t l)
@@ -112,7 +119,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, sockl
 {
 	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
 	struct gl_waiter w;
-	int ret, fd;
+	int ret;
 
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return -EINVAL;
@@ -158,12 +165,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, sockl
 	}
 	w.made->nonblock = (flags & SOCK_NONBLOCK) != 0;
 	copy_addr(&w.resp, a, l);
-	fd = gl_fd_new(w.made, (flags & SOCK_CLOEXEC) != 0);
-	if (fd < 0) {
-		w.made->refs = 1;
-		gl_ctl_put(rt, w.made);
-	}
-	return fd;
+	return made_fd(rt, w.made, (flags & SOCK_CLOEXEC) != 0);
 }
 
 int gl_ctl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, socklen_t l)
