@@ -16,7 +16,20 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
-#include "gl.h"
+#include "gl_chan.h"
+#include "gl_ctl.h"
+#include "gl_epoll.h"
+#include "gl_exec.h"
+#include "gl_fd.h"
+#include "gl_fork.h"
+#include "gl_poll.h"
+#include "gl_real.h"
+#include "gl_recv.h"
+#include "gl_resolv.h"
+#include "gl_rt.h"
+#include "gl_send.h"
+#include "gl_sock.h"
+#include "gl_vm.h"
 
 /* The exported names: prototypes so -Wmissing-prototypes holds for the _chk ones. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
@@ -47,10 +60,10 @@ static struct gl_sock *lock_sock(int fd)
 {
 	struct gl_sock *s;
 
-	gl_lock();
+	gl_rt_lock();
 	s = gl_fd_sock(fd);
 	if (!s) {
-		gl_unlock();
+		gl_rt_unlock();
 		return NULL;
 	}
 	return s;
@@ -69,9 +82,9 @@ __attribute__((constructor)) static void gl_init(void)
 		gl_rt.configured = gl_rt.path != NULL;
 		gl_rt.vm = gl_vm_is_dev(path);
 	}
-	pthread_atfork(gl_fork_prepare, gl_fork_parent, gl_after_fork_child);
+	pthread_atfork(gl_fork_prepare, gl_fork_parent, gl_fork_child);
 	if (gl_rt.configured)
-		gl_after_exec();
+		gl_exec_adopt();
 }
 
 int socket(int domain, int type, int protocol)
@@ -84,9 +97,9 @@ int socket(int domain, int type, int protocol)
 	    !((base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP)) ||
 	      (base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP))))
 		return gl_real.socket(domain, type, protocol);
-	gl_lock();
-	r = gl_socket(&gl_rt, domain, type, protocol);
-	gl_unlock();
+	gl_rt_lock();
+	r = gl_ctl_socket(&gl_rt, domain, type, protocol);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -97,8 +110,8 @@ int bind(int fd, const struct sockaddr *a, socklen_t l)
 
 	if (!s)
 		return gl_real.bind(fd, a, l);
-	r = gl_bind(&gl_rt, s, a, l);
-	gl_unlock();
+	r = gl_ctl_bind(&gl_rt, s, a, l);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -109,8 +122,8 @@ int listen(int fd, int backlog)
 
 	if (!s)
 		return gl_real.listen(fd, backlog);
-	r = gl_listen(&gl_rt, s, backlog);
-	gl_unlock();
+	r = gl_ctl_listen(&gl_rt, s, backlog);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -121,8 +134,8 @@ int accept4(int fd, struct sockaddr *a, socklen_t *l, int flags)
 
 	if (!s)
 		return gl_real.accept4(fd, a, l, flags);
-	r = gl_accept(&gl_rt, s, a, l, flags);
-	gl_unlock();
+	r = gl_ctl_accept(&gl_rt, s, a, l, flags);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -140,8 +153,8 @@ int connect(int fd, const struct sockaddr *a, socklen_t l)
 
 	if (!s)
 		return gl_real.connect(fd, a, l);
-	r = gl_connect(&gl_rt, s, a, l);
-	gl_unlock();
+	r = gl_ctl_connect(&gl_rt, s, a, l);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -155,10 +168,10 @@ static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags,
 	if (!s)
 		return -ENOTSOCK;
 	if (s->dgram)
-		r = gl_dgram_send(&gl_rt, s, iov, n, flags, a, l);
+		r = gl_send_dgram(&gl_rt, s, iov, n, flags, a, l);
 	else
-		r = gl_sendv(&gl_rt, s, iov, n, flags);
-	gl_unlock();
+		r = gl_send_stream(&gl_rt, s, iov, n, flags);
+	gl_rt_unlock();
 	maybe_sigpipe(r, flags);
 	return ret_errno(r);
 }
@@ -176,13 +189,13 @@ static ssize_t recvv(int fd, const struct iovec *iov, int n, int flags,
 	if (!s)
 		return -ENOTSOCK;
 	if (s->dgram) {
-		r = gl_dgram_recv(&gl_rt, s, iov, n, flags, a, l, mflags);
+		r = gl_recv_dgram(&gl_rt, s, iov, n, flags, a, l, mflags);
 	} else {
-		r = gl_recvv(&gl_rt, s, iov, n, flags);
+		r = gl_recv_stream(&gl_rt, s, iov, n, flags);
 		if (r >= 0 && a && l)
 			*l = 0;
 	}
-	gl_unlock();
+	gl_rt_unlock();
 	return ret_errno(r);
 }
 
@@ -325,8 +338,8 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	s = lock_sock(out);
 	if (!s)
 		return gl_real.sendfile(out, in, off, count);
-	r = gl_sendfile(&gl_rt, s, in, off, count);
-	gl_unlock();
+	r = gl_send_file(&gl_rt, s, in, off, count);
+	gl_rt_unlock();
 	maybe_sigpipe(r, 0);
 	return ret_errno(r);
 }
@@ -343,8 +356,8 @@ int shutdown(int fd, int how)
 
 	if (!s)
 		return gl_real.shutdown(fd, how);
-	r = gl_shutdown(&gl_rt, s, how);
-	gl_unlock();
+	r = gl_ctl_shutdown(&gl_rt, s, how);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -355,16 +368,16 @@ static void forget_fd(int fd)
 
 	if (!gl_fd_sock(fd) && !gl_rt.epolls)
 		return;
-	gl_lock();
+	gl_rt_lock();
 	s = gl_fd_sock(fd);
 	if (s) {
 		gl_fd_set(fd, NULL);
 		gl_epoll_forget_fd(fd);
-		gl_sock_put(&gl_rt, s);
+		gl_ctl_put(&gl_rt, s);
 	} else {
 		gl_epoll_forget_epfd(fd);
 	}
-	gl_unlock();
+	gl_rt_unlock();
 }
 
 int close(int fd)
@@ -405,11 +418,11 @@ static int dup_done(int fd, int nfd)
 
 	if (nfd < 0)
 		return nfd;
-	gl_lock();
+	gl_rt_lock();
 	s = gl_fd_sock(fd);
 	if (s) {
 		if (nfd >= gl_fd_max()) {
-			gl_unlock();
+			gl_rt_unlock();
 			gl_real.close(nfd);
 			errno = EMFILE;
 			return -1;
@@ -417,7 +430,7 @@ static int dup_done(int fd, int nfd)
 		s->refs++;
 		gl_fd_set(nfd, s);
 	}
-	gl_unlock();
+	gl_rt_unlock();
 	return nfd;
 }
 
@@ -475,7 +488,7 @@ static int do_fcntl(int fd, int cmd, void *arg)
 			s = lock_sock(fd);
 			if (s) {
 				s->nonblock = ((long)arg & O_NONBLOCK) != 0;
-				gl_unlock();
+				gl_rt_unlock();
 			}
 		}
 		return r;
@@ -553,13 +566,13 @@ int ioctl(int fd, unsigned long req, ...)
 			r = -EINVAL;
 			break;
 		}
-		gl_pump(&gl_rt);
+		gl_chan_pump(&gl_rt);
 		*(int *)arg = s->rx_bytes > 0x7fffffff ? 0x7fffffff : (int)s->rx_bytes;
 		break;
 	default:
 		r = -ENOTTY;
 	}
-	gl_unlock();
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -570,8 +583,8 @@ int setsockopt(int fd, int level, int name, const void *v, socklen_t l)
 
 	if (!s)
 		return gl_real.setsockopt(fd, level, name, v, l);
-	r = gl_setsockopt(&gl_rt, s, level, name, v, l);
-	gl_unlock();
+	r = gl_ctl_setsockopt(&gl_rt, s, level, name, v, l);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -582,8 +595,8 @@ int getsockopt(int fd, int level, int name, void *v, socklen_t *l)
 
 	if (!s)
 		return gl_real.getsockopt(fd, level, name, v, l);
-	r = gl_getsockopt(&gl_rt, s, level, name, v, l);
-	gl_unlock();
+	r = gl_ctl_getsockopt(&gl_rt, s, level, name, v, l);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -594,8 +607,8 @@ int getsockname(int fd, struct sockaddr *a, socklen_t *l)
 
 	if (!s)
 		return gl_real.getsockname(fd, a, l);
-	r = gl_getname(&gl_rt, s, false, a, l);
-	gl_unlock();
+	r = gl_ctl_getname(&gl_rt, s, false, a, l);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -606,8 +619,8 @@ int getpeername(int fd, struct sockaddr *a, socklen_t *l)
 
 	if (!s)
 		return gl_real.getpeername(fd, a, l);
-	r = gl_getname(&gl_rt, s, true, a, l);
-	gl_unlock();
+	r = gl_ctl_getname(&gl_rt, s, true, a, l);
+	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
@@ -776,7 +789,7 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
 	gl_real_init();
 	if (!gl_rt.configured)
 		return gl_real.getaddrinfo(node, service, hints, res);
-	return gl_getaddrinfo(node, service, hints, res);
+	return gl_resolv_getaddrinfo(node, service, hints, res);
 }
 
 struct hostent *gethostbyname2(const char *name, int family)
@@ -784,7 +797,7 @@ struct hostent *gethostbyname2(const char *name, int family)
 	gl_real_init();
 	if (!gl_rt.configured)
 		return gl_real.gethostbyname2(name, family);
-	return gl_gethostbyname2(name, family);
+	return gl_resolv_gethostbyname2(name, family);
 }
 
 struct hostent *gethostbyname(const char *name)
@@ -792,7 +805,7 @@ struct hostent *gethostbyname(const char *name)
 	gl_real_init();
 	if (!gl_rt.configured)
 		return gl_real.gethostbyname(name);
-	return gl_gethostbyname2(name, AF_INET);
+	return gl_resolv_gethostbyname2(name, AF_INET);
 }
 
 int gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf, size_t buflen,
@@ -801,7 +814,7 @@ int gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf
 	gl_real_init();
 	if (!gl_rt.configured)
 		return gl_real.gethostbyname2_r(name, family, he, buf, buflen, result, h_errnop);
-	return gl_gethostbyname2_r(name, family, he, buf, buflen, result, h_errnop);
+	return gl_resolv_gethostbyname2_r(name, family, he, buf, buflen, result, h_errnop);
 }
 
 int gethostbyname_r(const char *name, struct hostent *he, char *buf, size_t buflen,
@@ -810,5 +823,5 @@ int gethostbyname_r(const char *name, struct hostent *he, char *buf, size_t bufl
 	gl_real_init();
 	if (!gl_rt.configured)
 		return gl_real.gethostbyname_r(name, he, buf, buflen, result, h_errnop);
-	return gl_gethostbyname2_r(name, AF_INET, he, buf, buflen, result, h_errnop);
+	return gl_resolv_gethostbyname2_r(name, AF_INET, he, buf, buflen, result, h_errnop);
 }

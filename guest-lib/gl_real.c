@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "gl.h"
+#include "gl_real.h"
 
 struct gl_real gl_real;
 

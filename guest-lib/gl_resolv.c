@@ -35,7 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gl.h"
+#include <tochain/util.h>
+
+#include "gl_resolv.h"
 #include "gl_dns.h"
 
 #define NS_MAX		3
@@ -168,20 +170,12 @@ static void hosts_lookup(const char *name, int family, struct gl_addrs *out)
 
 /* ---- DNS ------------------------------------------------------------------ */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static uint16_t rand16(void)
 {
 	uint16_t v;
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = (uint16_t)(now_ms() ^ getpid());
+		v = (uint16_t)((int64_t)tu_now_ms() ^ getpid());
 	return v;
 }
 
@@ -217,10 +211,10 @@ static int dns_exchange(const struct resolv_conf *rc, int i, const char *name,
 		}
 		send(fd, q[k], (size_t)qlen[k], 0);
 	}
-	deadline = now_ms() + rc->timeout_s * 1000;
+	deadline = (int64_t)tu_now_ms() + rc->timeout_s * 1000;
 	while (left) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t wait = deadline - now_ms();
+		int64_t wait = deadline - (int64_t)tu_now_ms();
 		struct gl_dns_answer a;
 		ssize_t n;
 		int r;
@@ -413,8 +407,8 @@ static void ai_free(struct addrinfo *ai)
  * getaddrinfo with the runtime's resolver.  AI_ADDRCONFIG is ignored: the
  * stand-in VM has no addresses of its own, its TOE does.
  */
-int gl_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
-		   struct addrinfo **res)
+int gl_resolv_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+			  struct addrinfo **res)
 {
 	static const struct { int type, proto; } types[] = {
 		{ SOCK_STREAM, IPPROTO_TCP }, { SOCK_DGRAM, IPPROTO_UDP }, { SOCK_RAW, 0 },
@@ -533,8 +527,8 @@ static int hostent_fill(const struct gl_addrs *addrs, int family, const char *na
 	return 0;
 }
 
-int gl_gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf,
-			size_t buflen, struct hostent **result, int *h_errnop)
+int gl_resolv_gethostbyname2_r(const char *name, int family, struct hostent *he, char *buf,
+			       size_t buflen, struct hostent **result, int *h_errnop)
 {
 	struct gl_addrs addrs;
 	int err, n = 0;
@@ -568,13 +562,13 @@ static __thread struct {
 	char buf[GL_DNS_ADDR_MAX * (16 + sizeof(char *)) + GL_DNS_NAME_MAX + 64];
 } tls_host;
 
-struct hostent *gl_gethostbyname2(const char *name, int family)
+struct hostent *gl_resolv_gethostbyname2(const char *name, int family)
 {
 	struct hostent *r;
 	int herr;
 
-	if (gl_gethostbyname2_r(name, family, &tls_host.he, tls_host.buf, sizeof(tls_host.buf), &r,
-				&herr) || !r) {
+	if (gl_resolv_gethostbyname2_r(name, family, &tls_host.he, tls_host.buf,
+				       sizeof(tls_host.buf), &r, &herr) || !r) {
 		h_errno = herr;
 		return NULL;
 	}

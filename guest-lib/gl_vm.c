@@ -15,7 +15,9 @@
 
 #include <tochain/barrier.h>
 
-#include "gl.h"
+#include "gl_real.h"
+#include "gl_rt.h"
+#include "gl_vm.h"
 #include "tochain/tochain_ivshmem_uapi.h"
 
 #define GL_VM_POLL_MIN_US	20

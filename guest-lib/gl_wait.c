@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Sleeping and waking the threads of a guest process (gl_sleep).
+ * Sleeping and waking the threads of a guest process (gl_wait_sleep,
+ * which the runtime calls through gl_chan_sleep).
  *
  * WAKE-UPS.  The TOE rings one doorbell per process (gl_wake.c), and only
  * while the consumer wait flags of the RX and FREE rings are up
@@ -21,21 +22,23 @@
  *  2. Socket state changes only under mu.  Whoever makes a change a
  *     sleeper may be waiting for (a pump that took anything from RX or
  *     FREE, the channel breaking, shutdown, epoll_ctl) kicks every linked
- *     sleeper: one write to its kick fd (gl_wake_sleepers).  A kick
+ *     sleeper: one write to its kick fd (gl_wait_wake_all).  A kick
  *     written before the sleeper reached poll stays pending in the fd
  *     (level-triggered), so it cannot be lost, and the sleeper looks at
  *     the new state only after the kicker released mu.
  *  3. Whoever drains the doorbell pumps before it releases mu, so a
  *     wake-up taken off the shared doorbell always becomes rule-2 kicks
- *     for the others.  Nothing else drains the doorbell.
+ *     for the others.  Nothing else drains the doorbell.  gl_wait_sleep
+ *     drains it and says so (*rang); gl_chan_sleep, the only caller,
+ *     pumps (this file sits below the pump and never calls it).
  *  4. A sleeper unlinks itself before it pumps, then drains its kick fd
  *     if it was kicked (or the fd was readable): nobody writes the fd once
  *     it is unlinked, so no kick is left over for the next sleep.
  *
  * A wake-up means "look again", never "your condition holds": every
  * blocking path loops (pump, re-check under mu, sleep again) until its
- * condition holds or its own deadline passes (wait_once in gl_rt.c,
- * gl_poll and gl_epoll_wait in gl_poll.c); EOF, timeouts and errors come
+ * condition holds or its own deadline passes (gl_chan_wait in gl_chan.c,
+ * gl_poll in gl_poll.c, gl_epoll_wait in gl_epoll.c); EOF, timeouts and errors come
  * only from socket state and clocks.  Kicks go only to linked sleepers and
  * at most once per sleep, so wake-ups cannot ping-pong between threads.
  * Cost: a pump wakes every sleeper of the process, as the shared doorbell
@@ -52,8 +55,12 @@
 #include <time.h>
 
 #include <tochain/barrier.h>
+#include <tochain/util.h>
 
-#include "gl.h"
+#include "gl_real.h"
+#include "gl_rt.h"
+#include "gl_wait.h"
+#include "gl_wake.h"
 
 struct gl_sleeper {
 	struct gl_sleeper *next;
@@ -63,14 +70,6 @@ struct gl_sleeper {
 
 #define GL_SPIN_NS	20000
 #define GL_NOKICK_MS	10
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* A kick fd from the pool, or a new one; -1 without (mu held). */
 static int kick_get(struct gl_rt *rt)
@@ -105,7 +104,7 @@ static void kick_drain(int fd)
 	}
 }
 
-void gl_wake_sleepers(struct gl_rt *rt)
+void gl_wait_wake_all(struct gl_rt *rt)
 {
 	uint64_t one = 1;
 
@@ -162,18 +161,18 @@ static void unlink_sleeper(struct gl_rt *rt, struct gl_sleeper *me)
 	}
 }
 
-int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
-	     const sigset_t *mask)
+int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
+		  const sigset_t *mask, bool *rang)
 {
 	struct pollfd stackfds[19], *all = stackfds;
 	struct gl_sleeper me = { .kfd = -1 };
 	int r, err = 0;
 
 	if (!rt->attached || rt->broken) {
-		gl_unlock();
+		gl_rt_unlock();
 		r = real_wait(pfd, n, timeout_ms, mask);
 		err = errno;
-		gl_lock();
+		gl_rt_lock();
 		return r < 0 ? -err : r;
 	}
 	if (n == 0 && timeout_ms != 0) {
@@ -181,14 +180,14 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
 		 * Under load, poll a little before sleeping (bounded: an idle
 		 * program still sleeps at once after its last work).
 		 */
-		int64_t end = now_ns() + GL_SPIN_NS;
+		int64_t end = (int64_t)tu_now_ns() + GL_SPIN_NS;
 
 		do {
 			if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) ||
 			    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]))
 				return 0;
 			tc_cpu_relax();
-		} while (now_ns() < end);
+		} while ((int64_t)tu_now_ns() < end);
 	}
 	if (n + 3 > sizeof(stackfds) / sizeof(stackfds[0])) {
 		all = malloc((n + 3) * sizeof(*all));
@@ -219,10 +218,10 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
 	all[2].revents = 0;
 	if (n)
 		memcpy(all + 3, pfd, n * sizeof(*pfd));
-	gl_unlock();
+	gl_rt_unlock();
 	r = real_wait(all, n + 3, timeout_ms, mask);
 	err = errno;
-	gl_lock();
+	gl_rt_lock();
 	/* rule 4: unlink, then no one writes our kick fd */
 	unlink_sleeper(rt, &me);
 	if (me.kfd >= 0) {
@@ -232,12 +231,12 @@ int gl_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
 	}
 	if (r > 0 && all[1].revents) {
 		rt->broken = true;	/* the TOE went away: calls fail, never hang */
-		gl_wake_sleepers(rt);
+		gl_wait_wake_all(rt);
 	}
 	if (r > 0 && all[0].revents) {
-		/* rule 3: a drained doorbell is pumped at once, kicking the others */
+		/* rule 3: the caller pumps before it releases mu (gl_chan_sleep) */
 		gl_wake_drain(&rt->wake);
-		gl_pump(rt);
+		*rang = true;
 	}
 	if (r >= 0) {
 		r = 0;

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "gl.h"
+#include "gl_real.h"
+#include "gl_vm.h"
+#include "gl_wake.h"
 
 int gl_wake_fd(const struct gl_wake *w)
 {

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receiving: the pump queues RX buffers on their socket (rxq); a receive
+ * copies out of them and returns each emptied buffer on DONE.  A stream
+ * shared after fork is read only once this process owns it (claim, below;
+ * gl_claim.c has the rules).  mu held (gl_rt.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <tochain/srpc.h>
+
+#include "gl_chan.h"
+#include "gl_iov.h"
+#include "gl_recv.h"
+#include "gl_ring.h"
+#include "gl_sock.h"
+
+/* Become the owner of shared @s before reading it (waits for the TOE's answer). */
+static int claim(struct gl_rt *rt, struct gl_sock *s)
+{
+	struct gl_waiter w = { 0 };
+	int ret;
+
+	if (!s->need_take)
+		return 0;
+	ret = gl_chan_call(rt, &w, SRPC_REQ_TAKE, s->id, 0, 0, 0, NULL, 0);
+	if (ret == 0)
+		s->need_take = false;	/* EV_OWNER came first and settled the data */
+	return ret;
+}
+
+ssize_t gl_recv_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		      int flags, struct sockaddr *a, socklen_t *l, int *mflags)
+{
+	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
+	size_t total = gl_iov_total(iov, n);
+	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+
+	if (a && !l)
+		return -EFAULT;
+	for (;;) {
+		int err;
+
+		gl_chan_pump(rt);
+		if (s->rx_n) {
+			uint32_t idx = s->rxq[s->rx_head];
+			const uint8_t *p = tcr_region_slot(rt->r, idx) + rt->buf_off[idx];
+			uint32_t plen = rt->buf_len[idx] - SRPC_DGRAM_HDR;
+			size_t k = total < plen ? total : plen;
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			struct srpc_dgram h;
+
+			/* the TOE's header: one copy, then checked */
+			memcpy(&h, p, sizeof(h));
+			gl_iov_scatter(iov, n, 0, p + SRPC_DGRAM_HDR, k);
+			if (srpc_dgram_addr(&h, &ss, &sl))
+				sl = 0;
+			if (a) {
+				memcpy(a, &ss, *l < sl ? *l : sl);
+				*l = sl;
+			}
+			if (mflags && (k < plen || (h.flags & SRPC_DGRAM_TRUNC)))
+				*mflags |= MSG_TRUNC;
+			if (!(flags & MSG_PEEK)) {
+				s->rx_head = (s->rx_head + 1) % s->rx_cap;
+				s->rx_n--;
+				s->rx_bytes -= plen;
+				gl_ring_done_add(rt, idx);
+				gl_ring_done_flush(rt);
+			}
+			return (flags & MSG_TRUNC) ? (ssize_t)plen : (ssize_t)k;
+		}
+		if (s->err) {
+			err = s->err;
+			s->err = 0;
+			return -err;
+		}
+		if (s->shut_rd)
+			return 0;
+		if (nb)
+			return -EAGAIN;
+		err = gl_chan_wait(rt, deadline);
+		if (err)
+			return err;
+	}
+}
+
+ssize_t gl_recv_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		       int flags)
+{
+	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
+	size_t total = gl_iov_total(iov, n), got = 0;
+	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+	bool peek = flags & MSG_PEEK;
+
+	if (s->listening || (!s->connected && !s->connecting && !s->reset))
+		return -ENOTCONN;
+	for (;;) {
+		int err;
+
+		/* shared after a fork (maybe by another thread while we slept): own it first */
+		if (s->need_take) {
+			err = claim(rt, s);
+			if (err)
+				return got ? (ssize_t)got : err;
+		}
+		gl_chan_pump(rt);
+		/* first what a fork handed us (a copy), then what is queued */
+		if (s->pre && got < total) {
+			size_t k = s->pre_len - s->pre_off;
+
+			k = total - got < k ? total - got : k;
+			gl_iov_scatter(iov, n, got, s->pre + s->pre_off, k);
+			got += k;
+			if (!peek) {
+				s->pre_off += k;
+				s->rx_bytes -= k;
+				if (s->pre_off == s->pre_len) {
+					free(s->pre);
+					s->pre = NULL;
+					s->pre_len = s->pre_off = 0;
+				}
+			}
+		}
+		uint32_t pos = s->rx_head, left = s->rx_n, off = s->rx_off;
+
+		while (got < total && left) {
+			uint32_t idx = s->rxq[pos];
+			uint32_t avail = rt->buf_len[idx] - off;
+			size_t k = total - got < avail ? total - got : avail;
+
+			gl_iov_scatter(iov, n, got,
+				       tcr_region_slot(rt->r, idx) + rt->buf_off[idx] + off, k);
+			got += k;
+			off += (uint32_t)k;
+			if (off == rt->buf_len[idx]) {
+				pos = (pos + 1) % s->rx_cap;
+				left--;
+				off = 0;
+				if (!peek) {
+					gl_ring_done_add(rt, idx);
+					s->rx_head = pos;
+					s->rx_n = left;
+				}
+			}
+			if (!peek) {
+				s->rx_off = off;
+				s->rx_bytes -= k;
+			}
+		}
+		if (!peek && got)
+			gl_ring_done_flush(rt);
+		if (got == total || (got && !(flags & MSG_WAITALL)) || (got && peek))
+			return (ssize_t)got;
+		if (s->rx_bytes == 0 && s->err) {
+			int e = s->err;
+
+			s->err = 0;
+			return got ? (ssize_t)got : -e;
+		}
+		if (s->eof || s->shut_rd)
+			return (ssize_t)got;
+		if (nb)
+			return got ? (ssize_t)got : -EAGAIN;
+		err = gl_chan_wait(rt, deadline);
+		if (err)
+			return got ? (ssize_t)got : err;
+		if (s->connecting)
+			continue;
+	}
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private header of the guest runtime: the channel's rings as the runtime
+ * uses them, inline because every buffer of the data path passes here
+ * (no .c file): DONE is batched in gl_rt.done and flushed in bursts, TX
+ * takes one descriptor at a time.  mu held.  The TOE is woken only when
+ * the ring says it sleeps (tcr_ring_prod_kick_needed, tochain/ring.h).
+ */
+#ifndef TOCHAIN_GL_RING_H
+#define TOCHAIN_GL_RING_H
+
+#include <stdint.h>
+
+#include <tochain/desc.h>
+
+#include "gl_rt.h"
+#include "gl_wake.h"
+
+/* Publish the batched DONE buffers. */
+static inline void gl_ring_done_flush(struct gl_rt *rt)
+{
+	uint32_t off = 0;
+
+	while (off < rt->ndone) {
+		int k = tcr_ring_enqueue_burst(&rt->ch.ring[TCR_CH_DONE], rt->done + off,
+					       rt->ndone - off);
+		if (k <= 0)
+			break;	/* cannot happen: the ring holds every buffer */
+		off += (uint32_t)k;
+	}
+	rt->ndone = 0;
+	if (off && tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_DONE]))
+		gl_wake_host(&rt->wake);
+}
+
+/* Batch RX buffer @idx for DONE (flushed when the batch is full). */
+static inline void gl_ring_done_add(struct gl_rt *rt, uint32_t idx)
+{
+	rt->done[rt->ndone++] = idx;
+	if (rt->ndone == sizeof(rt->done) / sizeof(rt->done[0]))
+		gl_ring_done_flush(rt);
+}
+
+/*
+ * Send buffer @idx on TX: a request, or @len bytes of socket @sock.  A full
+ * ring breaks the channel.
+ */
+static inline void gl_ring_submit(struct gl_rt *rt, uint32_t idx, enum tcr_op op, uint32_t sock,
+				  uint32_t len)
+{
+	struct tcr_desc d = { 0 };
+
+	d.slot = idx;
+	d.len = len;
+	d.op = (uint16_t)op;
+	d.conn_id = sock;
+	d.l4proto = 6;
+	tcr_desc_store(rt->r, idx, &d);
+	if (tcr_ring_enqueue_burst(&rt->ch.ring[TCR_CH_TX], &idx, 1) != 1) {
+		rt->broken = true;
+		return;
+	}
+	if (tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_TX]))
+		gl_wake_host(&rt->wake);
+}
+
+#endif /* TOCHAIN_GL_RING_H */

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sending: bytes are copied into FREE buffers and go out on TX; a socket
+ * has at most gl_rt.tx_bound buffers in flight (its send buffer), and
+ * GL_CTRL_RESERVE FREE buffers are left for requests.  A blocking send
+ * waits for TX completions (the pump lowers tx_inflight), a non-blocking
+ * one returns a short count or EAGAIN.  mu held (gl_rt.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <tochain/srpc.h>
+
+#include "gl_chan.h"
+#include "gl_iov.h"
+#include "gl_real.h"
+#include "gl_ring.h"
+#include "gl_send.h"
+#include "gl_sock.h"
+
+ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		       int flags)
+{
+	int64_t deadline = gl_chan_deadline(s->sndtimeo_ms);
+	size_t total = gl_iov_total(iov, n), sent = 0;
+	uint32_t slot = rt->r->geo.slot_size;
+	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+
+	while (s->connecting && !nb) {
+		int err;
+
+		gl_chan_pump(rt);
+		if (!s->connecting)
+			break;
+		err = gl_chan_wait(rt, deadline);
+		if (err)
+			return err;
+	}
+	if (s->connecting)
+		return -EAGAIN;
+	if (s->err) {
+		int e = s->err;
+
+		s->err = 0;
+		return -e;
+	}
+	if (s->shut_wr || s->reset || !s->connected)
+		return -EPIPE;
+	while (sent < total) {
+		uint32_t idx, k;
+		int err;
+
+		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+			gl_chan_pump(rt);
+		if (s->reset)
+			break;
+		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
+		    gl_chan_take_buf(rt, &idx) == 0) {
+			k = total - sent < slot ? (uint32_t)(total - sent) : slot;
+			gl_iov_gather(iov, n, sent, tcr_region_slot(rt->r, idx), k);
+			s->tx_inflight++;
+			gl_ring_submit(rt, idx, TCR_OP_DATA, s->id, k);
+			sent += k;
+			continue;
+		}
+		if (sent && nb)
+			break;
+		if (nb)
+			return -EAGAIN;
+		err = gl_chan_wait(rt, deadline);
+		if (err)
+			return sent ? (ssize_t)sent : err;
+	}
+	if (!sent && s->reset) {
+		int e = s->err ? s->err : EPIPE;
+
+		s->err = 0;
+		return -e;
+	}
+	return (ssize_t)sent;
+}
+
+ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		      int flags, const struct sockaddr *a, socklen_t l)
+{
+	int64_t deadline = gl_chan_deadline(s->sndtimeo_ms);
+	size_t total = gl_iov_total(iov, n);
+	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+	struct srpc_dgram h;
+
+	memset(&h, 0, sizeof(h));
+	if (a) {
+		int err = gl_sock_check_addr(s, a, l);
+
+		if (err)
+			return err;
+		h.addrlen = l < SRPC_DGRAM_ADDR_MAX ? l : SRPC_DGRAM_ADDR_MAX;
+		memcpy(h.addr, a, h.addrlen);
+	} else if (!s->connected) {
+		return -EDESTADDRREQ;
+	}
+	if (s->shut_wr)
+		return -EPIPE;
+	gl_chan_pump(rt);
+	if (s->err) {
+		int e = s->err;
+
+		s->err = 0;
+		return -e;
+	}
+	if (total > rt->r->geo.slot_size - SRPC_DGRAM_HDR)
+		return -EMSGSIZE;
+	for (;;) {
+		uint32_t idx;
+		int err;
+
+		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+			gl_chan_pump(rt);
+		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
+		    gl_chan_take_buf(rt, &idx) == 0) {
+			uint8_t *slot = tcr_region_slot(rt->r, idx);
+
+			memcpy(slot, &h, sizeof(h));
+			gl_iov_gather(iov, n, 0, slot + SRPC_DGRAM_HDR, total);
+			s->tx_inflight++;
+			gl_ring_submit(rt, idx, TCR_OP_DATA, s->id,
+				       SRPC_DGRAM_HDR + (uint32_t)total);
+			return rt->broken ? -ENETDOWN : (ssize_t)total;
+		}
+		if (nb)
+			return -EAGAIN;
+		err = gl_chan_wait(rt, deadline);
+		if (err)
+			return err;
+	}
+}
+
+ssize_t gl_send_file(struct gl_rt *rt, struct gl_sock *s, int in_fd, off_t *off, size_t count)
+{
+	uint8_t *buf;
+	size_t chunk = count < 65536 ? count : 65536;
+	ssize_t done = 0;
+
+	if (count == 0)
+		return 0;
+	buf = malloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+	while ((size_t)done < count) {
+		size_t want = count - (size_t)done < chunk ? count - (size_t)done : chunk;
+		ssize_t n = off ? pread(in_fd, buf, want, *off) : gl_real.read(in_fd, buf, want);
+		struct iovec iov;
+		ssize_t w;
+
+		if (n < 0) {
+			if (!done)
+				done = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		iov.iov_base = buf;
+		iov.iov_len = (size_t)n;
+		w = gl_send_stream(rt, s, &iov, 1, 0);
+		if (w < 0) {
+			if (!off)	/* give back what we read but could not send */
+				lseek(in_fd, -n, SEEK_CUR);
+			if (!done)
+				done = w;
+			break;
+		}
+		if (off)
+			*off += w;
+		else if (w < n)
+			lseek(in_fd, w - n, SEEK_CUR);
+		done += w;
+		if (w < n)
+			break;
+	}
+	free(buf);
+	return done;
+}
