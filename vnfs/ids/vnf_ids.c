@@ -17,7 +17,8 @@
  *
  * Verdicts: a drop/reject rule denies with its sid; alert rules are logged
  * (one stderr line each, rate-limited) and allow.  A gap in a stream (bytes
- * never inspected) denies with VNF_RULE_STREAM_GAP.
+ * never inspected) denies with VNF_RULE_STREAM_GAP (the stream judge,
+ * vnf_sjudge.h, which this kind plugs into).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,17 +30,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "tochain/ch_flow.h"
 #include "ids.h"
 #include "vnf_kind.h"
-#include "vnf_stream.h"
-
-struct ids_ts {
-	struct ids_worker *w;
-	struct vnf_streams *st;
-	uint8_t *buf;			/* private copy of a payload */
-	size_t cap;
-};
+#include "vnf_sjudge.h"
 
 static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 {
@@ -83,35 +76,21 @@ static void ids_free(void *e)
 	ids_ruleset_put(e);
 }
 
-static void free_flow(void *priv)
+static void *ids_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
+{
+	struct ids_flow_key key = { .family = s->family == 6 ? AF_INET6 : AF_INET,
+				    .client_port = s->client_port,
+				    .server_port = s->server_port };
+
+	(void)ctx;
+	memcpy(key.client_addr, s->client_addr, 16);
+	memcpy(key.server_addr, s->server_addr, 16);
+	return ids_flow_create(engine, &key);
+}
+
+static void ids_flow_free(void *priv)
 {
 	ids_flow_destroy(priv);
-}
-
-static void ids_thread_destroy(void *p)
-{
-	struct ids_ts *ts = p;
-
-	vnf_streams_destroy(ts->st);
-	ids_worker_destroy(ts->w);
-	free(ts->buf);
-	free(ts);
-}
-
-static void *ids_thread(const struct vnf_kind_opts *o)
-{
-	struct ids_ts *ts = calloc(1, sizeof(*ts));
-
-	if (!ts)
-		return NULL;
-	ts->w = ids_worker_create();
-	ts->st = vnf_streams_create(o->max_streams, "ids", free_flow);
-	if (!ts->w || !ts->st) {
-		ids_thread_destroy(ts);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return ts;
 }
 
 static void log_alerts(const struct ids_verdict *v, const struct vnf_stream *s)
@@ -128,81 +107,44 @@ static void log_alerts(const struct ids_verdict *v, const struct vnf_stream *s)
 				s->conn_id, c, s->client_port, sv, s->server_port);
 }
 
-static uint32_t ids_judge(void *p, void *engine, const struct vnf_pkt *pk,
-			  const struct vnf_flow *f, uint32_t *rule)
+/* @ctx: the thread's ids_worker (scratch of the scans). */
+static int ids_flow_feed(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
+			 const uint8_t *p, uint32_t n, uint32_t *rule)
 {
-	struct ids_ts *ts = p;
 	struct ids_verdict v;
-	struct vnf_stream *s;
-	enum vnf_sdir dir;
-	uint32_t skip, n, verdict = VNF_VERDICT_ALLOW;
-	bool created;
 
-	*rule = 0;
-	if (pk->d.l4proto != IPPROTO_TCP)
-		return VNF_VERDICT_ALLOW;	/* byte streams only: see vnfs/runtime/README.md */
-	s = vnf_stream_get(ts->st, pk, f, &created);
-	if (!s)
-		goto fail;
-	if (!s->priv) {
-		struct ids_flow_key key = { .family = s->family == 6 ? AF_INET6 : AF_INET,
-					    .client_port = s->client_port,
-					    .server_port = s->server_port };
-
-		memcpy(key.client_addr, s->client_addr, 16);
-		memcpy(key.server_addr, s->server_addr, 16);
-		s->priv = ids_flow_create(engine, &key);
-		if (!s->priv) {
-			vnf_stream_drop(ts->st, s);
-			goto fail;
-		}
-	}
-	dir = vnf_stream_dir(s, pk);
-	if (vnf_stream_span(s, dir, pk, &skip)) {
-		vnf_log_limited(5, "tochain-vnf: ids: conn %" PRIu64 ": bytes before offset %"
-				PRIu64 " never seen: refused\n", s->conn_id, (uint64_t)pk->d.seq);
-		*rule = VNF_RULE_STREAM_GAP;
-		return VNF_VERDICT_DENY;
-	}
-	n = pk->len - skip;
-	if (n) {
-		/* One read of the guest's bytes; the engine may look twice. */
-		if (n > ts->cap) {
-			uint8_t *b = realloc(ts->buf, n);
-
-			if (!b)
-				goto fail;
-			ts->buf = b;
-			ts->cap = n;
-		}
-		memcpy(ts->buf, pk->data + skip, n);
-		if (ids_flow_scan(ts->w, s->priv, dir == VNF_TO_SERVER ? IDS_TO_SERVER :
-				  IDS_TO_CLIENT, ts->buf, n, &v))
-			goto fail;
-		log_alerts(&v, s);
-		if (v.decision == IDS_DENY) {
-			*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
-			verdict = VNF_VERDICT_DENY;
-		}
-	}
-	if (f && f->state == CH_FLOW_CLOSED)
-		vnf_stream_drop(ts->st, s);
-	return verdict;
-fail:
-	*rule = VNF_RULE_ENGINE;
+	if (ids_flow_scan(ctx, s->priv, dir == VNF_TO_SERVER ? IDS_TO_SERVER : IDS_TO_CLIENT,
+			  p, n, &v))
+		return -EIO;
+	log_alerts(&v, s);
+	if (v.decision != IDS_DENY)
+		return VNF_VERDICT_ALLOW;
+	*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
 	return VNF_VERDICT_DENY;
 }
 
-static void ids_forget(void *p, uint64_t conn_id)
+static void ids_worker_free(void *ctx)
 {
-	struct ids_ts *ts = p;
-
-	vnf_stream_forget(ts->st, conn_id);
+	ids_worker_destroy(ctx);
 }
 
-static struct vnf_streams *ids_streams(void *p)
+static const struct vnf_sjudge_ops ids_sjudge = {
+	.name = "ids",
+	.flow_create = ids_flow_open,
+	.flow_free = ids_flow_free,
+	.flow_feed = ids_flow_feed,
+	.ctx_free = ids_worker_free,
+};
+
+static void *ids_thread(const struct vnf_kind_opts *o)
 {
-	return ((struct ids_ts *)p)->st;
+	struct ids_worker *w = ids_worker_create();
+
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return vnf_sjudge_create(&ids_sjudge, o, w);
 }
 
 const struct vnf_kind vnf_kind_ids = {
@@ -211,8 +153,8 @@ const struct vnf_kind vnf_kind_ids = {
 	.engine_load = ids_load,
 	.engine_free = ids_free,
 	.thread_create = ids_thread,
-	.thread_destroy = ids_thread_destroy,
-	.judge = ids_judge,
-	.forget = ids_forget,
-	.streams = ids_streams,
+	.thread_destroy = vnf_sjudge_destroy,
+	.judge = vnf_sjudge_judge,
+	.forget = vnf_sjudge_forget,
+	.streams = vnf_sjudge_streams,
 };
