@@ -13,7 +13,7 @@ $(VNF_LIB): $(call objs,$(VNF_SRCS))
 
 VNFK_SRCS := vnfs/runtime/vnf_kind.c vnfs/runtime/vnf_stream.c vnfs/runtime/vnf_sjudge.c \
 	vnfs/runtime/vnf_mix.c vnfs/runtime/vnf_cli.c vnfs/runtime/vnf_agent.c \
-	vnfs/fw/vnf_fw.c vnfs/ids/vnf_ids.c vnfs/waf/vnf_waf.c
+	vnfs/fw/fw_vnf.c vnfs/ids/ids_vnf.c vnfs/waf/waf_vnf.c
 VNFK_LIB := $(BUILD)/lib/libtochain-vnfkind.a
 LIBS += $(VNFK_LIB)
 $(VNFK_LIB): $(call objs,$(VNFK_SRCS))

@@ -30,11 +30,11 @@
 
 #include "vnf_kind.h"
 #include "vnf_sjudge.h"
-#include "vnf_waf.h"
+#include "waf_vnf.h"
 #include "waf_config.h"
 #include "waf_engine.h"
 
-bool vnf_waf_is_config(const char *path)
+bool waf_vnf_is_config(const char *path)
 {
 	char line[512];
 	bool res = false;
@@ -69,7 +69,7 @@ static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 	bool have_file = false;
 
 	memset(&file, 0, sizeof(file));
-	if (o->rules && vnf_waf_is_config(o->rules)) {
+	if (o->rules && waf_vnf_is_config(o->rules)) {
 		int r = waf_config_load(o->rules, &file, err, errlen);
 
 		if (r) {
@@ -129,7 +129,7 @@ static bool crs_attack(unsigned int id)
 	return id >= 930000 && id < 945000;
 }
 
-uint32_t vnf_waf_rule(const struct waf_verdict *v)
+uint32_t waf_vnf_rule(const struct waf_verdict *v)
 {
 	/*
 	 * A deny is the sum of several rules' scores.  Name the first attack
@@ -158,7 +158,7 @@ static int waf_flow_judge(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
 	if (waf_flow_feed(s->priv, dir == VNF_TO_SERVER ? WAF_DIR_IN : WAF_DIR_OUT,
 			  p, n, &v) != WAF_DENY)
 		return VNF_VERDICT_ALLOW;
-	*rule = vnf_waf_rule(&v);
+	*rule = waf_vnf_rule(&v);
 	return VNF_VERDICT_DENY;
 }
 
