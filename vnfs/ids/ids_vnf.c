@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

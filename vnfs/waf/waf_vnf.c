@@ -22,17 +22,15 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vnf_kind.h"
 #include "vnf_sjudge.h"
-#include "waf_vnf.h"
 #include "waf_config.h"
 #include "waf_engine.h"
+#include "waf_vnf.h"
 
 bool waf_vnf_is_config(const char *path)
 {
