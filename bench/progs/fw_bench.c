@@ -13,20 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include <tochain/util.h>
 
 #include "fw_match.h"
 #include "fw_rules.h"
 
 enum { NPKT = 1024 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -97,12 +90,12 @@ int main(int argc, char **argv)
 		if (!rs)
 			return 1;
 		for (r = 0; r < 5; r++) {
-			double t0 = now_ns();
+			double t0 = (double)tu_now_ns();
 
 			for (it = 0; it < iters; it++)
 				for (i = 0; i < NPKT; i++)
 					sink += fw_match(rs, &pkts[i], NULL);
-			runs[r] = (now_ns() - t0) / ((double)iters * NPKT);
+			runs[r] = ((double)tu_now_ns() - t0) / ((double)iters * NPKT);
 		}
 		for (i = 0; i < NPKT; i++) {
 			struct fw_hit h;

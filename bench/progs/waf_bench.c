@@ -17,8 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include <tochain/util.h>
 
 #include "waf_engine.h"
 
@@ -72,14 +73,6 @@ struct thr {
 	int err;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const char *mix_req(unsigned i)
 {
 	i %= MIX;
@@ -91,12 +84,12 @@ static const char *mix_req(unsigned i)
 static void *thr_main(void *p)
 {
 	struct thr *t = p;
-	double start = now(), end = start + t->seconds;
+	double start = tu_now_s(), end = start + t->seconds;
 	unsigned i = t->id * 37, in_flow = 0;
 	struct waf_flow *f = NULL;
 	struct waf_verdict v;
 
-	while (now() < end) {
+	while (tu_now_s() < end) {
 		unsigned batch;
 
 		for (batch = 0; batch < 64; batch++, i++) {
@@ -132,7 +125,7 @@ static void *thr_main(void *p)
 			}
 		}
 	}
-	t->elapsed = now() - start;
+	t->elapsed = tu_now_s() - start;
 	waf_flow_destroy(f);
 	return NULL;
 }
@@ -184,9 +177,9 @@ int main(int argc, char **argv)
 	    seconds <= 0)
 		usage();
 
-	t0 = now();
+	t0 = tu_now_s();
 	eng = waf_engine_create(&cfg, err, sizeof(err));
-	load = now() - t0;
+	load = tu_now_s() - t0;
 	if (!eng) {
 		fprintf(stderr, "waf-bench: %s\n", err);
 		return 1;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the VNF kinds (vnfs/runtime/vnf_kind.c, vnf_fw.c, vnf_ids.c,
- * vnf_waf.c, vnf_mix.c, vnf_cli.c's calibration): each kind judging crafted
+ * Unit tests for the VNF kinds (vnfs/runtime/vnf_kind.c, vnf_sjudge.c,
+ * vnf_mix.c, vnf_cli.c's calibration; the adapters vnfs/fw/fw_vnf.c,
+ * vnfs/ids/ids_vnf.c, vnfs/waf/waf_vnf.c): each kind judging crafted
  * descriptors whose payloads sit in a synthetic data region (a buffer of
  * slots), through the same engine holder and per-thread state tochain-vnf
  * uses; rule reload with a good and a bad file.
@@ -17,7 +18,7 @@
 #include "vnf_cli.h"
 #include "vnf_kind.h"
 #include "vnf_mix.h"
-#include "vnf_waf.h"
+#include "waf_vnf.h"
 
 static char base[64];
 static struct vnf_engines waf_pl1;	/* the CRS, loaded once (slow) in main */
@@ -438,16 +439,16 @@ START_TEST(test_waf_rule_named)
 	struct waf_verdict v = { .rule_id = 949110, .n_matched = 4,
 				 .matched = { 920350, 942100, 942190, 949110 } };
 
-	ck_assert_uint_eq(vnf_waf_rule(&v), 942100);
+	ck_assert_uint_eq(waf_vnf_rule(&v), 942100);
 	v.n_matched = 2;
 	v.matched[1] = 949110;
-	ck_assert_uint_eq(vnf_waf_rule(&v), 920350);	/* no attack rule: the first other */
+	ck_assert_uint_eq(waf_vnf_rule(&v), 920350);	/* no attack rule: the first other */
 	v.n_matched = 1;
 	v.matched[0] = 949110;
-	ck_assert_uint_eq(vnf_waf_rule(&v), 949110);
+	ck_assert_uint_eq(waf_vnf_rule(&v), 949110);
 	v.n_matched = 0;
 	v.rule_id = 0;
-	ck_assert_uint_eq(vnf_waf_rule(&v), VNF_RULE_ENGINE);
+	ck_assert_uint_eq(waf_vnf_rule(&v), VNF_RULE_ENGINE);
 }
 END_TEST
 

@@ -4,8 +4,11 @@
  * http_client_body, from the to-server byte stream, with libhttp-parser.
  *
  * A flow is HTTP when its to-server stream starts with a request method
- * and a space.  Each request is parsed incrementally, across chunks;
- * buffers are capped (IDS_HTTP_*_MAX, excess dropped).  Events:
+ * and a space.  Each request is parsed incrementally, across chunks; its
+ * head is gathered by the collector the waf engine uses too
+ * (vnfs/http/http_head.h) and written into the buffers rules see when an
+ * event needs them; buffers are capped (IDS_HTTP_*_MAX, excess dropped).
+ * Events:
  *   headers complete -> rules of class HTTP_HDR (uri, header, method);
  *   message complete, or body buffer full -> rules of class HTTP_BODY.
  * The URI buffer is percent-decoded (no other normalisation).  A parse
@@ -15,6 +18,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +47,7 @@ void ids_http_destroy(struct ids_http *h)
 		return;
 	for (int b = 0; b < IDS_BUF_COUNT; b++)
 		free(h->buf[b].p);
+	http_head_free(&h->head);
 	free(h);
 }
 
@@ -83,36 +88,57 @@ static int on_begin(http_parser *p)
 
 	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 		h->buf[b].len = 0;
-	h->in_value = false;
+	http_head_reset(&h->head);
+	h->hdrs_out = 0;
 	h->body_done = false;
 	return 0;
 }
 
+/*
+ * The head is collected whole (no limit of ours: http_parser bounds a head
+ * at HTTP_MAX_HEADER_SIZE); the buffers rules see are cut at their caps
+ * when written.
+ */
 static int on_url(http_parser *p, const char *at, size_t n)
 {
-	return sb_add(&flow_of(p)->http->buf[IDS_BUF_URI], at, n);
+	return http_head_append(&flow_of(p)->http->head, at, n, SIZE_MAX);
 }
 
 static int on_field(http_parser *p, const char *at, size_t n)
 {
-	struct ids_http *h = flow_of(p)->http;
-	struct ids_sbuf *sb = &h->buf[IDS_BUF_HEADER];
-
-	if (h->in_value && sb_add(sb, "\r\n", 2))
-		return -1;
-	h->in_value = false;
-	return sb_add(sb, at, n);
+	return http_head_field(&flow_of(p)->http->head, at, n, SIZE_MAX);
 }
 
 static int on_value(http_parser *p, const char *at, size_t n)
 {
-	struct ids_http *h = flow_of(p)->http;
+	return http_head_value(&flow_of(p)->http->head, at, n, SIZE_MAX);
+}
+
+/*
+ * Appends the headers collected since the last call to the HEADER buffer,
+ * "Name: value" joined by CRLF, and a CRLF after the last one if @end_crlf
+ * (the head: yes; trailers: no).  A header without a value (only the last
+ * one can be) has no ": ".  -1 when memory runs out.
+ */
+static int headers_out(struct ids_http *h, bool end_crlf)
+{
+	const struct http_head *hd = &h->head;
 	struct ids_sbuf *sb = &h->buf[IDS_BUF_HEADER];
 
-	if (!h->in_value && sb_add(sb, ": ", 2))
-		return -1;
-	h->in_value = true;
-	return sb_add(sb, at, n);
+	for (unsigned i = h->hdrs_out; i < hd->n; i++) {
+		const struct http_head_hdr *x = &hd->hdrs[i];
+		bool last = i + 1 == hd->n;
+
+		if (sb_add(sb, hd->buf + x->name_off, x->name_len))
+			return -1;
+		if ((!last || hd->in_value) &&
+		    (sb_add(sb, ": ", 2) || sb_add(sb, hd->buf + x->val_off, x->val_len)))
+			return -1;
+		if ((!last || (end_crlf && hd->in_value)) && sb_add(sb, "\r\n", 2))
+			return -1;
+	}
+	h->hdrs_out = hd->n;
+	return 0;
 }
 
 static void percent_decode(struct ids_sbuf *sb)
@@ -141,9 +167,10 @@ static int on_headers_complete(http_parser *p)
 	struct ids_http *h = f->http;
 	const char *m = http_method_str((enum http_method)p->method);
 
-	if (h->in_value && sb_add(&h->buf[IDS_BUF_HEADER], "\r\n", 2))
+	if (http_head_end_url(&h->head, SIZE_MAX) ||
+	    sb_add(&h->buf[IDS_BUF_URI], h->head.buf, h->head.url_len) ||
+	    headers_out(h, true))
 		return -1;
-	h->in_value = false;
 	if (sb_add(&h->buf[IDS_BUF_METHOD], m, strlen(m)))
 		return -1;
 	percent_decode(&h->buf[IDS_BUF_URI]);
@@ -172,6 +199,9 @@ static int on_complete(http_parser *p)
 {
 	struct ids_flow *f = flow_of(p);
 
+	/* trailers (chunked): after the head's headers, as they came */
+	if (headers_out(f->http, false))
+		return -1;
 	if (!f->http->body_done) {
 		f->http->body_done = true;
 		ids_flow_http_event(f, IDS_CLASS_HTTP_BODY);

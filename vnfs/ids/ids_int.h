@@ -208,6 +208,8 @@ bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
 
 #include <http_parser.h>
 
+#include "http_head.h"
+
 struct ids_sbuf {
 	uint8_t *p;
 	size_t len, cap, max;
@@ -215,12 +217,17 @@ struct ids_sbuf {
 
 enum ids_http_state { IDS_HTTP_UNKNOWN, IDS_HTTP_ON, IDS_HTTP_OFF };
 
-/* HTTP request parsing of the to-server direction. */
+/*
+ * HTTP request parsing of the to-server direction: the request head is
+ * collected in @head and written into the URI and HEADER buffers when a
+ * rule event needs them (headers complete; trailers before the body event).
+ */
 struct ids_http {
 	http_parser parser;
 	enum ids_http_state state;
-	bool in_value;		/* last header callback was a value */
 	bool body_done;		/* body event ran for this message */
+	struct http_head head;	/* the request head (and trailers), whole */
+	unsigned hdrs_out;	/* head.hdrs already in buf[IDS_BUF_HEADER] */
 	struct ids_sbuf buf[IDS_BUF_COUNT];	/* URI .. BODY used */
 };
 

@@ -1,10 +1,13 @@
 # vnfs/ids: the IDS/IPS engine library (Snort 2.9 rule subset), its unit
 # tests and its benchmark program.
-IDS_SRCS := vnfs/ids/ids_addr.c vnfs/ids/ids_parse.c vnfs/ids/ids_match.c \
-	vnfs/ids/ids_ruleset.c vnfs/ids/ids_flow.c vnfs/ids/ids_http.c
+include vnfs/http/module.mk
+IDS_SRCS := vnfs/ids/ids_addr.c vnfs/ids/ids_parse.c vnfs/ids/ids_parse_rule.c \
+	vnfs/ids/ids_parse_content.c vnfs/ids/ids_match.c \
+	vnfs/ids/ids_ruleset.c vnfs/ids/ids_flow.c vnfs/ids/ids_http.c \
+	$(HTTP_HEAD_SRCS)
 IDS_OBJS := $(call objs,$(IDS_SRCS))
 IDS_LIB := $(BUILD)/lib/libtochain-ids.a
-IDS_CFLAGS := $(shell pkg-config --cflags libhs libpcre2-8 2>/dev/null)
+IDS_CFLAGS := $(shell pkg-config --cflags libhs libpcre2-8 2>/dev/null) $(HTTP_HEAD_CPPFLAGS)
 IDS_LDLIBS := $(shell pkg-config --libs libhs libpcre2-8 2>/dev/null || echo -lhs -lpcre2-8) \
 	-lhttp_parser -lstdc++ -lm
 
@@ -22,7 +25,7 @@ $(eval $(call bench_prog,ids-bench,$(call objs,bench/progs/ids_bench.c) $(IDS_LI
 # libFuzzer target (clang, make fuzz): rule files and flow traffic.
 IDS_FUZZ := $(BUILD)/fuzz/bin/ids-fuzz
 FUZZ_TARGETS += $(IDS_FUZZ)
-$(IDS_FUZZ): tests/fuzz/ids_fuzz.c $(IDS_SRCS) $(wildcard vnfs/ids/*.h)
+$(IDS_FUZZ): tests/fuzz/ids_fuzz.c $(IDS_SRCS) $(wildcard vnfs/ids/*.h vnfs/http/*.h)
 	@mkdir -p $(@D)
 	clang -D_GNU_SOURCE $(IDS_CFLAGS) -Ivnfs/ids -std=gnu11 -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \

@@ -1,8 +1,9 @@
 # vnfs/runtime: the VNF runtime library (vnf_*, libtochain-vnf.a: service
 # threads, the null kind), the VNF kinds and command line
-# (libtochain-vnfkind.a: the kind table, the stream reassembly the engines
-# share, the agent, and the fw, ids, waf adapters that live with their
-# engines in vnfs/fw, vnfs/ids, vnfs/waf) and the tochain-vnf program; see
+# (libtochain-vnfkind.a: the kind table, the stream reassembly and the
+# stream judge the ids and waf kinds share, the agent, and the fw, ids,
+# waf adapters that live with their engines in vnfs/fw, vnfs/ids,
+# vnfs/waf) and the tochain-vnf program; see
 # vnfs/runtime/README.md.  Runtime users link $(VNF_LIB) $(REGION_LIB) and
 # add -Ivnfs/runtime.  This file is included after the kinds' module.mk.
 VNF_SRCS := vnfs/runtime/vnf_rt.c vnfs/runtime/vnf_null.c
@@ -10,9 +11,9 @@ VNF_LIB := $(BUILD)/lib/libtochain-vnf.a
 LIBS += $(VNF_LIB)
 $(VNF_LIB): $(call objs,$(VNF_SRCS))
 
-VNFK_SRCS := vnfs/runtime/vnf_kind.c vnfs/runtime/vnf_stream.c vnfs/runtime/vnf_mix.c \
-	vnfs/runtime/vnf_cli.c vnfs/runtime/vnf_agent.c \
-	vnfs/fw/vnf_fw.c vnfs/ids/vnf_ids.c vnfs/waf/vnf_waf.c
+VNFK_SRCS := vnfs/runtime/vnf_kind.c vnfs/runtime/vnf_stream.c vnfs/runtime/vnf_sjudge.c \
+	vnfs/runtime/vnf_mix.c vnfs/runtime/vnf_cli.c vnfs/runtime/vnf_agent.c \
+	vnfs/fw/fw_vnf.c vnfs/ids/ids_vnf.c vnfs/waf/waf_vnf.c
 VNFK_LIB := $(BUILD)/lib/libtochain-vnfkind.a
 LIBS += $(VNFK_LIB)
 $(VNFK_LIB): $(call objs,$(VNFK_SRCS))

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <tochain/region.h>
+#include <tochain/util.h>
 
 #include "vnf_agent.h"
 
@@ -72,14 +73,6 @@ static void on_sigbus(int sig)
 		siglongjmp(probe_jmp, 1);
 	signal(sig, SIG_DFL);	/* not ours: die of it as we would have */
 	raise(sig);
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 bool vnf_agent_servable(const char *path, const char *name)
@@ -159,7 +152,7 @@ static void start(struct agent *a, const char *name)
 {
 	struct agent_dev *d = dev_find(a, name);
 	char path[VNF_REGION_SLOT];
-	uint64_t now = mono_ms();
+	uint64_t now = tu_now_ms();
 	pid_t agent = getpid(), pid;
 
 	if (d && (d->pid || now - d->started_ms < d->wait_ms))
@@ -225,7 +218,7 @@ static void reap(struct agent *a)
 				fprintf(stderr, "tochain-vnf: %s/%s gone (status %d)\n",
 					a->o->dev_dir, d->name, status_code(st));
 				/* A child that fails at once (bad options, ...) again and again: wait longer. */
-				if (mono_ms() - d->started_ms >= VNF_AGENT_STABLE_MS)
+				if (tu_now_ms() - d->started_ms >= VNF_AGENT_STABLE_MS)
 					d->wait_ms = VNF_AGENT_RESTART_MS;
 				else if (d->wait_ms < VNF_AGENT_BACKOFF_MS)
 					d->wait_ms *= 2;
@@ -250,11 +243,11 @@ static void signal_all(const struct agent *a, int sig)
 
 static void stop_children(struct agent *a)
 {
-	uint64_t end = mono_ms() + VNF_AGENT_STOP_MS;
+	uint64_t end = tu_now_ms() + VNF_AGENT_STOP_MS;
 	struct timespec nap = { 0, 20 * 1000 * 1000 };
 
 	signal_all(a, SIGTERM);
-	while (alive(a) && mono_ms() < end) {
+	while (alive(a) && tu_now_ms() < end) {
 		nanosleep(&nap, NULL);
 		reap(a);
 	}

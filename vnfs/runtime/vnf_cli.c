@@ -24,6 +24,7 @@
 
 #include <tochain/barrier.h>
 #include <tochain/tsc.h>
+#include <tochain/util.h>
 
 #include "tochain/ch_flow.h"
 #include "vnf_agent.h"
@@ -235,14 +236,6 @@ int vnf_serve(struct vnf_engines *es, const struct vnf_serve_opts *o, volatile i
 	return err;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 #define CAL_REQS	1000
 #define CAL_SEG		1448
 
@@ -272,7 +265,7 @@ int vnf_calibrate(struct vnf_engines *es, double seconds, uint64_t cost_ns,
 		free(req);
 		return err;
 	}
-	t0 = t = now_s();
+	t0 = t = tu_now_s();
 	do {
 		uint32_t i = (uint32_t)(conn % CAL_REQS);
 		struct vnf_pkt pk;
@@ -311,7 +304,7 @@ int vnf_calibrate(struct vnf_engines *es, double seconds, uint64_t cost_ns,
 		if (es->kind->forget)
 			es->kind->forget(kt.ts, conn);
 		if ((conn & 7) == 0)
-			t = now_s();
+			t = tu_now_s();
 	} while (t - t0 < seconds);
 	out->seconds = t - t0;
 	vnf_kthread_fini(&kt);

@@ -2,17 +2,13 @@
 /* The null VNF kind; see vnf_null.h (served by vnf_cli.c through vnf_kind.c). */
 #include <string.h>
 
+#include <tochain/util.h>
+
 #include "vnf_null.h"
 
 uint64_t vnf_null_fnv(const uint8_t *p, uint32_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (uint32_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return tu_fnv1a64(p, len);
 }
 
 uint32_t vnf_null_inspect(const struct vnf_null_opts *o, const uint8_t *p, uint32_t len,

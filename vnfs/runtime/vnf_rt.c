@@ -28,6 +28,7 @@
 #include <tochain/ring.h>
 
 #include "tochain/ch_flow.h"
+#include "tochain/util.h"
 #include "vnf.h"
 
 #define VNF_SPIN_NS	100000ull	/* poll this long after the last packet */
@@ -56,22 +57,6 @@ struct vnf_thread {
 	uint32_t nap_us;		/* current back-off nap */
 	uint64_t idle_ms;		/* first nap since the last work; 0: busy */
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void nap_ms(unsigned int ms)
 {
@@ -147,7 +132,7 @@ static bool device_gone(const struct tcr_region *r)
  */
 static int attach(struct vnf_thread *t, int timeout_ms)
 {
-	uint64_t end = mono_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+	uint64_t end = tu_now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
 	int err = -ENOTCONN;
 
 	for (;;) {
@@ -191,7 +176,7 @@ static int attach(struct vnf_thread *t, int timeout_ms)
 		}
 		if (err != -ENOTCONN && err != -EAGAIN && err != -ENOENT)
 			return err;
-		if (mono_ms() >= end)
+		if (tu_now_ms() >= end)
 			return err;
 		nap_ms(5);
 	}
@@ -318,7 +303,7 @@ static void map_guest(struct vnf_thread *t, uint32_t region, bool quiet)
 	if (!quiet)
 		fprintf(stderr, "vnf: cannot map granted region %u (%s): %s; retrying\n", region,
 			dev, strerror(errno));
-	t->gretry_ms[region] = mono_ms() + VNF_GUEST_RETRY_MS;
+	t->gretry_ms[region] = tu_now_ms() + VNF_GUEST_RETRY_MS;
 }
 
 /*
@@ -398,7 +383,7 @@ static unsigned int take(struct vnf_thread *t, const uint32_t *idx, unsigned int
 		region = VNF_AUX_REGION(p->d.aux);
 		buf = VNF_AUX_BUF(p->d.aux);
 		if (region < VNF_REGION_CHAINS && !t->data[region] && t->gname[region][0] &&
-		    mono_ms() >= t->gretry_ms[region])
+		    tu_now_ms() >= t->gretry_ms[region])
 			map_guest(t, region, true);
 		dr = region < VNF_REGION_CHAINS ? t->data[region] : NULL;
 		if (!dr || buf >= dr->geo.nbufs ||
@@ -431,7 +416,7 @@ static void futex_wait(__u32 *word, uint32_t val, unsigned int ms)
 
 int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int timeout_ms)
 {
-	uint64_t start = mono_ms();
+	uint64_t start = tu_now_ms();
 	uint32_t idx[64];
 	unsigned int spins = 0;
 	uint64_t idle_since = 0;
@@ -474,8 +459,8 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 		 * not again in guest mode once it naps (idle for a while).
 		 */
 		if (!spins++)
-			idle_since = mono_ns();
-		if (mono_ns() - idle_since < VNF_SPIN_NS && !(t->guest && t->idle_ms)) {
+			idle_since = tu_now_ns();
+		if (tu_now_ns() - idle_since < VNF_SPIN_NS && !(t->guest && t->idle_ms)) {
 			if (spins % 64)
 				tc_cpu_relax();
 			else
@@ -492,7 +477,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			 * (under TCG about 1 ms of host CPU): after a second
 			 * without work the naps grow further.
 			 */
-			uint64_t now = mono_ms();
+			uint64_t now = tu_now_ms();
 			uint32_t cap = VNF_GUEST_NAP_MAX_US, us;
 			int64_t left = timeout_ms < 0 ? VNF_NAP_MS :
 				       (int64_t)timeout_ms - (int64_t)(now - start);
@@ -514,7 +499,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			/* Announce the sleep, re-check, then sleep on cons_seq (F1/F2 in ring.c). */
 			uint32_t seq = tcr_ring_cons_wait_prepare(rx);
 			int64_t left = timeout_ms < 0 ? VNF_NAP_MS :
-				       (int64_t)timeout_ms - (int64_t)(mono_ms() - start);
+				       (int64_t)timeout_ms - (int64_t)(tu_now_ms() - start);
 
 			if (left > 0 && tcr_ring_count(rx) == 0)
 				futex_wait(&rx->ctl->cons_seq, seq,
@@ -523,7 +508,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			spins = 0;
 		}
 check_time:
-		if (timeout_ms >= 0 && mono_ms() - start >= (uint64_t)timeout_ms)
+		if (timeout_ms >= 0 && tu_now_ms() - start >= (uint64_t)timeout_ms)
 			return 0;
 	}
 }

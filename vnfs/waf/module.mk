@@ -2,14 +2,16 @@
 # libmodsecurity v3, HTTP/1.x parsed from TCP streams with http_parser
 # (vnfs/waf/README.md).  Link with $(WAF_LIB) $(WAF_LDLIBS) and add -Ivnfs/waf
 # to the CPPFLAGS of objects that include waf_engine.h.
-WAF_SRCS := vnfs/waf/waf_engine.c vnfs/waf/waf_flow.c vnfs/waf/waf_config.c
+include vnfs/http/module.mk
+WAF_SRCS := vnfs/waf/waf_engine.c vnfs/waf/waf_flow.c vnfs/waf/waf_config.c \
+	$(HTTP_HEAD_SRCS)
 WAF_LIB := $(BUILD)/lib/libtochain-waf.a
 WAF_LDLIBS := $(shell pkg-config --libs modsecurity 2>/dev/null || echo -lmodsecurity) -lhttp_parser
 WAF_GEN := $(BUILD)/gen/vnfs/waf/waf_conf_gen.h
 WAF_CONF := vnfs/waf/conf/waf-base.conf vnfs/waf/conf/crs-setup.conf
 LIBS += $(WAF_LIB)
 $(WAF_LIB): $(call objs,$(WAF_SRCS))
-$(call objs,$(WAF_SRCS)): CPPFLAGS += -I$(BUILD)/gen/vnfs/waf $(shell pkg-config --cflags modsecurity 2>/dev/null)
+$(call objs,$(WAF_SRCS)): CPPFLAGS += -I$(BUILD)/gen/vnfs/waf $(HTTP_HEAD_CPPFLAGS) $(shell pkg-config --cflags modsecurity 2>/dev/null)
 $(call objs,vnfs/waf/waf_engine.c): $(WAF_GEN)
 
 # The configuration templates become C strings inside the library, so an
@@ -35,8 +37,8 @@ $(call objs,bench/progs/waf_bench.c): CPPFLAGS += -Ivnfs/waf
 # apart with clang; its small rule set keeps executions fast.
 WAF_FUZZ := $(BUILD)/fuzz/bin/waf-fuzz
 FUZZ_TARGETS += $(WAF_FUZZ)
-$(WAF_FUZZ): tests/fuzz/waf_fuzz.c $(WAF_SRCS) $(WAF_GEN) $(wildcard vnfs/waf/*.h)
+$(WAF_FUZZ): tests/fuzz/waf_fuzz.c $(WAF_SRCS) $(WAF_GEN) $(wildcard vnfs/waf/*.h vnfs/http/*.h)
 	@mkdir -p $(@D)
-	clang $(CPPFLAGS) -Ivnfs/waf -I$(BUILD)/gen/vnfs/waf -std=gnu11 -g -O1 \
+	clang $(CPPFLAGS) -Ivnfs/waf $(HTTP_HEAD_CPPFLAGS) -I$(BUILD)/gen/vnfs/waf -std=gnu11 -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 		$(WAF_LDLIBS) -lpthread

@@ -27,38 +27,22 @@
  * transaction ends with its request.
  *
  * The parts of a request head arrive in pieces (a chunk may end anywhere);
- * struct waf_head collects them, bounded by max_header_bytes.  Bodies are
+ * struct http_head (vnfs/http/http_head.h) collects them, bounded by
+ * max_header_bytes.  Bodies are
  * handed to ModSecurity piece by piece and not kept here.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <http_parser.h>
 
+#include "http_head.h"
 #include "waf_priv.h"
 
 #define WAF_LIVE_WAITING 16     /* queued requests that keep a transaction */
-#define WAF_HEAD_KEEP (16u << 10) /* head buffer kept between messages */
 #define WAF_MAX_WAITING 1024    /* queued requests before a deny */
-
-struct waf_hdr {
-	size_t name_off, name_len;
-	size_t val_off, val_len;
-};
-
-/* One message head (request line or status line + headers) in pieces. */
-struct waf_head {
-	char *buf;              /* URL, NUL, then names and values, no NULs */
-	size_t len, cap;
-	struct waf_hdr *hdrs;
-	unsigned n, hcap;
-	bool url_done;          /* URL terminated: headers started */
-	bool in_value;          /* last piece was a header value */
-	bool overflow;          /* exceeded the engine's max_header_bytes */
-};
 
 struct waf_txn {
 	Transaction *tx;        /* NULL: response passes uninspected */
@@ -74,7 +58,7 @@ struct waf_flow {
 
 	http_parser rp;                 /* requests (WAF_DIR_IN) */
 	http_parser sp;                 /* responses (WAF_DIR_OUT) */
-	struct waf_head rh, sh;
+	struct http_head rh, sh;        /* request, response heads */
 
 	struct waf_txn *req;            /* request being received */
 	struct waf_txn *wait_head, *wait_tail;  /* complete, awaiting response */
@@ -88,127 +72,6 @@ struct waf_flow {
 	struct waf_verdict deny;        /* sticky verdict once denied */
 	struct waf_verdict *out;        /* verdict of the feed in progress */
 };
-
-/* --- message heads ------------------------------------------------------ */
-
-static void waf_head_free(struct waf_head *h)
-{
-	free(h->buf);
-	free(h->hdrs);
-	memset(h, 0, sizeof(*h));
-}
-
-/* Ready for the next message; a buffer grown by one large head is not
- * kept by an idle keep-alive flow. */
-static void waf_head_reset(struct waf_head *h)
-{
-	if (h->cap > WAF_HEAD_KEEP)
-		waf_head_free(h);
-	h->len = 0;
-	h->n = 0;
-	h->url_done = false;
-	h->in_value = false;
-	h->overflow = false;
-}
-
-/* Appends bytes; -1 when over limit (h->overflow) or out of memory. */
-static int waf_head_append(struct waf_head *h, const char *p, size_t n,
-			   size_t limit)
-{
-	if (h->len + n + 1 > limit) {
-		h->overflow = true;
-		return -1;
-	}
-	if (h->len + n + 1 > h->cap) {
-		size_t cap = h->cap ? h->cap : 1024;
-		char *b;
-
-		while (cap < h->len + n + 1)
-			cap *= 2;
-		b = realloc(h->buf, cap);
-		if (!b)
-			return -1;
-		h->buf = b;
-		h->cap = cap;
-	}
-	memcpy(h->buf + h->len, p, n);
-	h->len += n;
-	return 0;
-}
-
-/* Terminates the URL (or status text) once headers start. */
-static int waf_head_end_url(struct waf_head *h, size_t limit)
-{
-	if (h->url_done)
-		return 0;
-	if (waf_head_append(h, "", 1, limit) < 0)
-		return -1;
-	h->url_done = true;
-	return 0;
-}
-
-static int waf_head_field(struct waf_head *h, const char *p, size_t n,
-			  size_t limit)
-{
-	struct waf_hdr *hd;
-
-	if (waf_head_end_url(h, limit) < 0)
-		return -1;
-	if (h->n == 0 || h->in_value) {
-		if (h->n == h->hcap) {
-			unsigned cap = h->hcap ? h->hcap * 2 : 32;
-			struct waf_hdr *a = realloc(h->hdrs, cap * sizeof(*a));
-
-			if (!a)
-				return -1;
-			h->hdrs = a;
-			h->hcap = cap;
-		}
-		hd = &h->hdrs[h->n++];
-		hd->name_off = h->len;
-		hd->name_len = 0;
-		hd->val_off = h->len;
-		hd->val_len = 0;
-		h->in_value = false;
-	}
-	hd = &h->hdrs[h->n - 1];
-	if (waf_head_append(h, p, n, limit) < 0)
-		return -1;
-	hd->name_len += n;
-	hd->val_off = h->len;
-	return 0;
-}
-
-static int waf_head_value(struct waf_head *h, const char *p, size_t n,
-			  size_t limit)
-{
-	struct waf_hdr *hd;
-
-	if (h->n == 0)
-		return -1;      /* value without name: the parser prevents it */
-	hd = &h->hdrs[h->n - 1];
-	if (!h->in_value) {
-		hd->val_off = h->len;
-		hd->val_len = 0;
-		h->in_value = true;
-	}
-	if (waf_head_append(h, p, n, limit) < 0)
-		return -1;
-	hd->val_len += n;
-	return 0;
-}
-
-static bool waf_head_has(const struct waf_head *h, const char *name)
-{
-	size_t nl = strlen(name);
-	unsigned i;
-
-	for (i = 0; i < h->n; i++)
-		if (h->hdrs[i].name_len == nl &&
-		    strncasecmp(h->buf + h->hdrs[i].name_off, name, nl) == 0)
-			return true;
-	return false;
-}
 
 /* --- transactions ------------------------------------------------------- */
 
@@ -326,7 +189,7 @@ static int waf_req_begin(http_parser *p)
 {
 	struct waf_flow *f = p->data;
 
-	waf_head_reset(&f->rh);
+	http_head_reset(&f->rh);
 	waf_txn_free(f, f->req);
 	f->req = waf_txn_new(f);
 	if (!f->req) {
@@ -342,7 +205,7 @@ static int waf_req_url(http_parser *p, const char *at, size_t n)
 
 	if (f->rh.url_done)
 		return -1;
-	if (waf_head_append(&f->rh, at, n, f->eng->max_header_bytes) < 0) {
+	if (http_head_append(&f->rh, at, n, f->eng->max_header_bytes) < 0) {
 		if (!f->rh.overflow)
 			waf_flow_fail(f, WAF_DIR_IN);
 		return -1;
@@ -354,7 +217,7 @@ static int waf_req_field(http_parser *p, const char *at, size_t n)
 {
 	struct waf_flow *f = p->data;
 
-	if (waf_head_field(&f->rh, at, n, f->eng->max_header_bytes) < 0) {
+	if (http_head_field(&f->rh, at, n, f->eng->max_header_bytes) < 0) {
 		if (!f->rh.overflow)
 			waf_flow_fail(f, WAF_DIR_IN);
 		return -1;
@@ -366,7 +229,7 @@ static int waf_req_value(http_parser *p, const char *at, size_t n)
 {
 	struct waf_flow *f = p->data;
 
-	if (waf_head_value(&f->rh, at, n, f->eng->max_header_bytes) < 0) {
+	if (http_head_value(&f->rh, at, n, f->eng->max_header_bytes) < 0) {
 		if (!f->rh.overflow)
 			waf_flow_fail(f, WAF_DIR_IN);
 		return -1;
@@ -377,14 +240,14 @@ static int waf_req_value(http_parser *p, const char *at, size_t n)
 static int waf_req_headers(http_parser *p)
 {
 	struct waf_flow *f = p->data;
-	struct waf_head *h = &f->rh;
+	struct http_head *h = &f->rh;
 	struct waf_txn *t = f->req;
 	char ver[16];
 	unsigned i;
 
 	if (!t)
 		return -1;
-	if (waf_head_end_url(h, f->eng->max_header_bytes) < 0) {
+	if (http_head_end_url(h, f->eng->max_header_bytes) < 0) {
 		if (!h->overflow)
 			waf_flow_fail(f, WAF_DIR_IN);
 		return -1;
@@ -448,7 +311,7 @@ static int waf_req_complete(http_parser *p)
 	if (waf_txn_check(f, t, WAF_DIR_IN))
 		return -1;
 	f->req = NULL;
-	waf_head_reset(&f->rh);
+	http_head_reset(&f->rh);
 	f->out->requests++;
 	waf_verdict_merge(f->out, &t->log);
 	if (!f->eng->inspect_response) {
@@ -474,7 +337,7 @@ static int waf_resp_begin(http_parser *p)
 {
 	struct waf_flow *f = p->data;
 
-	waf_head_reset(&f->sh);
+	http_head_reset(&f->sh);
 	if (!f->resp_claimed) {
 		/* NULL: a response nobody asked for; it passes uninspected. */
 		f->resp = waf_wait_pop(f);
@@ -487,7 +350,7 @@ static int waf_resp_field(http_parser *p, const char *at, size_t n)
 {
 	struct waf_flow *f = p->data;
 
-	if (waf_head_field(&f->sh, at, n, f->eng->max_header_bytes) < 0) {
+	if (http_head_field(&f->sh, at, n, f->eng->max_header_bytes) < 0) {
 		if (!f->sh.overflow)
 			waf_flow_fail(f, WAF_DIR_OUT);
 		return -1;
@@ -499,7 +362,7 @@ static int waf_resp_value(http_parser *p, const char *at, size_t n)
 {
 	struct waf_flow *f = p->data;
 
-	if (waf_head_value(&f->sh, at, n, f->eng->max_header_bytes) < 0) {
+	if (http_head_value(&f->sh, at, n, f->eng->max_header_bytes) < 0) {
 		if (!f->sh.overflow)
 			waf_flow_fail(f, WAF_DIR_OUT);
 		return -1;
@@ -516,7 +379,7 @@ static bool waf_interim(const http_parser *p)
 static int waf_resp_headers(http_parser *p)
 {
 	struct waf_flow *f = p->data;
-	struct waf_head *h = &f->sh;
+	struct http_head *h = &f->sh;
 	struct waf_txn *t = f->resp;
 	char proto[24];
 	unsigned i;
@@ -556,7 +419,7 @@ static int waf_resp_complete(http_parser *p)
 	struct waf_flow *f = p->data;
 	struct waf_txn *t = f->resp;
 
-	waf_head_reset(&f->sh);
+	http_head_reset(&f->sh);
 	if (waf_interim(p))
 		return 0;       /* the final response is still to come */
 	f->resp_claimed = false;
@@ -639,8 +502,8 @@ static void waf_flow_release(struct waf_flow *f)
 	f->resp_claimed = false;
 	while ((t = waf_wait_pop(f)))
 		waf_txn_free(f, t);
-	waf_head_free(&f->rh);
-	waf_head_free(&f->sh);
+	http_head_free(&f->rh);
+	http_head_free(&f->sh);
 }
 
 void waf_flow_destroy(struct waf_flow *f)
@@ -654,7 +517,7 @@ void waf_flow_destroy(struct waf_flow *f)
 
 /* Maps a parser error to the deny it stands for. */
 static void waf_flow_parse_error(struct waf_flow *f, enum waf_dir dir,
-				 const http_parser *p, const struct waf_head *h)
+				 const http_parser *p, const struct http_head *h)
 {
 	enum http_errno err = HTTP_PARSER_ERRNO(p);
 	bool in_start_line = !h->url_done && h->n == 0;
@@ -687,7 +550,7 @@ static void waf_flow_parse_error(struct waf_flow *f, enum waf_dir dir,
 			rule = WAF_RULE_HTTP_CONTENT_LENGTH;
 			break;
 		case HPE_UNEXPECTED_CONTENT_LENGTH:
-			rule = waf_head_has(h, "transfer-encoding") ?
+			rule = http_head_has(h, "transfer-encoding") ?
 			       WAF_RULE_HTTP_CL_AND_TE :
 			       WAF_RULE_HTTP_CONTENT_LENGTH;
 			break;
@@ -721,7 +584,7 @@ static int waf_flow_eof(struct waf_flow *f, enum waf_dir dir)
 		/* A request cut short never reaches the server whole. */
 		waf_txn_free(f, f->req);
 		f->req = NULL;
-		waf_head_reset(&f->rh);
+		http_head_reset(&f->rh);
 		return WAF_ALLOW;
 	}
 	/* Responses delimited by the end of the connection complete here;

@@ -20,7 +20,7 @@
 #include "fw_desc.h"
 #include "fw_match.h"
 #include "fw_rules.h"
-#include "vnf_fw.h"
+#include "fw_vnf.h"
 #include "vnf_kind.h"
 
 static void *fw_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
@@ -57,7 +57,7 @@ static void fw_thread_destroy(void *ts)
 	(void)ts;
 }
 
-uint8_t vnf_fw_ct(const struct vnf_pkt *pk, const struct vnf_flow *f)
+uint8_t fw_vnf_ct(const struct vnf_pkt *pk, const struct vnf_flow *f)
 {
 	if (!f)
 		return pk->d.seq == 0 ? FW_CT_NEW : FW_CT_ESTABLISHED;
@@ -82,7 +82,7 @@ static uint32_t fw_judge(void *ts, void *engine, const struct vnf_pkt *pk,
 
 	(void)ts;
 	fw_packet_from_desc(&p, &pk->d, pk->d.chain == 1 ? FW_DIR_OUT : FW_DIR_IN,
-			    (enum fw_ct)vnf_fw_ct(pk, f));
+			    (enum fw_ct)fw_vnf_ct(pk, f));
 	v = fw_match(engine, &p, &hit);
 	if (v == FW_ACCEPT) {
 		*rule = 0;

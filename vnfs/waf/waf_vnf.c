@@ -22,26 +22,17 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tochain/ch_flow.h"
 #include "vnf_kind.h"
-#include "vnf_stream.h"
-#include "vnf_waf.h"
+#include "vnf_sjudge.h"
 #include "waf_config.h"
 #include "waf_engine.h"
+#include "waf_vnf.h"
 
-struct waf_ts {
-	struct vnf_streams *st;
-	uint8_t *buf;
-	size_t cap;
-};
-
-bool vnf_waf_is_config(const char *path)
+bool waf_vnf_is_config(const char *path)
 {
 	char line[512];
 	bool res = false;
@@ -76,7 +67,7 @@ static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 	bool have_file = false;
 
 	memset(&file, 0, sizeof(file));
-	if (o->rules && vnf_waf_is_config(o->rules)) {
+	if (o->rules && waf_vnf_is_config(o->rules)) {
 		int r = waf_config_load(o->rules, &file, err, errlen);
 
 		if (r) {
@@ -108,33 +99,19 @@ static void waf_free(void *e)
 	waf_engine_put(e);
 }
 
-static void free_flow(void *priv)
+static void *waf_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
+{
+	char c[64], sv[64];
+
+	(void)ctx;
+	vnf_addr_str(s->family, s->client_addr, c, sizeof(c));
+	vnf_addr_str(s->family, s->server_addr, sv, sizeof(sv));
+	return waf_flow_create(engine, c, s->client_port, sv, s->server_port);
+}
+
+static void waf_flow_free(void *priv)
 {
 	waf_flow_destroy(priv);
-}
-
-static void waf_thread_destroy(void *p)
-{
-	struct waf_ts *ts = p;
-
-	vnf_streams_destroy(ts->st);
-	free(ts->buf);
-	free(ts);
-}
-
-static void *waf_thread(const struct vnf_kind_opts *o)
-{
-	struct waf_ts *ts = calloc(1, sizeof(*ts));
-
-	if (!ts)
-		return NULL;
-	ts->st = vnf_streams_create(o->max_streams, "waf", free_flow);
-	if (!ts->st) {
-		free(ts);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return ts;
 }
 
 /* CRS rule ids that only add up the anomaly score or report it. */
@@ -150,7 +127,7 @@ static bool crs_attack(unsigned int id)
 	return id >= 930000 && id < 945000;
 }
 
-uint32_t vnf_waf_rule(const struct waf_verdict *v)
+uint32_t waf_vnf_rule(const struct waf_verdict *v)
 {
 	/*
 	 * A deny is the sum of several rules' scores.  Name the first attack
@@ -170,76 +147,29 @@ uint32_t vnf_waf_rule(const struct waf_verdict *v)
 	return v->rule_id ? v->rule_id : VNF_RULE_ENGINE;
 }
 
-static uint32_t waf_judge(void *p, void *engine, const struct vnf_pkt *pk,
-			  const struct vnf_flow *f, uint32_t *rule)
+static int waf_flow_judge(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
+			  const uint8_t *p, uint32_t n, uint32_t *rule)
 {
-	struct waf_ts *ts = p;
 	struct waf_verdict v;
-	struct vnf_stream *s;
-	enum vnf_sdir dir;
-	uint32_t skip, n, verdict = VNF_VERDICT_ALLOW;
-	bool created;
 
-	*rule = 0;
-	if (pk->d.l4proto != IPPROTO_TCP)
-		return VNF_VERDICT_ALLOW;	/* byte streams only: see vnfs/runtime/README.md */
-	s = vnf_stream_get(ts->st, pk, f, &created);
-	if (!s)
-		goto fail;
-	if (!s->priv) {
-		char c[64], sv[64];
-
-		vnf_addr_str(s->family, s->client_addr, c, sizeof(c));
-		vnf_addr_str(s->family, s->server_addr, sv, sizeof(sv));
-		s->priv = waf_flow_create(engine, c, s->client_port, sv, s->server_port);
-		if (!s->priv) {
-			vnf_stream_drop(ts->st, s);
-			goto fail;
-		}
-	}
-	dir = vnf_stream_dir(s, pk);
-	if (vnf_stream_span(s, dir, pk, &skip)) {
-		vnf_log_limited(5, "tochain-vnf: waf: conn %" PRIu64 ": bytes before offset %"
-				PRIu64 " never seen: refused\n", s->conn_id, (uint64_t)pk->d.seq);
-		*rule = VNF_RULE_STREAM_GAP;
-		return VNF_VERDICT_DENY;
-	}
-	n = pk->len - skip;
-	if (n) {
-		/* A stable private copy: the verdict holds for these bytes. */
-		if (n > ts->cap) {
-			uint8_t *b = realloc(ts->buf, n);
-
-			if (!b)
-				goto fail;
-			ts->buf = b;
-			ts->cap = n;
-		}
-		memcpy(ts->buf, pk->data + skip, n);
-		if (waf_flow_feed(s->priv, dir == VNF_TO_SERVER ? WAF_DIR_IN : WAF_DIR_OUT,
-				  ts->buf, n, &v) == WAF_DENY) {
-			*rule = vnf_waf_rule(&v);
-			verdict = VNF_VERDICT_DENY;
-		}
-	}
-	if (f && f->state == CH_FLOW_CLOSED)
-		vnf_stream_drop(ts->st, s);
-	return verdict;
-fail:
-	*rule = VNF_RULE_ENGINE;
+	(void)ctx;
+	if (waf_flow_feed(s->priv, dir == VNF_TO_SERVER ? WAF_DIR_IN : WAF_DIR_OUT,
+			  p, n, &v) != WAF_DENY)
+		return VNF_VERDICT_ALLOW;
+	*rule = waf_vnf_rule(&v);
 	return VNF_VERDICT_DENY;
 }
 
-static void waf_forget(void *p, uint64_t conn_id)
-{
-	struct waf_ts *ts = p;
+static const struct vnf_sjudge_ops waf_sjudge = {
+	.name = "waf",
+	.flow_create = waf_flow_open,
+	.flow_free = waf_flow_free,
+	.flow_feed = waf_flow_judge,
+};
 
-	vnf_stream_forget(ts->st, conn_id);
-}
-
-static struct vnf_streams *waf_streams(void *p)
+static void *waf_thread(const struct vnf_kind_opts *o)
 {
-	return ((struct waf_ts *)p)->st;
+	return vnf_sjudge_create(&waf_sjudge, o, NULL);
 }
 
 const struct vnf_kind vnf_kind_waf = {
@@ -247,8 +177,8 @@ const struct vnf_kind vnf_kind_waf = {
 	.engine_load = waf_load,
 	.engine_free = waf_free,
 	.thread_create = waf_thread,
-	.thread_destroy = waf_thread_destroy,
-	.judge = waf_judge,
-	.forget = waf_forget,
-	.streams = waf_streams,
+	.thread_destroy = vnf_sjudge_destroy,
+	.judge = vnf_sjudge_judge,
+	.forget = vnf_sjudge_forget,
+	.streams = vnf_sjudge_streams,
 };

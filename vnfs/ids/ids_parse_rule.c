@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One Snort rule line: its header (action, protocol, addresses, ports,
+ * direction; equal headers shared) and its "name[:value];" options (msg,
+ * sid, rev, classtype, flow, flowbits and the ignored ones here; content,
+ * pcre and their modifiers in ids_parse_content.c), then the checks that
+ * need the whole rule.  A rule is kept whole or not at all.  Private to the
+ * parser; see ids_parse_priv.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids_parse_priv.h"
+
+static int opt_flow(struct ids_rstate *st, const char *s, const char *e)
+{
+	const char *item = s;
+
+	for (const char *c = s; c <= e; c++) {
+		const char *is = item, *ie = c;
+		enum ids_flowdir d = IDS_FLOW_ANY;
+
+		if (c < e && *c != ',')
+			continue;
+		item = c + 1;
+		ids_lex_trim(&is, &ie);
+		if (ids_lex_eq(is, ie, "to_server") || ids_lex_eq(is, ie, "from_client"))
+			d = IDS_FLOW_TO_SERVER;
+		else if (ids_lex_eq(is, ie, "to_client") || ids_lex_eq(is, ie, "from_server"))
+			d = IDS_FLOW_TO_CLIENT;
+		else if (!ids_lex_eq(is, ie, "established") &&
+			 !ids_lex_eq(is, ie, "stateless")) {
+			snprintf(st->err, IDS_ERRLEN,
+				 "unsupported flow option '%.*s'",
+				 (int)(ie - is > 40 ? 40 : ie - is), is);
+			return -1;
+		}
+		if (d != IDS_FLOW_ANY) {
+			if (st->r->flowdir != IDS_FLOW_ANY &&
+			    st->r->flowdir != d) {
+				snprintf(st->err, IDS_ERRLEN,
+					 "conflicting flow directions");
+				return -1;
+			}
+			st->r->flowdir = d;
+		}
+	}
+	return 0;
+}
+
+static int flowbit_index(struct ids_parse *p, const char *s, size_t n,
+			 uint32_t *bit)
+{
+	char **nf;
+
+	for (size_t i = 0; i < p->nflowbits; i++) {
+		if (strlen(p->flowbits[i]) == n &&
+		    !memcmp(p->flowbits[i], s, n)) {
+			*bit = (uint32_t)i;
+			return 0;
+		}
+	}
+	nf = realloc(p->flowbits, (p->nflowbits + 1) * sizeof(*nf));
+	if (!nf)
+		return -1;
+	p->flowbits = nf;
+	nf[p->nflowbits] = strndup(s, n);
+	if (!nf[p->nflowbits])
+		return -1;
+	*bit = (uint32_t)p->nflowbits++;
+	return 0;
+}
+
+static int opt_flowbits(struct ids_rstate *st, const char *s, const char *e)
+{
+	const char *comma;
+	struct ids_fbop op;
+	struct ids_fbop *nfb;
+
+	ids_lex_trim(&s, &e);
+	if (ids_lex_eq(s, e, "noalert")) {
+		st->r->noalert = true;
+		return 0;
+	}
+	comma = memchr(s, ',', (size_t)(e - s));
+	if (!comma) {
+		snprintf(st->err, IDS_ERRLEN, "unsupported flowbits '%.*s'",
+			 (int)(e - s > 40 ? 40 : e - s), s);
+		return -1;
+	}
+	{
+		const char *os = s, *oe = comma;
+
+		ids_lex_trim(&os, &oe);
+		if (ids_lex_eq(os, oe, "set"))
+			op.op = IDS_FB_SET;
+		else if (ids_lex_eq(os, oe, "unset"))
+			op.op = IDS_FB_UNSET;
+		else if (ids_lex_eq(os, oe, "toggle"))
+			op.op = IDS_FB_TOGGLE;
+		else if (ids_lex_eq(os, oe, "isset"))
+			op.op = IDS_FB_ISSET;
+		else if (ids_lex_eq(os, oe, "isnotset"))
+			op.op = IDS_FB_ISNOTSET;
+		else {
+			snprintf(st->err, IDS_ERRLEN,
+				 "unsupported flowbits operation '%.*s'",
+				 (int)(oe - os > 40 ? 40 : oe - os), os);
+			return -1;
+		}
+	}
+	s = comma + 1;
+	ids_lex_trim(&s, &e);
+	if (!ids_lex_ident(s, e, ".-")) {
+		snprintf(st->err, IDS_ERRLEN,
+			 "unsupported flowbits name '%.*s' (groups and "
+			 "operators are not supported)",
+			 (int)(e - s > 40 ? 40 : e - s), s);
+		return -1;
+	}
+	if (flowbit_index(st->p, s, (size_t)(e - s), &op.bit))
+		goto oom;
+	nfb = realloc(st->r->fb, (st->r->nfb + 1) * sizeof(*nfb));
+	if (!nfb)
+		goto oom;
+	st->r->fb = nfb;
+	nfb[st->r->nfb++] = op;
+	return 0;
+oom:
+	snprintf(st->err, IDS_ERRLEN, "out of memory");
+	return -1;
+}
+
+static int opt_msg(struct ids_rstate *st, const char *s, const char *e)
+{
+	char *buf, *o;
+	bool neg;
+
+	if (ids_lex_unquote(&s, &e, &neg, st->err) || neg) {
+		snprintf(st->err, IDS_ERRLEN, "msg must be a quoted string");
+		return -1;
+	}
+	buf = malloc((size_t)(e - s) + 1);
+	if (!buf)
+		goto oom;
+	for (o = buf; s < e; s++) {
+		if (*s == '\\' && s + 1 < e)
+			s++;
+		*o++ = *s;
+	}
+	st->r->info.msg = ids_intern(st->p, buf, (size_t)(o - buf));
+	free(buf);
+	if (!st->r->info.msg)
+		goto oom;
+	return 0;
+oom:
+	snprintf(st->err, IDS_ERRLEN, "out of memory");
+	return -1;
+}
+
+/* One "name[:value]" option; value is [s, e) or s == NULL. */
+static int rule_option(struct ids_rstate *st, const char *name, const char *s,
+		       const char *e)
+{
+	static const char *const ignored[] = { "metadata", "reference",
+		"priority", "gid", "fast_pattern", "rawbytes", NULL };
+	static const char *const flagmods[] = { "nocase", "http_uri",
+		"http_header", "http_method", "http_client_body", NULL };
+	long v;
+
+	for (int i = 0; flagmods[i]; i++) {
+		if (strcmp(name, flagmods[i]))
+			continue;
+		if (ids_opt_need_content(st, name))
+			return -1;
+		if (s) {
+			snprintf(st->err, IDS_ERRLEN, "'%s' takes no value", name);
+			return -1;
+		}
+		if (i == 0) {
+			st->last->nocase = true;
+		} else {
+			enum ids_buf b = (enum ids_buf)i;	/* URI..BODY */
+
+			if (st->last->buf != IDS_BUF_RAW &&
+			    st->last->buf != b) {
+				snprintf(st->err, IDS_ERRLEN,
+					 "content with two http buffers");
+				return -1;
+			}
+			st->last->buf = b;
+		}
+		return 0;
+	}
+	for (int i = 0; ignored[i]; i++)
+		if (!strcmp(name, ignored[i]))
+			return 0;
+	if (!strcmp(name, "offset") || !strcmp(name, "depth") ||
+	    !strcmp(name, "distance") || !strcmp(name, "within")) {
+		if (!s) {
+			snprintf(st->err, IDS_ERRLEN, "'%s' needs a value", name);
+			return -1;
+		}
+		return ids_opt_modifier(st, name, s, e);
+	}
+	if (!s && strcmp(name, "flowbits")) {
+		snprintf(st->err, IDS_ERRLEN, "'%s' needs a value", name);
+		if (!strcmp(name, "msg") || !strcmp(name, "sid") ||
+		    !strcmp(name, "rev") || !strcmp(name, "classtype") ||
+		    !strcmp(name, "content") || !strcmp(name, "uricontent") ||
+		    !strcmp(name, "pcre") || !strcmp(name, "flow"))
+			return -1;
+		snprintf(st->err, IDS_ERRLEN, "unsupported option '%s'", name);
+		return -1;
+	}
+	if (!strcmp(name, "msg"))
+		return opt_msg(st, s, e);
+	if (!strcmp(name, "sid") || !strcmp(name, "rev")) {
+		if (ids_lex_long(s, e, name[0] == 's' ? 1 : 0, UINT32_MAX >> 1,
+			       &v)) {
+			snprintf(st->err, IDS_ERRLEN, "bad %s", name);
+			return -1;
+		}
+		if (name[0] == 's') {
+			st->r->info.sid = (uint32_t)v;
+			st->has_sid = true;
+		} else {
+			st->r->info.rev = (uint32_t)v;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "classtype")) {
+		ids_lex_trim(&s, &e);
+		if (!ids_lex_ident(s, e, "-")) {
+			snprintf(st->err, IDS_ERRLEN, "bad classtype");
+			return -1;
+		}
+		st->r->info.classtype = ids_intern(st->p, s, (size_t)(e - s));
+		if (!st->r->info.classtype) {
+			snprintf(st->err, IDS_ERRLEN, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "content"))
+		return ids_opt_content(st, s, e, IDS_BUF_RAW);
+	if (!strcmp(name, "uricontent"))
+		return ids_opt_content(st, s, e, IDS_BUF_URI);
+	if (!strcmp(name, "pcre"))
+		return ids_opt_pcre(st, s, e);
+	if (!strcmp(name, "flow"))
+		return opt_flow(st, s, e);
+	if (!strcmp(name, "flowbits")) {
+		if (!s) {
+			snprintf(st->err, IDS_ERRLEN, "'flowbits' needs a value");
+			return -1;
+		}
+		return opt_flowbits(st, s, e);
+	}
+	snprintf(st->err, IDS_ERRLEN, "unsupported option '%s'", name);
+	return -1;
+}
+
+/* Checks that need the whole rule, and derived fields. */
+static int rule_finish(struct ids_rstate *st)
+{
+	struct ids_rule *r = st->r;
+	if (!st->has_sid) {
+		snprintf(st->err, IDS_ERRLEN, "missing sid");
+		return -1;
+	}
+	r->cls = IDS_CLASS_RAW;
+	for (size_t i = 0; i < r->nelems; i++) {
+		struct ids_elem *el = &r->elems[i];
+
+		if (el->kind == IDS_ELEM_CONTENT) {
+			if (el->has_depth && (size_t)el->depth < el->len) {
+				snprintf(st->err, IDS_ERRLEN,
+					 "depth %d shorter than content",
+					 el->depth);
+				return -1;
+			}
+			if (el->has_within && (size_t)el->within < el->len) {
+				snprintf(st->err, IDS_ERRLEN,
+					 "within %d shorter than content",
+					 el->within);
+				return -1;
+			}
+			if (el->nocase) {
+				el->lpat = malloc(el->len);
+				if (!el->lpat) {
+					snprintf(st->err, IDS_ERRLEN,
+						 "out of memory");
+					return -1;
+				}
+				for (size_t k = 0; k < el->len; k++)
+					el->lpat[k] = (uint8_t)tolower(
+						el->pat[k]);
+			}
+		}
+		if (el->buf == IDS_BUF_BODY)
+			r->cls = IDS_CLASS_HTTP_BODY;
+		else if (el->buf != IDS_BUF_RAW && r->cls == IDS_CLASS_RAW)
+			r->cls = IDS_CLASS_HTTP_HDR;
+	}
+	if (r->cls != IDS_CLASS_RAW && r->flowdir == IDS_FLOW_TO_CLIENT) {
+		snprintf(st->err, IDS_ERRLEN,
+			 "http buffers are request buffers: not with to_client");
+		return -1;
+	}
+	/*
+	 * An element's position matters only if a later element of the same
+	 * buffer is relative to it: the next cursor-setting element is
+	 * relative, or a relative one follows after negated ones only.
+	 */
+	for (size_t i = 0; i < r->nelems; i++) {
+		struct ids_elem *el = &r->elems[i];
+
+		for (size_t j = i + 1; j < r->nelems; j++) {
+			const struct ids_elem *n = &r->elems[j];
+
+			if (n->buf != el->buf)
+				continue;
+			if (n->relative) {
+				el->anchor = true;
+				break;
+			}
+			if (!n->negated)
+				break;
+		}
+	}
+	if (!r->info.msg)
+		r->info.msg = "";
+	if (!r->info.classtype)
+		r->info.classtype = "";
+	return 0;
+}
+
+/* Scans "name[:value];" options between '(' and ')'. */
+static int rule_options(struct ids_rstate *st, const char *s, const char *e)
+{
+	for (;;) {
+		const char *ns, *ne, *vs = NULL, *ve = NULL;
+		char name[32];
+
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		if (s == e) {
+			snprintf(st->err, IDS_ERRLEN, "missing ')'");
+			return -1;
+		}
+		if (*s == ')') {
+			for (s++; s < e; s++) {
+				if (!isspace((unsigned char)*s)) {
+					snprintf(st->err, IDS_ERRLEN,
+						 "text after ')'");
+					return -1;
+				}
+			}
+			return rule_finish(st);
+		}
+		ns = s;
+		while (s < e && (isalnum((unsigned char)*s) || *s == '_'))
+			s++;
+		ne = s;
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		if (ns == ne || (size_t)(ne - ns) >= sizeof(name) ||
+		    s == e || (*s != ':' && *s != ';')) {
+			snprintf(st->err, IDS_ERRLEN, "malformed option near '%.20s'",
+				 ns);
+			for (char *c = st->err; *c; c++)
+				if (!isprint((unsigned char)*c))
+					*c = '?';
+			return -1;
+		}
+		memcpy(name, ns, (size_t)(ne - ns));
+		name[ne - ns] = 0;
+		if (*s == ':') {
+			bool inq = false;
+
+			vs = ++s;
+			for (; s < e; s++) {
+				if (*s == '\\' && s + 1 < e) {
+					s++;
+					continue;
+				}
+				if (*s == '"')
+					inq = !inq;
+				else if (*s == ';' && !inq)
+					break;
+			}
+			if (s == e) {
+				snprintf(st->err, IDS_ERRLEN, inq ?
+					 "unterminated quote in '%s'" :
+					 "missing ';' after '%s'", name);
+				return -1;
+			}
+			ve = s;
+		}
+		s++;	/* the ';' */
+		if (rule_option(st, name, vs, ve))
+			return -1;
+	}
+}
+
+static int add_header(struct ids_parse *p, char *tok[7], unsigned *idx,
+		      char *err)
+{
+	struct ids_header h = { 0 };
+	struct ids_header *nh;
+	char *key;
+
+	if (asprintf(&key, "%s %s %s %s %s %s #%zu", tok[1], tok[2], tok[3],
+		     tok[4], tok[5], tok[6], p->nvars) < 0)
+		goto oom;
+	for (size_t i = 0; i < p->nheaders; i++) {
+		if (!strcmp(p->headers[i].key, key)) {
+			free(key);
+			*idx = (unsigned)i;
+			return 0;
+		}
+	}
+	h.key = key;
+	if (!strcmp(tok[1], "tcp")) {
+		h.proto = IDS_PROTO_TCP;
+	} else if (!strcmp(tok[1], "ip")) {
+		h.proto = IDS_PROTO_IP;
+	} else {
+		snprintf(err, IDS_ERRLEN, "unsupported protocol '%.20s'", tok[1]);
+		goto out_key;
+	}
+	if (!strcmp(tok[4], "->")) {
+		h.bidir = false;
+	} else if (!strcmp(tok[4], "<>")) {
+		h.bidir = true;
+	} else {
+		snprintf(err, IDS_ERRLEN, "bad direction '%.20s'", tok[4]);
+		goto out_key;
+	}
+	if (ids_addrset_parse(p, tok[2], &h.src, err, IDS_ERRLEN))
+		goto out_key;
+	if (ids_portset_parse(p, tok[3], &h.sp, err, IDS_ERRLEN))
+		goto out_src;
+	if (ids_addrset_parse(p, tok[5], &h.dst, err, IDS_ERRLEN))
+		goto out_sp;
+	if (ids_portset_parse(p, tok[6], &h.dp, err, IDS_ERRLEN))
+		goto out_dst;
+	nh = realloc(p->headers, (p->nheaders + 1) * sizeof(*nh));
+	if (!nh) {
+		snprintf(err, IDS_ERRLEN, "out of memory");
+		goto out_dp;
+	}
+	p->headers = nh;
+	nh[p->nheaders] = h;
+	*idx = (unsigned)p->nheaders++;
+	return 0;
+
+out_dp:
+	ids_portset_free(&h.dp);
+out_dst:
+	ids_addrset_free(&h.dst);
+out_sp:
+	ids_portset_free(&h.sp);
+out_src:
+	ids_addrset_free(&h.src);
+out_key:
+	free(key);
+	return -1;
+oom:
+	snprintf(err, IDS_ERRLEN, "out of memory");
+	return -1;
+}
+
+/* Splits the header into 7 fields; brackets may hold spaces.  Modifies s. */
+static int split_header(char *s, char *tok[7])
+{
+	int n = 0, level = 0;
+	char *t = NULL;
+
+	for (;; s++) {
+		bool sep = *s == 0 || (isspace((unsigned char)*s) && level == 0);
+
+		if (*s == '[')
+			level++;
+		else if (*s == ']')
+			level--;
+		if (sep) {
+			if (t) {
+				if (n == 7)
+					return -1;
+				tok[n++] = t;
+				t = NULL;
+			}
+			if (*s == 0)
+				break;
+			*s = 0;
+		} else if (!t) {
+			t = s;
+		}
+	}
+	return n == 7 && level == 0 ? 0 : -1;
+}
+
+void ids_parse_rule(struct ids_parse *p, const char *line, int lineno)
+{
+	struct ids_rule r = { 0 };
+	struct ids_rstate st = { .p = p, .r = &r };
+	const char *paren = strchr(line, '(');
+	char *head, *tok[7];
+	struct ids_rule *nr;
+
+	if (!paren) {
+		ids_diag(p->diags, p->file, lineno, "missing rule options");
+		return;
+	}
+	head = strndup(line, (size_t)(paren - line));
+	if (!head) {
+		p->oom = true;
+		return;
+	}
+	if (split_header(head, tok)) {
+		ids_diag(p->diags, p->file, lineno, "malformed rule header");
+		goto out_head;
+	}
+	if (!strcmp(tok[0], "drop") || !strcmp(tok[0], "sdrop")) {
+		r.info.action = IDS_ACTION_DROP;
+	} else if (!strcmp(tok[0], "reject")) {
+		r.info.action = IDS_ACTION_REJECT;
+	} else {
+		r.info.action = IDS_ACTION_ALERT;
+	}
+	if (add_header(p, tok, &r.header, st.err))
+		goto out_diag;
+	if (rule_options(&st, paren + 1, line + strlen(line)))
+		goto out_diag;
+	r.info.file = p->file;
+	r.info.line = lineno;
+	nr = realloc(p->rules, (p->nrules + 1) * sizeof(*nr));
+	if (!nr) {
+		p->oom = true;
+		goto out_rule;
+	}
+	p->rules = nr;
+	nr[p->nrules++] = r;
+	free(head);
+	return;
+
+out_diag:
+	ids_diag(p->diags, p->file, lineno, "%s", st.err);
+out_rule:
+	ids_rule_free(&r);
+out_head:
+	free(head);
+}

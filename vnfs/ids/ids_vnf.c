@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ids kind: vnfs/ids (Snort subset on Hyperscan streaming) on each
+ * connection's two byte streams.
+ *
+ * Engine = one ids_ruleset (reference counted by the library).  Each new
+ * connection takes the thread's current ruleset; a connection keeps the
+ * ruleset it started with until it ends (its flow holds a reference), so
+ * after a SIGHUP reload connections already open go on with the old rules
+ * and new ones get the new rules; the old ruleset is freed with its last
+ * connection.
+ *
+ * Rule file: --rules FILE, Snort syntax (vnfs/ids/README.md); variables
+ * from a `vars.conf` next to it when there is one.  Strict: any rule the
+ * engine would skip (unsupported or malformed) refuses the whole file, with
+ * its file:line, so that a typo never silently disables a rule.
+ *
+ * Verdicts: a drop/reject rule denies with its sid; alert rules are logged
+ * (one stderr line each, rate-limited) and allow.  A gap in a stream (bytes
+ * never inspected) denies with VNF_RULE_STREAM_GAP (the stream judge,
+ * vnf_sjudge.h, which this kind plugs into).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ids.h"
+#include "vnf_kind.h"
+#include "vnf_sjudge.h"
+
+static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
+{
+	struct ids_diags diags = { 0 };
+	struct ids_ruleset *rs;
+	char dirbuf[4096], vars[4200];
+	const char *vp = NULL;
+
+	if (!o->rules) {
+		snprintf(err, errlen, "ids needs --rules FILE");
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(dirbuf, sizeof(dirbuf), "%s", o->rules);
+	snprintf(vars, sizeof(vars), "%s/vars.conf", dirname(dirbuf));
+	if (access(vars, R_OK) == 0)
+		vp = vars;
+	rs = ids_ruleset_load(o->rules, vp, &diags);
+	if (!rs) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", o->rules,
+			 diags.n ? diags.msg[0] : strerror(e));
+		ids_diags_free(&diags);
+		errno = e;
+		return NULL;
+	}
+	if (diags.n) {
+		snprintf(err, errlen, "%s%s", diags.msg[0],
+			 diags.n > 1 ? " (and more problems)" : "");
+		ids_diags_free(&diags);
+		ids_ruleset_put(rs);
+		errno = EINVAL;
+		return NULL;
+	}
+	return rs;
+}
+
+static void ids_free(void *e)
+{
+	ids_ruleset_put(e);
+}
+
+static void *ids_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
+{
+	struct ids_flow_key key = { .family = s->family == 6 ? AF_INET6 : AF_INET,
+				    .client_port = s->client_port,
+				    .server_port = s->server_port };
+
+	(void)ctx;
+	memcpy(key.client_addr, s->client_addr, 16);
+	memcpy(key.server_addr, s->server_addr, 16);
+	return ids_flow_create(engine, &key);
+}
+
+static void ids_flow_free(void *priv)
+{
+	ids_flow_destroy(priv);
+}
+
+static void log_alerts(const struct ids_verdict *v, const struct vnf_stream *s)
+{
+	char c[64], sv[64];
+
+	if (!v->nalerts)
+		return;
+	vnf_addr_str(s->family, s->client_addr, c, sizeof(c));
+	vnf_addr_str(s->family, s->server_addr, sv, sizeof(sv));
+	for (unsigned int i = 0; i < v->nalerts; i++)
+		vnf_log_limited(20, "tochain-vnf: ids alert sid %u: %s (conn %" PRIu64
+				" %s:%u > %s:%u)\n", v->alerts[i]->sid, v->alerts[i]->msg,
+				s->conn_id, c, s->client_port, sv, s->server_port);
+}
+
+/* @ctx: the thread's ids_worker (scratch of the scans). */
+static int ids_flow_feed(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
+			 const uint8_t *p, uint32_t n, uint32_t *rule)
+{
+	struct ids_verdict v;
+
+	if (ids_flow_scan(ctx, s->priv, dir == VNF_TO_SERVER ? IDS_TO_SERVER : IDS_TO_CLIENT,
+			  p, n, &v))
+		return -EIO;
+	log_alerts(&v, s);
+	if (v.decision != IDS_DENY)
+		return VNF_VERDICT_ALLOW;
+	*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
+	return VNF_VERDICT_DENY;
+}
+
+static void ids_worker_free(void *ctx)
+{
+	ids_worker_destroy(ctx);
+}
+
+static const struct vnf_sjudge_ops ids_sjudge = {
+	.name = "ids",
+	.flow_create = ids_flow_open,
+	.flow_free = ids_flow_free,
+	.flow_feed = ids_flow_feed,
+	.ctx_free = ids_worker_free,
+};
+
+static void *ids_thread(const struct vnf_kind_opts *o)
+{
+	struct ids_worker *w = ids_worker_create();
+
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return vnf_sjudge_create(&ids_sjudge, o, w);
+}
+
+const struct vnf_kind vnf_kind_ids = {
+	.name = "ids",
+	.needs_rules = true,
+	.engine_load = ids_load,
+	.engine_free = ids_free,
+	.thread_create = ids_thread,
+	.thread_destroy = vnf_sjudge_destroy,
+	.judge = vnf_sjudge_judge,
+	.forget = vnf_sjudge_forget,
+	.streams = vnf_sjudge_streams,
+};
