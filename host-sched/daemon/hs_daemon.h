@@ -30,6 +30,9 @@
  * In cfs mode every thread is thawed, unpinned within the synchronous
  * partition and uncapped: the stock scheduler decides (TOChain-CFS).
  *
+ * The implementation is cut by concept into hs_daemon*.c; the private
+ * hs_daemon_int.h lists the files and the order they call each other in.
+ *
  * Locking: one mutex (hsd.lock) guards everything below; the scheduler
  * thread holds it while it plans and at each tick's gating, the control
  * thread while it serves a request.  Neither sleeps with it held.

@@ -12,14 +12,16 @@
  *   - gives every group the same weight (cpu.shares / cpu.weight), so the
  *     partition's threads compete with the rest of the host as a block.
  *
- * Backends (STYLE.md 13), picked by hse_open():
+ * Every cgroup write goes through lib/cgroup (tochain/cg.h), whose
+ * backends (STYLE.md 13) hs_enforce picks in hse_open():
  *   HSE_CGROUP_V1   this machine: cpu, cpuacct, cpuset, freezer hierarchies
  *   HSE_CGROUP_V2   unified hierarchy, threaded groups (no per-thread
  *                   freezer there: cgroup.freeze is refused on threaded
  *                   groups by the kernels we know, so v2 supports quota
  *                   gating only; hse_gate() returns -ENOTSUP)
- *   HSE_DRYRUN      records every write as "path value\n" in a caller's
- *                   buffer (tests; hosts where nothing may be written)
+ *   HSE_DRYRUN      lib/cgroup's dry-run backend: every write as
+ *                   "path value\n" in a caller's buffer (tests; hosts
+ *                   where nothing may be written)
  *   HSE_LIBVIRT     vCPUs of libvirt domains are enforced by hs_libvirt
  *                   (virDomainPinVcpuFlags, vcpu_quota/vcpu_period); it
  *                   composes with the cgroup backend, which keeps the
@@ -54,7 +56,7 @@ struct hse {
 	enum hse_kind kind;
 	struct cg_root root;
 	struct cg_group base;		/* BASE: parent of the thread groups */
-	char freezer[PATH_MAX];		/* v1 freezer mount, "" if none */
+	bool freeze;			/* freezer gating possible (BASE has a freezer group) */
 	unsigned int weight;		/* given to every thread group */
 };
 

@@ -1,9 +1,12 @@
 # host-sched/daemon: tochain-sched, the daemon that enforces the plan on
-# registered threads through lib/cgroup (hs_daemon*, hs_enforce*);
-# hs_libvirt is the libvirt backend for domain VMs (libvirt-dev).  The
-# stand-in VNF/VM workload that tests and bench/31 drive it with is
-# tests/progs/hs_worker* (hsd-worker).
-HSD_SRCS := $(addprefix host-sched/daemon/,hs_daemon.c hs_daemon_ctl.c hs_enforce.c hs_libvirt.c)
+# registered threads through lib/cgroup (hs_daemon*: one file per concept,
+# listed in hs_daemon_int.h; hs_enforce*: the cgroup side); hs_libvirt is
+# the libvirt backend for domain VMs (libvirt-dev).  The stand-in VNF/VM
+# workload that tests and bench/31 drive it with is tests/progs/hs_worker*
+# (hsd-worker).
+HSD_SRCS := $(addprefix host-sched/daemon/,hs_daemon.c hs_daemon_ctl.c \
+	hs_daemon_register.c hs_daemon_registry.c hs_daemon_dom.c \
+	hs_daemon_period.c hs_daemon_tick.c hs_enforce.c hs_libvirt.c)
 HSD_OBJS := $(call objs,$(HSD_SRCS))
 HSD_LDLIBS := -ljansson $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
 HSD_DEPS := $(HSD_OBJS) $(HS_LIB) $(CGROUP_LIB) $(CTL_LIB) $(REGION_LIB)

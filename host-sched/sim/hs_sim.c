@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "tochain/util.h"
 
 #include "hs_admit.h"
 #include "hs_cfs.h"
@@ -91,14 +92,6 @@ struct run {
 const char *hs_sim_mode_name(enum hs_sim_mode mode)
 {
 	return mode == HS_SIM_SYNC ? "sync" : "cfs";
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 /* Offered rate of chain @i at time @t_ms. */
@@ -563,12 +556,12 @@ static int period_start(struct run *R, struct hs_sim_res *res, double slice_no)
 	}
 	if (slice_no > 0)
 		hs_sched_rebalance(R->sched);
-	t0 = now_us();
+	t0 = (double)tu_now_ns() / 1e3;
 	rc = hs_sched_plan(R->sched, R->st, R->plan);
 	if (rc < 0)
 		return rc;
 	if (R->nplan < R->nplan_cap)
-		R->plan_us[R->nplan++] = now_us() - t0;
+		R->plan_us[R->nplan++] = (double)tu_now_ns() / 1e3 - t0;
 	res->deferred += R->plan->ndeferred;
 	for (j = 0; j < R->nsync_cpu; j++) {
 		R->cur[j] = 0;

@@ -13,17 +13,10 @@
 #include <tochain/region.h>
 
 #include "tochain/ctl_proto.h"
+#include "tochain/util.h"
 #include "hs_worker.h"
 
 #define RLX __ATOMIC_RELAXED
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t cpu_ns(void)
 {
@@ -175,7 +168,7 @@ static void stamp(struct hsw_chain *c, uint32_t r, struct tcr_chain_counters *cc
 	if (p == *last)
 		return;
 	*last = p;
-	c->stamp_ns[r][p % HSW_STAMPS] = mono_ns();
+	c->stamp_ns[r][p % HSW_STAMPS] = tu_now_ns();
 	__atomic_store_n(&c->stamp_p[r][p % HSW_STAMPS], p + 1, __ATOMIC_RELEASE);
 }
 
@@ -204,7 +197,7 @@ static void *vnf_thread(void *arg)
 			/* Release: pairs with the acquire loads of done by the
 			 * VM threads and the main thread (the packet exists). */
 			i = __atomic_fetch_add(&c->done, 1, __ATOMIC_RELEASE);
-			c->fin_ts[i % HSW_RING] = mono_ns();
+			c->fin_ts[i % HSW_RING] = tu_now_ns();
 			continue;
 		}
 		if (raised != last) {
@@ -471,7 +464,7 @@ static uint32_t skews(const struct hsw_chain *c, uint64_t p0, uint64_t p1, uint6
 
 void hsw_run(struct hsw *w, double warmup, double measure, bool json, FILE *out)
 {
-	uint64_t t0 = mono_ns(), tw = t0 + (uint64_t)(warmup * 1e9);
+	uint64_t t0 = tu_now_ns(), tw = t0 + (uint64_t)(warmup * 1e9);
 	uint64_t te = 0, now, p0 = 0, p1, prev;
 	struct timespec next;
 	double ratio[HSW_MAX_CHAINS];
@@ -492,7 +485,7 @@ void hsw_run(struct hsw *w, double warmup, double measure, bool json, FILE *out)
 	for (;;) {
 		bool boundary;
 
-		now = mono_ns();
+		now = tu_now_ns();
 		step(w, t0, now);
 		p1 = period_of(w);
 		boundary = p1 != prev;

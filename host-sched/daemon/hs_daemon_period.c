@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/* tochain-sched: the period boundary: counters, plan, placement of
+ * every thread, the daemon's own CPU accounting. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "hs_daemon_int.h"
+
+int hsd_read_counters(struct hsd *d, uint32_t c, struct hs_chain_stats *st)
+{
+	struct hsd_chain *ch = &d->chain[c];
+	const struct tcr_region *r = d->region[ch->region].r;
+	struct tcr_chain_counters *cc = tcr_region_chain(r, ch->index);
+	struct tcr_counters_snap s;
+
+	memset(st, 0, sizeof(*st));
+	st->oq_head_ts = HS_TS_EMPTY;
+	if (!cc || tcr_counters_snapshot(cc, ch->have_prev ? &ch->prev : NULL,
+					 r->geo.ring_size, &s)) {
+		ch->bad++;
+		return -EBADMSG;
+	}
+	st->in = s.arrivals - (ch->have_prev ? ch->prev.arrivals : 0);
+	st->finished = s.finished - (ch->have_prev ? ch->prev.finished : 0);
+	st->left = s.in_qlen;
+	st->oq_head_ts = s.out_qlen && s.out_head_tsc ? s.out_head_tsc : HS_TS_EMPTY;
+	ch->prev = s;
+	ch->have_prev = true;
+	return 0;
+}
+
+static uint64_t cpu_used_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+	       (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+}
+
+static void place_all_free(struct hsd *d)
+{
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		struct hsd_thread *th = &d->thread[t];
+
+		d->pcpu_of[t] = NONE;
+		if (!th->enforced)
+			continue;
+		hse_gate(d->enf, &th->enf, true);
+		hse_place(d->enf, &th->enf, d->cfg.sync_cpus, -1, hsd_period_us(d));
+	}
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++)
+		d->cur_owner[j] = -1;
+	hsd_dom_apply(d, false, d->cfg.sync_cpus, hsd_period_us(d));
+}
+
+static void place_plan(struct hsd *d)
+{
+	bool freezer = d->cfg.gating == HSD_GATE_FREEZER;
+
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		d->pcpu_of[t] = NONE;
+		d->ticks_of[t] = 0;
+	}
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		uint32_t n;
+		const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+
+		for (uint32_t i = 0; i < n; i++) {
+			if (s[i].vcpu >= d->nthread)
+				continue;
+			d->pcpu_of[s[i].vcpu] = j;
+			d->ticks_of[s[i].vcpu] += s[i].ticks;
+		}
+	}
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		struct hsd_thread *th = &d->thread[t];
+		char cpu[16];
+
+		if (!th->enforced)
+			continue;
+		if (d->pcpu_of[t] == NONE) {
+			/* Not in this period's plan (H = 0, deferred). */
+			if (freezer)
+				hse_gate(d->enf, &th->enf, false);
+			hse_place(d->enf, &th->enf, d->cfg.sync_cpus,
+				  freezer ? -1 : 1000, hsd_period_us(d));
+			continue;
+		}
+		snprintf(cpu, sizeof(cpu), "%d", d->cfg.pcpu[d->pcpu_of[t]]);
+		if (freezer) {
+			hse_place(d->enf, &th->enf, cpu, -1, hsd_period_us(d));
+		} else {
+			hse_gate(d->enf, &th->enf, true);
+			hse_place(d->enf, &th->enf, cpu,
+				  (int64_t)d->ticks_of[t] * d->cfg.tick_us, hsd_period_us(d));
+		}
+	}
+	/* Domain vCPUs have no per-thread freezer through libvirt: they
+	 * get their ticks as a quota per period in both gatings. */
+	hsd_dom_apply(d, true, d->cfg.sync_cpus, hsd_period_us(d));
+}
+
+/* Closes the period that just ended in every chain's counters. */
+static void close_periods(struct hsd *d)
+{
+	for (uint32_t c = 0; c < d->nchain; c++) {
+		struct hsd_chain *ch = &d->chain[c];
+		struct tcr_chain_counters *cc;
+		uint64_t taken;
+
+		if (ch->dead)
+			continue;
+		cc = tcr_region_chain(d->region[ch->region].r, ch->index);
+		if (!cc || !ch->have_prev)
+			continue;
+		taken = ch->prev.taken - ch->taken_last;
+		ch->taken_last = ch->prev.taken;
+		tcr_counters_close_period(cc, d->period, taken > UINT32_MAX ? UINT32_MAX : (uint32_t)taken);
+	}
+}
+
+int hsd_period_begin(struct hsd *d)
+{
+	struct hs_chain_stats st[HSD_MAX_CHAINS];
+	const struct hsd_cfgset *cs = d->cs;
+	uint64_t now = cpu_used_us();
+	int err = 0;
+
+	if (d->cpu_mark_us) {
+		d->cpu_us_last = now - d->cpu_mark_us;
+		d->cpu_us_total += d->cpu_us_last;
+		d->cpu_periods++;
+	}
+	d->cpu_mark_us = now;
+	d->mode_applied = d->mode_next;
+	/* Every registered chain's counters move forward, planned or not. */
+	for (uint32_t c = 0; c < d->nchain; c++) {
+		struct hs_chain_stats tmp;
+
+		if (d->chain[c].dead)
+			continue;
+		hsd_read_counters(d, c, &tmp);
+		for (uint32_t i = 0; i < cs->nchain; i++)
+			if (cs->chain_of[i] == c)
+				st[i] = tmp;
+	}
+	close_periods(d);
+	d->period++;
+	d->timeline_valid = false;
+	if (d->mode_applied == HSD_CFS || !d->sched) {
+		d->plan_valid = false;
+		place_all_free(d);
+		return 0;
+	}
+	err = hs_sched_plan(d->sched, st, d->plan);
+	if (err < 0) {
+		d->plan_valid = false;
+		place_all_free(d);
+		return err;
+	}
+	d->plan_valid = true;
+	hsd_timeline_build(d);
+	d->timeline_valid = true;
+	place_plan(d);
+	hs_sched_rebalance(d->sched);
+	return 0;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/* tochain-sched: the tick timeline of a period, per-tick freezer
+ * gating and early end. */
+#include <stdint.h>
+
+#include "hs_daemon_int.h"
+
+int32_t hsd_owner(const struct hsd *d, uint32_t pcpu, uint32_t k)
+{
+	if (pcpu >= d->cfg.npcpu || k >= d->cfg.g)
+		return -1;
+	return d->timeline[(size_t)pcpu * d->cfg.g + k];
+}
+
+/* Gives @owner @n free ticks of @pcpu, from tick @from on; returns how
+ * many it found. */
+static uint32_t fill(struct hsd *d, uint32_t pcpu, int32_t owner, uint32_t n, uint32_t from)
+{
+	int32_t *tl = d->timeline + (size_t)pcpu * d->cfg.g;
+	uint32_t got = 0;
+
+	for (uint32_t k = from; k < d->cfg.g && got < n; k++)
+		if (tl[k] < 0) {
+			tl[k] = owner;
+			got++;
+		}
+	return got;
+}
+
+/*
+ * The plan on a tick timeline.  Chains in priority order; a chain's VNF
+ * slots start at the same tick on all its pCPUs (the latest first free
+ * tick among them), which may leave gaps; VM slots then take the free
+ * ticks of their pCPU in plan order, gaps included.  If an aligned gang
+ * would run past the period, its slots take the earliest free ticks
+ * instead (unaligned, never lost).
+ */
+void hsd_timeline_build(struct hsd *d)
+{
+	const struct hsd_cfgset *cs = d->cs;
+	uint32_t g = d->cfg.g, npcpu = d->cfg.npcpu;
+	uint32_t next[HSD_MAX_PCPU] = { 0 };
+	uint32_t order[HSD_MAX_CHAINS];
+	uint32_t n;
+
+	for (size_t i = 0; i < (size_t)npcpu * g; i++)
+		d->timeline[i] = -1;
+	for (uint32_t c = 0; c < cs->nchain; c++)
+		order[c] = c;
+	/* insertion sort by H, descending; stable */
+	for (uint32_t i = 1; i < cs->nchain; i++) {
+		uint32_t x = order[i], j = i;
+		double hx = hs_sched_prio(d->sched, x);
+
+		while (j > 0 && hs_sched_prio(d->sched, order[j - 1]) < hx) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (uint32_t oi = 0; oi < cs->nchain; oi++) {
+		uint32_t c = order[oi], start = 0;
+		bool fits = true;
+
+		for (uint32_t j = 0; j < npcpu; j++) {
+			const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+
+			for (uint32_t i = 0; i < n; i++)
+				if (s[i].kind == HS_KIND_VNF && s[i].chain == c) {
+					if (next[j] > start)
+						start = next[j];
+				}
+		}
+		for (uint32_t j = 0; j < npcpu; j++) {
+			const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+
+			for (uint32_t i = 0; i < n; i++)
+				if (s[i].kind == HS_KIND_VNF && s[i].chain == c &&
+				    start + s[i].ticks > g)
+					fits = false;
+		}
+		for (uint32_t j = 0; j < npcpu; j++) {
+			const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+
+			for (uint32_t i = 0; i < n; i++) {
+				if (s[i].kind != HS_KIND_VNF || s[i].chain != c)
+					continue;
+				fill(d, j, (int32_t)s[i].vcpu, s[i].ticks, fits ? start : 0);
+				if (fits && start + s[i].ticks > next[j])
+					next[j] = start + s[i].ticks;
+			}
+		}
+	}
+	for (uint32_t j = 0; j < npcpu; j++) {
+		const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+
+		d->nvmq[j] = 0;
+		d->vmq_rr[j] = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			if (s[i].kind != HS_KIND_VM)
+				continue;
+			fill(d, j, (int32_t)s[i].vcpu, s[i].ticks, 0);
+			if (d->nvmq[j] < HSD_MAX_VMQ)
+				d->vmq[j][d->nvmq[j]++] = (int32_t)s[i].vcpu;
+		}
+	}
+}
+
+/* Ends the running VNF slots of registry chain @c on every pCPU from tick
+ * @k on: their ticks go to the pCPU's VM threads in turn. */
+static void early_end(struct hsd *d, uint32_t c, uint32_t k)
+{
+	uint32_t g = d->cfg.g;
+
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t *tl = d->timeline + (size_t)j * g;
+		int32_t o = tl[k];
+
+		if (o < 0 || d->thread[o].role != HSD_ROLE_VNF || d->thread[o].chain != c)
+			continue;
+		for (uint32_t t = k; t < g; t++) {
+			if (tl[t] != o)
+				continue;
+			if (d->nvmq[j]) {
+				tl[t] = d->vmq[j][d->vmq_rr[j] % d->nvmq[j]];
+				d->vmq_rr[j]++;
+			} else {
+				tl[t] = -1;
+			}
+		}
+		d->chain[c].early_ends++;
+		d->early_total++;
+	}
+}
+
+void hsd_tick(struct hsd *d, uint32_t k)
+{
+	/* The timeline holds registry indices, which stay valid when a
+	 * registration rebuilds the scheduler mid-period. */
+	bool gate = d->mode_applied == HSD_SYNC && d->timeline_valid &&
+		    d->cfg.gating == HSD_GATE_FREEZER;
+
+	for (uint32_t c = 0; c < d->nchain; c++) {
+		struct hsd_chain *ch = &d->chain[c];
+		struct tcr_chain_counters *cc;
+
+		if (ch->dead)
+			continue;
+		cc = tcr_region_chain(d->region[ch->region].r, ch->index);
+		if (cc && tcr_counters_take_early(cc) && gate)
+			early_end(d, c, k);
+	}
+	if (!gate || k >= d->cfg.g)
+		return;
+	/* Freeze first, then thaw: a pCPU never runs two planned threads,
+	 * and the members of a gang are thawed back to back. */
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t o = d->timeline[(size_t)j * d->cfg.g + k], cur = d->cur_owner[j];
+
+		if (cur >= 0 && cur != o && d->thread[cur].enforced) {
+			hse_gate(d->enf, &d->thread[cur].enf, false);
+			d->gate_writes++;
+		}
+	}
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+		if (k == 0) {
+			/* New period: freeze whatever the plan does not start now. */
+			for (uint32_t t = 0; t < d->nthread; t++)
+				if (d->pcpu_of[t] == j && (int32_t)t != o && d->thread[t].enforced &&
+				    !d->thread[t].enf.frozen) {
+					hse_gate(d->enf, &d->thread[t].enf, false);
+					d->gate_writes++;
+				}
+		}
+	}
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+		if (o >= 0 && d->thread[o].enforced && d->thread[o].enf.frozen) {
+			hse_gate(d->enf, &d->thread[o].enf, true);
+			d->gate_writes++;
+		}
+		d->cur_owner[j] = o;
+	}
+}
