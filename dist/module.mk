@@ -3,8 +3,9 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]   programs, preload library,
 #                        samples, man pages, systemd units, /etc/default files
 #   make uninstall       removes what install put there (not /etc/default)
-#   make deb             Debian packages into $(BUILD)/deb/ (tochain; tochain-qemu
-#                        when the patched QEMU is built, or with DEB_QEMU=1)
+#   make deb             Debian packages into $(BUILD)/deb/ (DEB_OUT): tochain, and
+#                        tochain-qemu when the patched QEMU is built (DEB_QEMU=1:
+#                        `make qemu` first; DEB_QEMU=0: never)
 #
 # install uses what `make` built in $(BUILD); DIST_NOBUILD=1 installs it as
 # it is, never rebuilding (the install test does, whatever the build's flags).
@@ -99,4 +100,4 @@ DEB_OUT ?= $(BUILD)/deb
 deb: $(if $(filter 1,$(DEB_QEMU)),qemu) $(if $(filter 1,$(DIST_NOBUILD)),,$(DIST_BUILT))
 	rm -rf $(DEB_OUT)/tochain
 	$(MAKE) --no-print-directory install-files DIST_NOBUILD=1 PREFIX=/usr DESTDIR=$(abspath $(DEB_OUT))/tochain
-	dist/deb/build-deb.sh $(DEB_OUT) $(TOCHAIN_VERSION)
+	DEB_QEMU=$(DEB_QEMU) dist/deb/build-deb.sh $(DEB_OUT) $(TOCHAIN_VERSION)

@@ -65,8 +65,9 @@ for s in postinst prerm postrm; do install -m 0755 "$here/tochain.$s" "$root/DEB
 build "$root" tochain
 
 # --- tochain-qemu: the patched QEMU, when built ---------------------------
+# DEB_QEMU=0: never (the install test); 1: make built it first; unset: if built
 qdir=
-if key=$("$top/qemu-patches/build-qemu.sh" --print-key 2>/dev/null) &&
+if [ "${DEB_QEMU:-}" != 0 ] && key=$("$top/qemu-patches/build-qemu.sh" --print-key 2>/dev/null) &&
    [ -x "${TOCHAIN_QEMU_CACHE:-/var/cache/tochain/qemu}/$key/bin/qemu-system-x86_64" ]; then
 	qdir=${TOCHAIN_QEMU_CACHE:-/var/cache/tochain/qemu}/$key
 fi
