@@ -7,7 +7,7 @@
 # the patched QEMU (qemu-patches/build-qemu.sh's cache) becomes tochain-qemu
 # when it is there.  Writes OUT/*.deb with dpkg-deb; takes seconds.
 set -euo pipefail
-out=$1 version=$2
+out=$(realpath "$1") version=$2
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 arch=$(dpkg --print-architecture)
@@ -27,8 +27,9 @@ shlibs() {
 	tmp=$(mktemp -d)
 	mkdir "$tmp/debian"
 	printf 'Source: tochain\n\nPackage: tochain\nArchitecture: any\n' > "$tmp/debian/control"
-	(cd "$tmp" && dpkg-shlibdeps -O -S"$root" "${files[@]}" 2>/dev/null) |
+	(cd "$tmp" && dpkg-shlibdeps -O -S"$root" "${files[@]}" 2>"$tmp/err") |
 		sed -n 's/^shlibs:Depends=//p'
+	grep -v 'should already be installed in' "$tmp/err" >&2 || true
 	rm -rf "$tmp"
 }
 
@@ -36,7 +37,7 @@ shlibs() {
 control() {
 	local root=$1 tpl=$2 deps size; shift 2
 	deps=$(shlibs "$root")
-	[ -n "$deps" ] || deps=libc6
+	[ -n "$deps" ] || { log "$root: dpkg-shlibdeps found no dependencies"; return 1; }
 	size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 	mkdir -p "$root/DEBIAN"
 	sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@SIZE@|$size|" \
@@ -46,7 +47,7 @@ control() {
 build() {
 	local root=$1 name=$2
 	find "$root" -type d -exec chmod 0755 {} +
-	dpkg-deb --root-owner-group -Zxz -z6 --build "$root" "$out/${name}_${version}_$arch.deb" >/dev/null
+	dpkg-deb --root-owner-group -Zxz -z3 --build "$root" "$out/${name}_${version}_$arch.deb" >/dev/null
 	log "$out/${name}_${version}_$arch.deb"
 }
 
@@ -78,7 +79,7 @@ fi
 root=$out/tochain-qemu
 rm -rf "$root"
 install -d "$root/usr/lib/tochain/qemu/bin" "$root/usr/share/doc/tochain-qemu"
-install -m 0755 "$qdir"/bin/* "$root/usr/lib/tochain/qemu/bin/"
+install -m 0755 "$qdir/bin/qemu-system-x86_64" "$qdir/bin/ivshmem-server" "$root/usr/lib/tochain/qemu/bin/"
 # share/qemu: links to Debian's firmware packages, found by the relocatable binary
 cp -a "$qdir/share" "$root/usr/lib/tochain/qemu/"
 install -m 0644 "$here/copyright" "$root/usr/share/doc/tochain-qemu/copyright"
