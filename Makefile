@@ -94,7 +94,7 @@ MODULES := lib/region lib/sockrpc lib/ctl lib/cgroup lib/util \
 	host-toe/chain vnfs/fw vnfs/ids vnfs/waf vnfs/runtime \
 	host-toe/toe host-toe/vmlink host-toe/region-tool \
 	tochaind sfc-ctl guest-lib guest-drivers qemu-patches \
-	tests/guest tests/qemu bench eval
+	tests/guest tests/qemu bench eval dist
 include $(addsuffix /module.mk,$(MODULES))
 
 all: $(LIBS) $(PROGRAMS) $(UNIT_TESTS) $(TEST_PROGS) $(BENCH_PROGS)

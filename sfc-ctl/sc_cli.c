@@ -23,6 +23,7 @@ struct cli {
 
 static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
+	"       sfc-ctl --version      this client's protocol, without a daemon\n"
 	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN [--wait doorbell|poll]]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
 	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE]\n"
@@ -673,6 +674,10 @@ int sc_cli_main(int argc, char **argv)
 			c.json = 1;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			/* `version` asks tochaind; this needs no daemon (install checks). */
+			printf("sfc-ctl: TOChain control protocol %d\n", CTL_VERSION);
 			return 0;
 		} else
 			return usage("unknown option");
