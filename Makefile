@@ -91,7 +91,7 @@ all:
 # In dependency order: a module.mk may use the variables of those before it.
 MODULES := lib/region lib/sockrpc lib/ctl lib/cgroup lib/util \
 	host-sched/lib host-sched/sim host-sched/daemon \
-	host-toe/chain vnfs/fw vnfs/ids vnfs/waf vnfs/runtime \
+	host-toe/chain vnfs/http vnfs/fw vnfs/ids vnfs/waf vnfs/runtime \
 	host-toe/toe host-toe/vmlink host-toe/region-tool \
 	tochaind sfc-ctl guest-lib guest-drivers qemu-patches \
 	tests/guest tests/qemu bench eval dist

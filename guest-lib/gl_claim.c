@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Streams shared after fork: who may read them, and whose the bytes
- * received before the fork are (the TOE's side: host-toe/toe/toe_int.h,
+ * received before the fork are (the TOE's side: host-toe/toe/toe_sock.h,
  * "SOCKET OWNERSHIP").
  *
  * OWNERSHIP.  fork gives the child a reference to every socket; for each
@@ -32,7 +32,7 @@
 /*
  * The parent's half of a shared connected stream: it no longer reads it
  * before TAKE, and keeps a copy of what it has received (fk) for the
- * child, which gets it if its TAKE comes first (host-toe/toe/toe_int.h).
+ * child, which gets it if its TAKE comes first (host-toe/toe/toe_sock.h).
  */
 void gl_claim_freeze(struct gl_rt *rt, struct gl_sock *s)
 {

@@ -33,7 +33,7 @@ struct gl_sock {
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 	bool dgram;		/* UDP: each rxq buffer is one datagram (struct srpc_dgram) */
 	/*
-	 * Shared after fork (host-toe/toe/toe_int.h, ownership; gl_claim.c): a holder reads only
+	 * Shared after fork (host-toe/toe/toe_sock.h, ownership; gl_claim.c): a holder reads only
 	 * after TAKE made it the owner.  need_take: not (or no longer) the
 	 * owner; frozen_n/frozen_bytes: the head of rxq (and pre) received
 	 * before the fork, dropped if another holder claimed it first; fk: a

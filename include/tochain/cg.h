@@ -18,7 +18,8 @@
  *
  * Groups are named by a relative path ("tochain/toe-web1") below each
  * hierarchy's root; names are checked ([A-Za-z0-9_.-] and '/', no "..").
- * Every function returns 0 or -errno; nothing here keeps global state.
+ * Actions return 0 or -errno, predicates (cg_*_present) return bool;
+ * nothing here keeps global state.
  */
 #ifndef TOCHAIN_CG_H
 #define TOCHAIN_CG_H

@@ -2,7 +2,6 @@
 # libmodsecurity v3, HTTP/1.x parsed from TCP streams with http_parser
 # (vnfs/waf/README.md).  Link with $(WAF_LIB) $(WAF_LDLIBS) and add -Ivnfs/waf
 # to the CPPFLAGS of objects that include waf_engine.h.
-include vnfs/http/module.mk
 WAF_SRCS := vnfs/waf/waf_engine.c vnfs/waf/waf_flow.c vnfs/waf/waf_config.c \
 	$(HTTP_HEAD_SRCS)
 WAF_LIB := $(BUILD)/lib/libtochain-waf.a
