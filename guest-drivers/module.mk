@@ -8,14 +8,15 @@
 # plain "make", not $(MAKE): "make -n" must not run the kernel build
 GD_KMAKE := make
 GD_KO := $(BUILD)/guest-drivers/tochain_ivshmem.ko
-GD_SRCS := guest-drivers/tochain_ivshmem.c include/tochain/tochain_ivshmem_uapi.h \
+GD_KSRCS := $(addprefix guest-drivers/,tivs.h tivs_core.c tivs_name.c tivs_file.c tivs_pci.c)
+GD_SRCS := $(GD_KSRCS) include/tochain/tochain_ivshmem_uapi.h \
 	guest-drivers/Kbuild include/tochain/region_layout.h
 
 all: $(GD_KO)
 
 $(GD_KO): $(GD_SRCS) tests/guest/fetch-kernel.sh
 	@mkdir -p $(@D)
-	cp guest-drivers/Kbuild guest-drivers/tochain_ivshmem.c $(@D)/
+	cp guest-drivers/Kbuild $(GD_KSRCS) $(@D)/
 	set -e; \
 	if [ -n "$(GD_KDIR)" ]; then kdir="$(GD_KDIR)"; kmk=""; else \
 		root=$$(tests/guest/fetch-kernel.sh); \
