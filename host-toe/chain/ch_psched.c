@@ -500,8 +500,13 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 					    ch_queue_len(ch->out), 0);
 		}
 	}
-	for (uint32_t v = 0; v < nvnfs; v++)
-		work += ch_psched_collect_vnf(s, &s->vnf[v]);
+	for (uint32_t v = 0; v < nvnfs; v++) {
+		const char *why = NULL;
+
+		work += ch_psched_collect_vnf(s, &s->vnf[v], &why);
+		if (why)
+			ch_psched_live_fail(s, &s->vnf[v], why);
+	}
 	/* Retry stalled dispatches, oldest first, once each. */
 	nstall = s->stail - s->shead;
 	for (uint32_t i = 0; i < nstall; i++) {

@@ -20,7 +20,6 @@
 #include "ch_psched_int.h"
 #include "ch_psched_collect.h"
 #include "ch_psched_dispatch.h"
-#include "ch_psched_live.h"
 
 /* Release finished flights of @chain in arrival order. */
 unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain)
@@ -93,7 +92,7 @@ void ch_psched_collect_verdict(struct ch_psched *s, struct vnf *vn, const struct
 	ch_psched_dispatch_advance(s, vd->flight);
 }
 
-unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn)
+unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const char **why)
 {
 	uint32_t idx[BURST];
 	unsigned int total = 0;
@@ -106,8 +105,7 @@ unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn)
 			continue;
 		n = tcr_chan_recv(&vn->chan[c], vn->pool, TCR_CH_TX, idx, BURST);
 		if (n < 0) {
-			ch_psched_live_fail(s, vn, n == -EPERM ? "returned a descriptor it was not given"
-						    : "corrupt ring");
+			*why = n == -EPERM ? "returned a descriptor it was not given" : "corrupt ring";
 			break;
 		}
 		if (n == 0)

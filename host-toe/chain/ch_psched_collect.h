@@ -23,7 +23,12 @@ unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain);
 void ch_psched_collect_verdict(struct ch_psched *s, struct vnf *vn, const struct vdesc *vd,
 			       uint32_t verdict, uint32_t rule, bool lost);
 
-/* Take what @vn's threads returned on TX; a protocol violation fails @vn. */
-unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn);
+/*
+ * Take what @vn's threads returned on TX; the number of descriptors taken.
+ * On a protocol violation it stops and sets *@why to the reason, for the
+ * caller to fail @vn with (ch_psched_live_fail): liveness sits above
+ * collection, which never calls it.
+ */
+unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const char **why);
 
 #endif /* TOCHAIN_CH_PSCHED_COLLECT_H */

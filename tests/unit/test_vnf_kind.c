@@ -15,7 +15,7 @@
 
 #include "tochain/ch_flow.h"
 #include "tc_check.h"
-#include "vnf_cli.h"
+#include "vnf_serve.h"
 #include "vnf_kind.h"
 #include "vnf_mix.h"
 #include "waf_vnf.h"

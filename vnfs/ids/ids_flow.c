@@ -10,7 +10,7 @@
  *      (flowbit setters first); that linear copy is made in the worker
  *      only when a rule actually looks at raw bytes;
  *   3. to-server bytes of an HTTP flow go to the request parser, whose
- *      events check the HTTP rules (ids_http.c -> ids_flow_http_event);
+ *      events check the HTTP rules (ids_http.c -> the flow's http_event);
  *   4. the chunk's tail goes into d's history ring: each byte is copied
  *      once, and a flow never holds more than IDS_WINDOW per direction.
  * A rule reports at most once per flow; the first drop/reject rule denies
@@ -25,6 +25,8 @@
 #include <sys/socket.h>
 
 #include "ids_int.h"
+
+static void http_event(struct ids_flow *f, enum ids_class cls);
 
 /* ---- workers ---- */
 
@@ -213,7 +215,7 @@ struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
 		    hs_open_stream(rs->raw[d].db, 0, &f->dir[d].hs) != HS_SUCCESS)
 			goto out_free;
 	if (has_http_rules(rs)) {
-		f->http = ids_http_create();
+		f->http = ids_http_create(http_event);
 		if (!f->http)
 			goto out_free;
 	}
@@ -439,7 +441,8 @@ static void scan_block(struct ids_worker *w, const struct ids_db *d,
 		      w->scratch, on_hs_match, w);
 }
 
-void ids_flow_http_event(struct ids_flow *f, enum ids_class cls)
+/* Checks the rules of @cls after an HTTP request event (ids_http.c calls it). */
+static void http_event(struct ids_flow *f, enum ids_class cls)
 {
 	struct ids_worker *w = f->w;
 	const struct ids_ruleset *rs = f->rs;

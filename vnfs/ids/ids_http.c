@@ -27,12 +27,13 @@
 static const char *const methods[] = { "GET ", "POST ", "HEAD ", "PUT ",
 	"DELETE ", "OPTIONS ", "PATCH ", "TRACE ", "CONNECT ", NULL };
 
-struct ids_http *ids_http_create(void)
+struct ids_http *ids_http_create(ids_http_event_fn event)
 {
 	struct ids_http *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return NULL;
+	h->event = event;
 	http_parser_init(&h->parser, HTTP_REQUEST);
 	h->buf[IDS_BUF_URI].max = IDS_HTTP_URI_MAX;
 	h->buf[IDS_BUF_HEADER].max = IDS_HTTP_HEADER_MAX;
@@ -174,7 +175,7 @@ static int on_headers_complete(http_parser *p)
 	if (sb_add(&h->buf[IDS_BUF_METHOD], m, strlen(m)))
 		return -1;
 	percent_decode(&h->buf[IDS_BUF_URI]);
-	ids_flow_http_event(f, IDS_CLASS_HTTP_HDR);
+	f->http->event(f, IDS_CLASS_HTTP_HDR);
 	return f->denied ? -1 : 0;
 }
 
@@ -190,7 +191,7 @@ static int on_body(http_parser *p, const char *at, size_t n)
 		return -1;
 	if (sb->len == sb->max) {
 		h->body_done = true;
-		ids_flow_http_event(f, IDS_CLASS_HTTP_BODY);
+		f->http->event(f, IDS_CLASS_HTTP_BODY);
 	}
 	return f->denied ? -1 : 0;
 }
@@ -204,7 +205,7 @@ static int on_complete(http_parser *p)
 		return -1;
 	if (!f->http->body_done) {
 		f->http->body_done = true;
-		ids_flow_http_event(f, IDS_CLASS_HTTP_BODY);
+		f->http->event(f, IDS_CLASS_HTTP_BODY);
 	}
 	return f->denied ? -1 : 0;
 }

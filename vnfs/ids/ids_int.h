@@ -222,8 +222,14 @@ enum ids_http_state { IDS_HTTP_UNKNOWN, IDS_HTTP_ON, IDS_HTTP_OFF };
  * collected in @head and written into the URI and HEADER buffers when a
  * rule event needs them (headers complete; trailers before the body event).
  */
+struct ids_flow;
+
+/* What the HTTP layer calls after a request event: check the rules of @cls. */
+typedef void (*ids_http_event_fn)(struct ids_flow *f, enum ids_class cls);
+
 struct ids_http {
 	http_parser parser;
+	ids_http_event_fn event;	/* the flow's rule check (ids_flow.c) */
 	enum ids_http_state state;
 	bool body_done;		/* body event ran for this message */
 	struct http_head head;	/* the request head (and trailers), whole */
@@ -277,10 +283,8 @@ struct ids_flow {
 	int err;
 };
 
-/* ids_flow.c: checks the rules of @cls after an HTTP request event. */
-void ids_flow_http_event(struct ids_flow *f, enum ids_class cls);
-/* ids_http.c */
-struct ids_http *ids_http_create(void);
+/* ids_http.c: the flow layer passes the check it wants after each event. */
+struct ids_http *ids_http_create(ids_http_event_fn event);
 void ids_http_destroy(struct ids_http *h);
 /* Feeds the current to-server chunk (f->chunk, not yet in the ring). */
 void ids_http_feed(struct ids_flow *f);

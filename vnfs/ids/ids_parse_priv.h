@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to the rule parser (ids_parse.c, ids_parse_rule.c,
- * ids_parse_content.c): what its files share.  Not an API; the rest of
+ * ids_parse_content.c, ids_parse_base.c): what its files share.  Not an API; the rest of
  * vnfs/ids sees the parser through ids_int.h (ids_parse_text ...).
  *
  * Conventions: text is [s, e) (not NUL-terminated); a failing helper
@@ -28,7 +28,7 @@ struct ids_rstate {
 	char err[IDS_ERRLEN];
 };
 
-/* ids_parse.c: lexical helpers */
+/* ids_parse_base.c: lexical helpers */
 void ids_lex_trim(const char **s, const char **e);
 bool ids_lex_eq(const char *s, const char *e, const char *word);
 int ids_lex_long(const char *s, const char *e, long min, long max, long *out);

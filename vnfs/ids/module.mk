@@ -1,7 +1,7 @@
 # vnfs/ids: the IDS/IPS engine library (Snort 2.9 rule subset), its unit
 # tests and its benchmark program.
 IDS_SRCS := vnfs/ids/ids_addr.c vnfs/ids/ids_parse.c vnfs/ids/ids_parse_rule.c \
-	vnfs/ids/ids_parse_content.c vnfs/ids/ids_match.c \
+	vnfs/ids/ids_parse_content.c vnfs/ids/ids_parse_base.c vnfs/ids/ids_match.c \
 	vnfs/ids/ids_ruleset.c vnfs/ids/ids_flow.c vnfs/ids/ids_http.c \
 	$(HTTP_HEAD_SRCS)
 IDS_OBJS := $(call objs,$(IDS_SRCS))

@@ -11,7 +11,7 @@
 
 #include <tochain/region_layout.h>
 
-#include "vnf_cli.h"
+#include "vnf_serve.h"
 
 #define VNF_AGENT_SCAN_MS	200	/* the device directory is read this often */
 #define VNF_AGENT_RESTART_MS	1000	/* a device's child is restarted at most this often, */
