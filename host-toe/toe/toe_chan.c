@@ -340,6 +340,28 @@ static void kick_guest(struct toe *t, uint32_t ch)
 	}
 }
 
+/*
+ * Is @fd a non-blocking eventfd?  The TOE writes the guest's doorbell from
+ * its loop: any other kind of file (a pipe, a socket, a FIFO), or an
+ * eventfd whose writes may block (counter near its maximum), could stall
+ * every guest of this TOE.  The flags are the guest's to change later on
+ * the shared open file; what the hello carries is checked here.
+ */
+static bool is_nonblocking_eventfd(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+	int fl;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	fl = fcntl(fd, F_GETFL);
+	return !strcmp(target, "anon_inode:[eventfd]") && fl >= 0 && (fl & O_NONBLOCK);
+}
+
 static int recv_hello(int conn, struct srpc_hello *h, int *efd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
@@ -358,7 +380,8 @@ static int recv_hello(int conn, struct srpc_hello *h, int *efd)
 		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(efd, CMSG_DATA(cm), sizeof(int));
 	if (n != (ssize_t)sizeof(*h) || h->magic != SRPC_HELLO_MAGIC ||
-	    h->version != SRPC_VERSION || *efd < 0 || (mh.msg_flags & MSG_CTRUNC)) {
+	    h->version != SRPC_VERSION || *efd < 0 || (mh.msg_flags & MSG_CTRUNC) ||
+	    !is_nonblocking_eventfd(*efd)) {
 		if (*efd >= 0)
 			close(*efd);
 		return -EPROTO;
@@ -586,6 +609,25 @@ void toe_chan_end_turn(struct toe *t, uint32_t ch)
 
 /* ---- sleeping ------------------------------------------------------------- */
 
+/*
+ * Does channel @ch have work on TX or DONE?  The positions are the
+ * guest's to write: a count that cannot be (-EPROTO: more than a ring
+ * between them) costs the channel rather than reading as work, which
+ * would keep the loop from ever sleeping.
+ */
+static bool chan_has_work(struct toe *t, uint32_t ch)
+{
+	struct toe_chan *c = &t->ch[ch];
+	int tx = tcr_ring_count(&c->c.ring[TCR_CH_TX]);
+	int done = tcr_ring_count(&c->c.ring[TCR_CH_DONE]);
+
+	if (tx < 0 || done < 0) {
+		toe_chan_bad_guest(t, ch, "impossible ring positions");
+		return false;
+	}
+	return tx || done;
+}
+
 /* Announce sleep on every TX and DONE ring; false if work arrived meanwhile. */
 bool toe_chan_sleep_prepare(struct toe *t)
 {
@@ -598,8 +640,7 @@ bool toe_chan_sleep_prepare(struct toe *t)
 			continue;
 		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_TX]);
 		tcr_ring_cons_wait_prepare(&c->c.ring[TCR_CH_DONE]);
-		if (tcr_ring_count(&c->c.ring[TCR_CH_TX]) != 0 ||
-		    tcr_ring_count(&c->c.ring[TCR_CH_DONE]) != 0 || c->pend)
+		if (chan_has_work(t, ch) || (c->open && c->pend))
 			idle = false;
 	}
 	return idle;
@@ -620,8 +661,7 @@ bool toe_chan_work_waiting(struct toe *t)
 	for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
 		struct toe_chan *c = &t->ch[ch];
 
-		if (c->open && (tcr_ring_count(&c->c.ring[TCR_CH_TX]) ||
-				tcr_ring_count(&c->c.ring[TCR_CH_DONE])))
+		if (c->open && chan_has_work(t, ch))
 			return true;
 	}
 	return false;

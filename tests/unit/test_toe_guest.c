@@ -309,6 +309,40 @@ START_TEST(test_ring_abuse_drops_channel)
 }
 END_TEST
 
+/*
+ * Ring positions no honest guest writes: a producer position more than a
+ * ring ahead of the consumer, or a consumer position the guest scribbled
+ * over.  Counting such a ring gives -EPROTO, which must cost the channel
+ * (not read as "work waiting", which kept the TOE spinning forever).
+ */
+START_TEST(test_impossible_positions_drop_channel)
+{
+	struct tcr_ring *tx, *done;
+	struct guest g;
+	struct srpc_msg r;
+
+	ck_assert_int_eq(attach(&g), 0);
+	tx = &g.ch.ring[TCR_CH_TX];
+	tc_store_release(&tx->ctl->prod_tail, tx->prod + 3 * tx->size);
+	kick(&g);
+	ck_assert(dropped(&g));
+	detach(&g);
+
+	ck_assert_int_eq(attach(&g), 0);
+	done = &g.ch.ring[TCR_CH_DONE];
+	tc_store_release(&done->ctl->cons_tail, 0x80000000u);
+	kick(&g);
+	ck_assert(dropped(&g));
+	detach(&g);
+
+	/* the TOE still serves others */
+	ck_assert_int_eq(attach(&g), 0);
+	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	detach(&g);
+}
+END_TEST
+
 START_TEST(test_channels_run_out_and_come_back)
 {
 	struct guest g[5];
@@ -362,6 +396,54 @@ START_TEST(test_garbage_handshake)
 	close(c);
 	ck_assert_int_eq(request(&g, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
 	ck_assert_int_gt(r.a, 0);
+	detach(&g);
+}
+END_TEST
+
+/* Send a valid hello carrying @fd as the guest's doorbell; true if refused (closed, no welcome). */
+static bool hello_refused(int fd)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct srpc_hello h = { SRPC_HELLO_MAGIC, SRPC_VERSION, 1, 0 };
+	struct srpc_welcome w;
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+	ssize_t n;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s.sock", path);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	ck_assert_int_eq(sendmsg(c, &mh, 0), sizeof(h));
+	n = read(c, &w, sizeof(w));	/* 0: closed by the TOE */
+	close(c);
+	return n == 0;
+}
+
+/*
+ * The hello's doorbell must be a non-blocking eventfd: the TOE writes it
+ * from its loop, and a pipe (or a blocking eventfd near its maximum)
+ * could stall every guest of the TOE.
+ */
+START_TEST(test_hello_needs_nonblocking_eventfd)
+{
+	struct guest g;
+	int p[2], blocking = eventfd(0, 0);
+
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	ck_assert(hello_refused(p[1]));
+	ck_assert(hello_refused(blocking));
+	close(p[0]);
+	close(p[1]);
+	close(blocking);
+	/* an honest guest still attaches */
+	ck_assert_int_eq(attach(&g), 0);
 	detach(&g);
 }
 END_TEST
@@ -823,6 +905,8 @@ int main(void)
 	tcase_add_test(tc, test_calls_and_bad_arguments);
 	tcase_add_test(tc, test_broken_framing_drops_channel);
 	tcase_add_test(tc, test_ring_abuse_drops_channel);
+	tcase_add_test(tc, test_impossible_positions_drop_channel);
+	tcase_add_test(tc, test_hello_needs_nonblocking_eventfd);
 	tcase_add_test(tc, test_channels_run_out_and_come_back);
 	tcase_add_test(tc, test_garbage_handshake);
 	tcase_add_test(tc, test_data_and_flow_control);
