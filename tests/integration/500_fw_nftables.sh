@@ -24,8 +24,9 @@ for tool in ip python3; do
 	command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 build=${TOCHAIN_BUILD:-build}
+. "${TOCHAIN_TOP:-.}/tests/lib/common.sh"
 fw=$build/tests/bin/fw-apply
-[ -x "$fw" ] || { echo "FAIL: $fw not built"; exit 1; }
+[ -x "$fw" ] || fail "$fw not built"
 
 srv=fw500s$$
 cli=fw500c$$
@@ -44,10 +45,8 @@ cleanup() {
 	rm -rf "$tmp"
 	true
 }
-trap cleanup EXIT
-trap 'exit 143' TERM INT	# so that a timeout still runs cleanup
+tc_on_exit cleanup
 
-fail() { echo "FAIL: $*"; exit 1; }
 
 cat >"$tmp/serve.py" <<'PY'
 import socket, sys, threading, time
