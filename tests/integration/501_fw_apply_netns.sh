@@ -7,14 +7,11 @@
 # must appear in that namespace only, be replaced by a second apply, be
 # left alone by a broken file (exit 1, file:line), and go with remove.
 set -euo pipefail
-
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces and nftables"
-	exit 77
-fi
-command -v ip >/dev/null || { echo "SKIP: ip not installed"; exit 77; }
 build=${TOCHAIN_BUILD:-build}
 . "${TOCHAIN_TOP:-.}/tests/lib/common.sh"
+
+tc_need_root "network namespaces and nftables"
+tc_need_cmds ip
 fw=$(realpath "$build/bin/tochain-fw-apply")
 [ -x "$fw" ] || fail "$fw not built"
 

@@ -22,10 +22,7 @@ top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/common.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces and cgroups"
-	exit 77
-fi
+tc_need_root "network namespaces and cgroups"
 for f in "$build/bench/bin/ev-ids-proxy" "$build/tests/bin/fw-apply"; do
 	[ -x "$f" ] || fail "$f not built"
 done
