@@ -73,13 +73,9 @@ tc_isolated() {
 }
 
 tc_wait_port() {
-	local ns=$1 addr=$2 port=$3 secs=${4:-10} i
-	for ((i = 0; i < secs * 10; i++)); do
-		if ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/$addr/$port" 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
-	done
+	local ns=$1 addr=$2 port=$3 secs=${4:-10}
+	tc_wait_for "$secs" ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/$addr/$port" 2>/dev/null &&
+		return 0
 	echo "port $addr:$port in $ns did not open within ${secs}s" >&2
 	return 1
 }
