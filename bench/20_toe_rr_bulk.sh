@@ -10,6 +10,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 reps=${REPS:-3}
 rr_secs=${RR_SECONDS:-1}
 mib=${BULK_MIB:-128}
@@ -26,11 +27,7 @@ tc_isolated GU gu
 work=$(mktemp -d /dev/shm/tcb20.XXXXXX)
 tc_on_exit "rm -rf $work"
 region=$work/region
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name bench20 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-tc_on_exit "kill -9 $!"
-read -r -t 10 -n 1 _ <$work/ready
+tt_toe_start "$VM" bench20
 ip netns exec "$SRV" "$bin" server 5001 &
 tc_on_exit "kill -9 $!"
 tc_wait_port "$PL" 10.82.0.1 5001 10

@@ -14,6 +14,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 . "$top/tests/guest/qemu.sh"
 rr_secs=${RR_SECONDS:-2}
 mib=${BULK_MIB:-16}
@@ -33,6 +34,7 @@ tc_fabric
 tc_host SRV srv 10.70.7.1/24
 tc_host VM vm 10.70.7.2/24
 work=$(mktemp -d /dev/shm/tcb70.XXXXXX)
+region=$work/region
 tc_on_exit "rm -rf $work"
 qpid= lpid= tpid=
 stop_all() {
@@ -75,11 +77,9 @@ declare -A res
 run_mode() { # doorbell|poll
 	local mode=$1 q0 q1 l0 l1 dev
 	rm -f "$work/serial.log" "$work/region" "$work/region.sock" "$work/ivs.sock" "$work"/ready.*
-	mkfifo "$work/ready.toe" "$work/ready.link"	# one each: the TOE closes its end late
-	ip netns exec "$VM" "$build/bin/tochain-toe" --region "$work/region" --name bench70 \
-		--channels 16 --ready-fd 3 3>"$work/ready.toe" 2>"$work/toe.log" &
-	tpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready.toe"
+	mkfifo "$work/ready.link"	# one of its own: the TOE closes its end late
+	tt_toe_start --wait 30 "$VM" bench70 --channels 16
+	tpid=$TOE
 	local lopts=(--region "$work/region" --slots 4 --poll-us "$poll_us" --ready-fd 3)
 	[ "$mode" = doorbell ] && lopts+=(--doorbell "$work/ivs.sock")
 	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready.link" 2>"$work/link.log" &

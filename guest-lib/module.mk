@@ -31,9 +31,10 @@ $(BUILD)/obj/tests/unit/test_gl_dns.o: CPPFLAGS += -Iguest-lib
 # Built without the sanitizers, as the shared library: an ASan program
 # refuses to start with a non-ASan library preloaded before it.
 TEST_PROGS += $(BUILD)/tests/bin/conform
-$(BUILD)/tests/bin/conform: tests/conformance/conform.c
+$(BUILD)/tests/bin/conform: tests/conformance/conform.c tests/conformance/conform_stream.c \
+		tests/conformance/conform_sockets.c tests/conformance/conform.h
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $< -lpthread
+	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lpthread
 
 # Wake-ups of a multithreaded guest (tests/integration/108_*): the guest
 # side runs under tochain-run, the peer on kernel sockets; built as conform.

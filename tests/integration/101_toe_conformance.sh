@@ -10,27 +10,16 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-command -v ip >/dev/null || { echo "SKIP: iproute2 missing"; exit 77; }
+tc_need_root "network namespaces"
+tc_need_cmds ip
 
-tc_init
-tc_fabric
-tc_host CL cl 10.80.0.1/24
-tc_host VM vm 10.80.0.2/24
+tt_netns 101 10.80.0
 tc_host PL pl 10.80.0.3/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc101.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
 conform=$build/tests/bin/conform
 
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm101 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe=$!
-tc_on_exit "kill -9 $toe"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_toe_start "$VM" vm101
 
 ip netns exec "$CL" "$conform" peer >$work/peer.log 2>&1 &
 tc_on_exit "kill -9 $!"
@@ -48,8 +37,8 @@ if ! diff -u $work/plain.txt $work/offload.txt; then
 	echo "FAIL: offloaded results differ from the kernel's (- kernel, + runtime)"
 	exit 1
 fi
-[ $rc = 0 ] || { echo "FAIL: offloaded run exit $rc"; exit 1; }
-kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+[ $rc = 0 ] || fail "offloaded run exit $rc"
+kill -0 $TOE || fail "TOE died"
 
 # Preloaded without a region, the library passes everything to libc.
 rc=0
@@ -59,5 +48,5 @@ if ! diff -u $work/plain.txt $work/passthrough.txt; then
 	echo "FAIL: preloaded without a region differs from plain libc"
 	exit 1
 fi
-[ $rc = 0 ] || { echo "FAIL: pass-through run exit $rc"; exit 1; }
+[ $rc = 0 ] || fail "pass-through run exit $rc"
 echo "PASS: $(wc -l <$work/plain.txt) identical lines"

@@ -8,20 +8,12 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for c in ip nginx wrk curl sha256sum; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root "network namespaces"
+tc_need_cmds ip nginx wrk curl sha256sum
 
-tc_init
-tc_fabric
-tc_host CL cl 10.81.0.1/24
-tc_host VM vm 10.81.0.2/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc102.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
+tt_netns 102 10.81.0
 chmod 755 $work
 mkdir -p $work/www $work/tmp
 echo "hello from the stand-in VM" >$work/www/index.html
@@ -45,12 +37,7 @@ http {
 }
 CONF
 
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm102 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe=$!
-tc_on_exit "kill -9 $toe"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_toe_start "$VM" vm102
 
 ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 	nginx -c $work/nginx.conf -p $work >$work/nginx.out 2>&1 &
@@ -59,27 +46,27 @@ tc_on_exit "kill -9 $ngx; pkill -9 -F $work/nginx.pid"
 tc_wait_port "$CL" 10.81.0.2 8080 15
 
 page=$(ip netns exec "$CL" curl -sS --max-time 5 http://10.81.0.2:8080/)
-[ "$page" = "hello from the stand-in VM" ] || { echo "FAIL: page: $page"; exit 1; }
+[ "$page" = "hello from the stand-in VM" ] || fail "page: $page"
 want=$(sha256sum <$work/www/big.bin | cut -d' ' -f1)
 got=$(ip netns exec "$CL" curl -sS --max-time 10 http://10.81.0.2:8080/big.bin | sha256sum | cut -d' ' -f1)
-[ "$got" = "$want" ] || { echo "FAIL: sha256 of big.bin differs"; exit 1; }
+[ "$got" = "$want" ] || fail "sha256 of big.bin differs"
 
 ip netns exec "$CL" wrk -c 64 -t 2 -d 10s http://10.81.0.2:8080/ >$work/wrk.txt 2>&1
 cat $work/wrk.txt
-grep -q 'requests in' $work/wrk.txt || { echo "FAIL: wrk did not run"; exit 1; }
+grep -q 'requests in' $work/wrk.txt || fail "wrk did not run"
 if grep -Eq 'Socket errors|Non-2xx' $work/wrk.txt; then
 	echo "FAIL: errors under load"; tail $work/error.log; exit 1
 fi
 reqs=$(awk '/requests in/ {print $1}' $work/wrk.txt)
-[ "$reqs" -gt 1000 ] || { echo "FAIL: only $reqs requests"; exit 1; }
-kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+[ "$reqs" -gt 1000 ] || fail "only $reqs requests"
+kill -0 $TOE || fail "TOE died"
 
 # The guest dies (master and workers): the TOE closes the sockets only
 # they held, so the listener goes.
 ip netns pids "$GU" | xargs -r kill -9
 sleep 0.5
 if ip netns exec "$CL" curl -s --max-time 2 -o /dev/null http://10.81.0.2:8080/; then
-	echo "FAIL: the listener of a dead guest still accepts"; exit 1
+	fail "the listener of a dead guest still accepts"
 fi
-kill -0 $toe || { echo "FAIL: TOE died with its guest"; exit 1; }
+kill -0 $TOE || fail "TOE died with its guest"
 echo PASS

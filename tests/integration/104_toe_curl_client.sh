@@ -9,26 +9,13 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for c in ip python3 curl cmp; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root "network namespaces"
+tc_need_cmds ip python3 curl cmp
 
-tc_init
-tc_fabric
-tc_host CL cl 10.84.0.1/24
-tc_host VM vm 10.84.0.2/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc104.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm104 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe_pid=$!
-tc_on_exit "kill -9 $toe_pid"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_netns 104 10.84.0
+tt_toe_start "$VM" vm104
 
 mkdir $work/www
 head -c $((20 << 20)) /dev/urandom >$work/www/f.bin
@@ -38,17 +25,17 @@ tc_wait_port "$VM" 10.84.0.1 8000 10
 
 ip netns exec "$GU" timeout 30 "$build/bin/tochain-run" --region "$region" -- \
 	curl -sS --max-time 20 -o $work/got.bin http://10.84.0.1:8000/f.bin
-cmp $work/got.bin $work/www/f.bin || { echo "FAIL: content differs"; exit 1; }
+cmp $work/got.bin $work/www/f.bin || fail "content differs"
 code=$(ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 	curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.84.0.1:8000/missing)
-[ "$code" = 404 ] || { echo "FAIL: expected 404, got $code"; exit 1; }
+[ "$code" = 404 ] || fail "expected 404, got $code"
 # connection refused is reported as such (curl exit 7)
 rc=0
 ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 	curl -s -o /dev/null --max-time 10 http://10.84.0.1:8009/ || rc=$?
-[ $rc = 7 ] || { echo "FAIL: refused connect gave curl exit $rc, want 7"; exit 1; }
+[ $rc = 7 ] || fail "refused connect gave curl exit $rc, want 7"
 if ip netns exec "$GU" curl -s --max-time 3 -o /dev/null http://10.84.0.1:8000/f.bin; then
-	echo "FAIL: reached the network without the runtime"; exit 1
+	fail "reached the network without the runtime"
 fi
 # The TOE dies while the guest is blocked in recv (and another one in
 # epoll_wait): both calls fail (ENETDOWN) instead of hanging.
@@ -79,14 +66,14 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 sleep 0.5
-kill -9 $toe_pid
+kill -9 $TOE
 for mode in recv epoll; do
 	eval "p=\$blk_$mode"
 	rc=0
 	wait $p || rc=$?
 	[ $rc = 0 ] || { echo "FAIL: $mode after the TOE died: exit $rc"; cat $work/blocked.$mode; exit 1; }
 	grep -q "^failed: 100" $work/blocked.$mode ||
-		{ echo "FAIL: $mode: $(cat $work/blocked.$mode)"; exit 1; }
+		fail "$mode: $(cat $work/blocked.$mode)"
 	echo "$mode: $(cat $work/blocked.$mode)"
 done
 echo PASS

@@ -11,24 +11,13 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+tc_need_root "network namespaces"
+tc_need_cmds python3
 
-tc_init
-tc_fabric
-tc_host CL cl 10.85.0.1/24
-tc_host VM vm 10.85.0.2/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc105.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm105 --nbufs 4096 --slot-size 2048 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe=$!
-tc_on_exit "kill -9 $toe"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_netns 105 10.85.0
+tt_toe_start "$VM" vm105 --nbufs 4096 --slot-size 2048
 
 cat >$work/server.py <<'PY'
 import hashlib, socket, sys, time
@@ -80,8 +69,8 @@ ip netns exec "$CL" timeout 60 python3 $work/client.py 10.85.0.2 || rc=$?
 case $rc in
 0) ;;
 2) echo "FAIL: data lost or corrupted"; cat $work/server.log; exit 1;;
-3) echo "FAIL: the sender was not held back"; exit 1;;
+3) fail "the sender was not held back";;
 *) echo "FAIL: client exit $rc"; cat $work/server.log; exit 1;;
 esac
-kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+kill -0 $TOE || fail "TOE died"
 echo PASS

@@ -6,10 +6,10 @@
 set -uo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 run=$build/bin/tochain-run
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tc_on_exit 'rm -rf "$work"'
 
 "$run" >/dev/null 2>&1; [ $? = 2 ] || fail "no arguments: want exit 2"
 "$run" --bogus -- true >/dev/null 2>&1; [ $? = 2 ] || fail "unknown option: want exit 2"

@@ -16,28 +16,15 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for c in ip python3 curl cmp dnsmasq; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root "network namespaces"
+tc_need_cmds ip python3 curl cmp dnsmasq
 
-tc_init
-tc_fabric
-tc_host CL cl 10.87.0.1/24
-tc_host VM vm 10.87.0.2/24
+tt_netns 107 10.87.0
 ip -n "$CL" addr add fd87::1/64 dev eth0 nodad
 ip -n "$VM" addr add fd87::2/64 dev eth0 nodad
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc107.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm107 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe_pid=$!
-tc_on_exit "kill -9 $toe_pid"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_toe_start "$VM" vm107
 run() { ip netns exec "$GU" timeout 30 "$build/bin/tochain-run" --region "$region" -- "$@"; }
 
 # ---- 1. UDP datagrams ----
@@ -56,8 +43,7 @@ PY
 ip netns exec "$CL" python3 $work/echo.py 10.87.0.1 5300 >$work/echo.out 2>&1 &
 tc_on_exit "kill -9 $!"
 # bound before the first datagram (python starts slowly on a loaded machine)
-for i in $(seq 100); do grep -q ready $work/echo.out && break; sleep 0.1; done
-grep -q ready $work/echo.out || { echo "FAIL: the UDP echo server did not start"; exit 1; }
+tc_wait_for 10 grep -q ready $work/echo.out || fail "the UDP echo server did not start"
 cat >$work/udp.py <<'PY'
 import select, socket, sys
 srv = (sys.argv[1], 5300)
@@ -113,7 +99,7 @@ PY
 run python3 $work/udp.py 10.87.0.1 >$work/udp.out 2>&1 || { echo "FAIL: udp"; cat $work/udp.out; exit 1; }
 cat $work/udp.out
 if ip netns exec "$GU" timeout 10 python3 $work/udp.py 10.87.0.1 >/dev/null 2>&1; then
-	echo "FAIL: UDP reached the network without the runtime"; exit 1
+	fail "UDP reached the network without the runtime"
 fi
 
 # ---- 2. name resolution ----
@@ -128,29 +114,29 @@ echo "page of server.test $RANDOM" >$work/www/index.html
 (cd $work/www && exec ip netns exec "$CL" python3 -m http.server --bind 10.87.0.1 8000) >/dev/null 2>&1 &
 tc_on_exit "kill -9 $!"
 tc_wait_port "$VM" 10.87.0.1 8000 10
-for i in $(seq 50); do grep -q "started" $work/dns.log 2>/dev/null && break; sleep 0.1; done
+tc_wait_for 5 grep -q "started" $work/dns.log 2>/dev/null || true
 printf 'nameserver 10.87.0.1\noptions timeout:1 attempts:2\n' >$work/resolv.conf
 printf '10.87.0.1 hosted.test\n' >$work/hosts
 export TOCHAIN_RESOLV_CONF=$work/resolv.conf TOCHAIN_HOSTS=$work/hosts
 
 run curl -sS --max-time 20 -o $work/got.html http://server.test:8000/ ||
 	{ echo "FAIL: curl http://server.test:8000/"; cat $work/dns.log; exit 1; }
-cmp $work/got.html $work/www/index.html || { echo "FAIL: page differs"; exit 1; }
+cmp $work/got.html $work/www/index.html || fail "page differs"
 grep -q "query\[A\] server.test from 10.87.0.2" $work/dns.log ||
 	{ echo "FAIL: the query did not come from the TOE's address"; cat $work/dns.log; exit 1; }
 run curl -sS --max-time 20 -o $work/got2.html http://alias.test:8000/
-cmp $work/got2.html $work/www/index.html || { echo "FAIL: page via CNAME differs"; exit 1; }
+cmp $work/got2.html $work/www/index.html || fail "page via CNAME differs"
 # the hosts file first: DNS does not know hosted.test
 run curl -sS --max-time 20 -o $work/got3.html http://hosted.test:8000/
-cmp $work/got3.html $work/www/index.html || { echo "FAIL: page via hosts file differs"; exit 1; }
-grep -q "hosted.test" $work/dns.log && { echo "FAIL: hosts-file name went to DNS"; exit 1; }
+cmp $work/got3.html $work/www/index.html || fail "page via hosts file differs"
+grep -q "hosted.test" $work/dns.log && fail "hosts-file name went to DNS"
 # a name that does not exist: curl exit 6 (NXDOMAIN, no waiting for retries)
 start=$(date +%s%N)
 rc=0
 run curl -s -o /dev/null --max-time 20 http://nosuch.test:8000/ || rc=$?
-[ $rc = 6 ] || { echo "FAIL: unknown name gave curl exit $rc, want 6"; exit 1; }
+[ $rc = 6 ] || fail "unknown name gave curl exit $rc, want 6"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ $ms -lt 1500 ] || { echo "FAIL: NXDOMAIN took ${ms} ms"; exit 1; }
+[ $ms -lt 1500 ] || fail "NXDOMAIN took ${ms} ms"
 # a server that never answers: timeout 1 s x 2 attempts, then exit 6
 printf 'nameserver 10.87.0.99\noptions timeout:1 attempts:2\n' >$work/resolv-dead.conf
 start=$(date +%s%N)
@@ -158,8 +144,8 @@ rc=0
 TOCHAIN_RESOLV_CONF=$work/resolv-dead.conf run curl -s -o /dev/null --max-time 20 \
 	http://server.test:8000/ || rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ $rc = 6 ] || { echo "FAIL: dead server gave curl exit $rc, want 6"; exit 1; }
-[ $ms -ge 1900 ] && [ $ms -lt 6000 ] || { echo "FAIL: dead server took ${ms} ms"; exit 1; }
+[ $rc = 6 ] || fail "dead server gave curl exit $rc, want 6"
+[ $ms -ge 1900 ] && [ $ms -lt 6000 ] || fail "dead server took ${ms} ms"
 # the library calls themselves
 cat >$work/gai.py <<'PY'
 import socket as S
@@ -205,11 +191,11 @@ for i in range(200):
 print("getaddrinfo A+AAAA via DNS: %.2f ms each" % ((time.perf_counter() - t0) * 1000 / 200))
 print("resolver ok")
 PY
-run python3 $work/gai.py || { echo "FAIL: getaddrinfo checks"; exit 1; }
+run python3 $work/gai.py || fail "getaddrinfo checks"
 # the same kernel-side figure for comparison: UDP round trips from the TOE's namespace
 ip netns exec "$VM" timeout 20 python3 $work/udp.py 10.87.0.1 | grep "udp rr" | sed 's/^/kernel /'
 # without the runtime the name does not resolve in the stand-in VM
 rc=0
 ip netns exec "$GU" timeout 20 curl -s -o /dev/null --max-time 10 http://server.test:8000/ || rc=$?
-[ $rc != 0 ] || { echo "FAIL: resolved and fetched without the runtime"; exit 1; }
+[ $rc != 0 ] || fail "resolved and fetched without the runtime"
 echo PASS

@@ -13,24 +13,13 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-command -v ip >/dev/null || { echo "SKIP: ip not installed"; exit 77; }
+tc_need_root "network namespaces"
+tc_need_cmds ip
 
-tc_init
-tc_fabric
-tc_host CL cl 10.88.0.1/24
-tc_host VM vm 10.88.0.2/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc108.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm108 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe=$!
-tc_on_exit "kill -9 $toe"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_netns 108 10.88.0
+tt_toe_start "$VM" vm108
 
 n=${WAKE_CONNS:-6} rounds=${WAKE_ROUNDS:-12} runs=${WAKE_RUNS:-8}
 for run in $(seq $runs); do
@@ -48,8 +37,8 @@ for run in $(seq $runs); do
 	grc=0
 	wait $guest || grc=$?
 	cat $work/guest.$run
-	[ $rc = 0 ] || { echo "FAIL: run $run: peer exit $rc"; exit 1; }
-	[ $grc = 0 ] || { echo "FAIL: run $run: guest exit $grc"; exit 1; }
+	[ $rc = 0 ] || fail "run $run: peer exit $rc"
+	[ $grc = 0 ] || fail "run $run: guest exit $grc"
 done
-kill -0 $toe || { echo "FAIL: TOE died"; exit 1; }
+kill -0 $TOE || fail "TOE died"
 echo PASS

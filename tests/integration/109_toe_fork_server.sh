@@ -20,11 +20,10 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-for c in ip python3 curl sha256sum file; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl sha256sum file
+tc_need_root "network namespaces"
 
 is_dynamic() { [ -x "$1" ] && file -L "$1" 2>/dev/null | grep -q 'dynamically linked'; }
 find_busybox() {
@@ -41,22 +40,10 @@ find_busybox() {
 	is_dynamic "$cache/bin/busybox" && echo "$cache/bin/busybox"
 }
 
-tc_init
-tc_fabric
-tc_host CL cl 10.79.9.1/24
-tc_host VM vm 10.79.9.2/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc109.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
-fail() { echo "FAIL: $*"; tail -n 20 $work/*.log; exit 1; }
+tt_netns 109 10.79.9
+tc_on_fail 'tail -n 20 $work/*.log'
 
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm109 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe=$!
-tc_on_exit "kill -9 $toe"
-read -r -t 10 -n 1 _ <$work/ready || fail "TOE did not become ready"
+tt_toe_start "$VM" vm109
 
 mkdir $work/www
 head -c $((1 << 20)) /dev/urandom >$work/www/mid.bin
@@ -71,7 +58,7 @@ fetch() {	# fetch PORT OUT
 toe_idle() {
 	local i line
 	for i in $(seq 50); do
-		kill -USR1 $toe
+		kill -USR1 $TOE
 		sleep 0.2
 		line=$(grep 'stats:' $work/toe.log | tail -n 1)
 		case $line in
@@ -250,8 +237,7 @@ bbp=$!
 tc_on_exit "kill -9 $bbp"
 serve_and_check "busybox httpd" 8091 $bbp
 
-kill -TERM $toe
-for i in $(seq 50); do kill -0 $toe 2>/dev/null || break; sleep 0.1; done
-kill -0 $toe 2>/dev/null && fail "TOE ignored SIGTERM"
+kill -TERM $TOE
+tc_wait_exit 5 $TOE || fail "TOE ignored SIGTERM"
 grep -q "bad message\|does not" $work/toe.log && fail "TOE dropped a guest as hostile"
 echo PASS

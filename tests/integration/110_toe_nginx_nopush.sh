@@ -13,30 +13,17 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for c in ip nginx curl; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root "network namespaces"
+tc_need_cmds ip nginx curl
 
-tc_init
-tc_fabric
-tc_host CL cl 10.81.10.1/24
-tc_host VM vm 10.81.10.2/24
-tc_isolated GU gu
-work=$(mktemp -d /dev/shm/tc110.XXXXXX)
-tc_on_exit "rm -rf $work"
-region=$work/region
+tt_netns 110 10.81.10
 chmod 755 $work
 mkdir -p $work/www $work/tmp
 head -c 1024 /dev/zero | tr '\0' 'a' >$work/www/1k.html
 
-mkfifo $work/ready
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name vm110 \
-	--ready-fd 3 3>$work/ready 2>$work/toe.log &
-toe=$!
-tc_on_exit "kill -9 $toe"
-read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; exit 1; }
+tt_toe_start "$VM" vm110
 
 # slow_count NOPUSH PORT: of requests 2..30 on one keep-alive connection, how many took > 30 ms
 slow_count() {
@@ -76,8 +63,8 @@ CONF
 	tail -n 29 $work/times.$port | awk '$1 > 0.030 { n++ } END { print n + 0 }'
 }
 
-off=$(slow_count off 8081) || { echo "FAIL: fetches with tcp_nopush off failed"; exit 1; }
-on=$(slow_count on 8080) || { echo "FAIL: fetches with tcp_nopush on failed"; exit 1; }
+off=$(slow_count off 8081) || fail "fetches with tcp_nopush off failed"
+on=$(slow_count on 8080) || fail "fetches with tcp_nopush on failed"
 echo "keep-alive 1 KiB responses slower than 30 ms, of 29: tcp_nopush off $off, on $on"
 # the bug stalled every second one (a delayed ACK, 40+ ms); allow a few for a loaded machine
 [ "$on" -le 3 ] || { echo "FAIL: tcp_nopush on stalls responses"; cat $work/times.8080; exit 1; }

@@ -7,15 +7,15 @@
 # timeout: 300
 set -euo pipefail
 . "$TOCHAIN_TOP/tests/lib/netns.sh"
+. "$TOCHAIN_TOP/tests/lib/tochaind.sh"
 tc_init
-bin=$TOCHAIN_BUILD/bin
+build=$TOCHAIN_BUILD
+bin=$build/bin
 work=$(mktemp -d /tmp/tochaind-test.XXXXXX)
 fab=tcf$TC_SUFFIX
 export TOCHAIN_SOCKET=$work/ctl.sock
-sfc() { "$bin/sfc-ctl" "$@"; }
 start_daemon() {
-	"$bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions"
+	td_daemon --fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions"
 }
 cleanup_daemon() {
 	for vm in $(sfc --json vm ls 2>/dev/null | python3 -c 'import json,sys; [print(v["name"]) for v in json.load(sys.stdin)["vms"]]' 2>/dev/null); do
@@ -26,7 +26,6 @@ cleanup_daemon() {
 	rm -rf "$work"
 }
 tc_on_exit cleanup_daemon
-fail() { echo "FAIL: $*"; exit 1; }
 field() { sfc --json vm show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 
 start_daemon

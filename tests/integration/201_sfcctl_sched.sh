@@ -5,20 +5,19 @@
 # timeout: 120
 set -euo pipefail
 . "$TOCHAIN_TOP/tests/lib/netns.sh"
+. "$TOCHAIN_TOP/tests/lib/tochaind.sh"
 tc_init
-bin=$TOCHAIN_BUILD/bin
+build=$TOCHAIN_BUILD
+bin=$build/bin
 work=$(mktemp -d /tmp/tc201.XXXXXX)
 fab=tcs$TC_SUFFIX
 export TOCHAIN_SOCKET=$work/ctl.sock
-sfc() { "$bin/sfc-ctl" "$@"; }
-fail() { echo "FAIL: $*"; exit 1; }
 "$bin/tochain-sched" --socket "$work/sched.sock" --backend dryrun --cgroup "tc201-$TC_SUFFIX" \
 	--print-every 1000 >"$work/sched.log" 2>&1 &
 sched=$!
 tc_on_exit "kill $sched; wait $sched; pkill -f 'tochaind --state-dir $work/state'; ip netns del $fab; rm -rf $work"
-"$bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" --fabric-ns "$fab" \
-	--sched-socket "$work/sched.sock"
-for i in $(seq 50); do [ -S "$work/sched.sock" ] && break; sleep 0.1; done
+td_daemon --fabric-ns "$fab" --sched-socket "$work/sched.sock"
+tc_wait_for 5 test -S "$work/sched.sock" || true
 
 sfc sched show >"$work/show.txt" || fail "sched show"
 cat "$work/show.txt"

@@ -11,10 +11,8 @@ top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/tochaind.sh"
-for c in ip python3; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3
+tc_need_root "network namespaces"
 
 td_setup 210
 sfc vm add web1 --ip 10.65.0.2/24 >/dev/null

@@ -12,7 +12,7 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/tochaind.sh"
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_root "network namespaces"
 
 toe_ctl() {	# toe_ctl VM CMD: one request on the VM's TOE control socket
 	python3 - "$(td_field vm "$1" region).ctl" "$2" <<'PY'

@@ -11,10 +11,8 @@ top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/tochaind.sh"
-for c in ip python3 curl; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl
+tc_need_root "network namespaces"
 
 td_setup 215
 echo 'accept in tcp dport 8080' >"$work/fw.rules"
@@ -42,8 +40,7 @@ echo 'drop in tcp dport 8080 comment "closed"' >"$work/fw.rules"
 sfc apply -f "$work/t.topo" | tee "$work/out"
 [ "$(cat "$work/out")" = "updated vnf fw" ] || fail "apply did not see the new rules"
 cmp -s "$work/fw.rules" "$work/state/rules/fw.rules" || fail "the copy was not replaced"
-for i in $(seq 30); do grep -q "reloaded" "$work/state/vnf-fw-web1.log" && break; sleep 0.1; done
-grep -q "reloaded" "$work/state/vnf-fw-web1.log" || fail "the instance did not reload: $(cat "$work/state/vnf-fw-web1.log")"
+tc_wait_for 3 grep -q "reloaded" "$work/state/vnf-fw-web1.log" || fail "the instance did not reload: $(cat "$work/state/vnf-fw-web1.log")"
 code=$(get)
 [ "$code" != 200 ] || fail "fetch still works after the reload"
 echo "after the reload: http code '$code' (reset)"

@@ -18,14 +18,15 @@
 set -euo pipefail
 
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top/tests/lib/common.sh"
 build=${TOCHAIN_BUILD:-$top/build}
 sim=$build/bin/tochain-sim
 scn=$top/host-sched/sim/scenarios
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tc_on_exit 'rm -rf "$tmp"'
 
-[ -x "$sim" ] || { echo "FAIL: $sim not built"; exit 1; }
-command -v jq >/dev/null || { echo "FAIL: jq missing (make deps installs it)"; exit 1; }
+[ -x "$sim" ] || fail "$sim not built"
+command -v jq >/dev/null || fail "jq missing (make deps installs it)"
 
 fail=0
 check() { # description, jq expression that must print true, file

@@ -39,12 +39,11 @@ cleanup313() {
 	hsd_cleanup
 	lv_daemon_stop
 }
-trap cleanup313 EXIT
-fail() {
-	echo "FAIL: $*"
+tc_on_exit cleanup313
+fail_logs() {
 	echo "--- tochain-sched"; tail -20 "$tmp/daemon.log" 2>/dev/null
-	exit 1
 }
+tc_on_fail fail_logs
 show() { "$sched" --socket "$sock" --ctl sched.show; }
 ctl() { "$sched" --socket "$sock" --ctl "$@"; }
 

@@ -9,8 +9,9 @@
 # and that no buffer or work descriptor is left over.
 # timeout: 120
 set -euo pipefail
+. "$TOCHAIN_TOP/tests/lib/common.sh"
 dir=$(mktemp -d /dev/shm/tochain-chain-test.XXXXXX)
 # chain-drive stops its VNFs; they also die with it (--exit-with-parent).
-trap 'rm -rf "$dir"' EXIT
+tc_on_exit 'rm -rf "$dir"'
 "$TOCHAIN_BUILD/tests/bin/chain-drive" replace -n 40000 \
 	--vnf-bin "$TOCHAIN_BUILD/bin/tochain-vnf" --dir "$dir"

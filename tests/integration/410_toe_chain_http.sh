@@ -14,16 +14,14 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3 curl sha256sum; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl sha256sum
+tc_need_root "network namespaces"
 
 tt_setup 410
 # Refused requests change nothing.
 r=$(ctl chain.set '{"dir":"in","name":"c1","hops":[["nosuch"]]}')
-case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: unknown vnf accepted: $r"; exit 1;; esac
-[ "$(ctl_ok stats | tt_json 'len(j["chains"])')" = 0 ] || { echo "FAIL: a refused chain.set left a chain"; exit 1; }
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) fail "unknown vnf accepted: $r";; esac
+[ "$(ctl_ok stats | tt_json 'len(j["chains"])')" = 0 ] || fail "a refused chain.set left a chain"
 ctl_ok version | tt_json 'j["daemon"] == "tochain-toe" and j["protocol"] == 1' | grep -q True
 
 tt_vnf a
@@ -33,14 +31,14 @@ tt_vnf o
 # the same args again: nothing created; other args: refused
 [ "$(ctl_ok vnf.add '{"name":"b","threads":2}' | tt_json 'j["created"]')" = False ]
 r=$(ctl vnf.add '{"name":"b","threads":3}')
-case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: vnf.add with other args accepted: $r"; exit 1;; esac
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) fail "vnf.add with other args accepted: $r";; esac
 r=$(ctl chain.set '{"dir":"in","name":"c1","hops":[["a","a"]]}')
-case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: a VNF twice accepted: $r"; exit 1;; esac
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) fail "a VNF twice accepted: $r";; esac
 
 ctl_ok chain.set '{"dir":"in","name":"web-in","hops":[["a","m"],["b"]]}' >/dev/null
 ctl_ok chain.set '{"dir":"out","name":"web-out","hops":[["o"]]}' >/dev/null
 r=$(ctl vnf.del '{"name":"a"}')
-case $r in *'"ok": false'*|*'"ok":false'*) ;; *) echo "FAIL: vnf.del of a used VNF accepted: $r"; exit 1;; esac
+case $r in *'"ok": false'*|*'"ok":false'*) ;; *) fail "vnf.del of a used VNF accepted: $r";; esac
 
 mkdir $work/www
 head -c $((4 << 20)) /dev/urandom >$work/www/big.bin
@@ -60,7 +58,7 @@ t0=$(awk '{print $14 + $15}' /proc/$TOE/stat)
 sleep 3
 t1=$(awk '{print $14 + $15}' /proc/$TOE/stat)
 echo "idle 3 s with chains set: TOE $((t1 - t0)) ticks (${hz}/s)"
-[ $(( (t1 - t0) * 100 )) -lt $((6 * hz)) ] || { echo "FAIL: idle TOE with chains uses >= 2% CPU"; exit 1; }
+[ $(( (t1 - t0) * 100 )) -lt $((6 * hz)) ] || fail "idle TOE with chains uses >= 2% CPU"
 
 # An attack request is reset; clean ones before and after work.
 set +e
@@ -68,10 +66,10 @@ ip netns exec "$CL" curl -sS --max-time 10 -o /dev/null "http://10.81.0.2:8080/x
 rc=$?
 set -e
 echo "attack request: curl exit $rc: $(cat $work/attack.err)"
-[ $rc = 56 ] || [ $rc = 52 ] || { echo "FAIL: attack connection not reset (curl $rc)"; exit 1; }
+[ $rc = 56 ] || [ $rc = 52 ] || fail "attack connection not reset (curl $rc)"
 for i in $(seq 5); do
 	code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.81.0.2:8080/small.bin)
-	[ "$code" = 200 ] || { echo "FAIL: clean request $i after the attack: $code"; exit 1; }
+	[ "$code" = 200 ] || fail "clean request $i after the attack: $code"
 done
 echo "5 clean requests after the reset: ok"
 
@@ -81,16 +79,16 @@ sleep 0.3
 st=$(ctl_ok stats)
 echo "$st" | tt_json 'json.dumps(j["chains"])'
 echo "$st" | tt_json 'len(j["denials"]) == 1 and j["denials"][0]["chain"] == "web-in" and j["denials"][0]["vnf"] == "m" and j["denials"][0]["rule"] == 1 and j["denials"][0]["dir"] == "in" and j["denials"][0]["conn"].endswith(">10.81.0.2:8080")' | grep -q True ||
-	{ echo "FAIL: stats.denials: $st"; exit 1; }
+	fail "stats.denials: $st"
 arr_in=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["arrivals"]')
 fin_in=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["finished"]')
 den_in=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["denied"]')
 arr_out=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="out"][0]["arrivals"]')
 fin_out=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="out"][0]["finished"]')
 [ "$arr_in" -ge 7 ] && [ "$arr_in" = "$fin_in" ] && [ "$den_in" -ge 1 ] ||
-	{ echo "FAIL: in counters arrivals $arr_in finished $fin_in denied $den_in"; exit 1; }
+	fail "in counters arrivals $arr_in finished $fin_in denied $den_in"
 [ "$arr_out" -ge $(( (4 << 20) / 16384 )) ] && [ "$arr_out" = "$fin_out" ] ||
-	{ echo "FAIL: out counters arrivals $arr_out finished $fin_out"; exit 1; }
+	fail "out counters arrivals $arr_out finished $fin_out"
 ctl_ok vnf.ls | tt_json '" ".join("%s:%d/%d" % (v["name"], v["dispatched"], v["verdicts"]) for v in j["vnfs"])'
 
 # Each VNF saw what its place implies: a, m every inbound descriptor,
@@ -100,7 +98,7 @@ for v in a m b o; do tt_stop_vnf $v; done
 pa=$(tt_stat a packets); pm=$(tt_stat m packets); pb=$(tt_stat b packets); po=$(tt_stat o packets)
 echo "vnf packets: a $pa m $pm b $pb o $po; in arrivals $arr_in denied $den_in, out arrivals $arr_out"
 [ "$pa" = "$arr_in" ] && [ "$pm" = "$arr_in" ] && [ "$pb" = $((arr_in - den_in)) ] && [ "$po" = "$arr_out" ] ||
-	{ echo "FAIL: VNF counts do not match the chain counters"; exit 1; }
-[ "$(tt_stat m denied)" = "$den_in" ] || { echo "FAIL: m denied $(tt_stat m denied), chain $den_in"; exit 1; }
+	fail "VNF counts do not match the chain counters"
+[ "$(tt_stat m denied)" = "$den_in" ] || fail "m denied $(tt_stat m denied), chain $den_in"
 tt_toe_stop
 echo PASS

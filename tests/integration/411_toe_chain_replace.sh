@@ -13,10 +13,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3 curl sha256sum; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl sha256sum
+tc_need_root "network namespaces"
 
 tt_setup 411
 tt_vnf a
@@ -66,7 +64,7 @@ ok=0 bad=0
 for l in 1 2 3; do read -r _ o _ b <$work/load.$l; ok=$((ok + o)); bad=$((bad + b)); done
 echo "$(cat $work/ctl.txt) chain replacements/deletions; requests ok $ok failed $bad"
 [ "$bad" = 0 ] || { echo "FAIL: $bad clean requests failed"; cat $work/load.*.err; tail $work/toe.log; exit 1; }
-[ "$ok" -ge 10 ] || { echo "FAIL: only $ok requests in 8 s"; exit 1; }
+[ "$ok" -ge 10 ] || fail "only $ok requests in 8 s"
 
 sleep 0.3
 st=$(ctl_ok stats)
@@ -76,13 +74,13 @@ ctl_ok chain.set '{"dir":"in","name":"last","hops":[["a"]]}' >/dev/null
 st=$(ctl_ok stats)
 echo "$st" | tt_json 'json.dumps(j["chains"])'
 echo "$st" | tt_json 'all(c["arrivals"] == c["finished"] == c["taken"] and c["denied"] == 0 for c in j["chains"]) and len(j["denials"]) == 0' | grep -q True ||
-	{ echo "FAIL: descriptors lost or denied: $st"; exit 1; }
+	fail "descriptors lost or denied: $st"
 # With the in chain set and out deleted: a fetch counts in arrivals only.
 a0=$(echo "$st" | tt_json 'j["chains"][0]["arrivals"]')
 got=$(ip netns exec "$CL" curl -sS --max-time 10 http://10.81.0.2:8080/f.bin | sha256sum | cut -d' ' -f1)
-[ "$got" = "$want" ] || { echo "FAIL: fetch after the changes"; exit 1; }
+[ "$got" = "$want" ] || fail "fetch after the changes"
 a1=$(ctl_ok stats | tt_json 'j["chains"][0]["arrivals"]')
-[ "$a1" -gt "$a0" ] || { echo "FAIL: the in chain saw nothing"; exit 1; }
+[ "$a1" -gt "$a0" ] || fail "the in chain saw nothing"
 kill $PY; wait $PY 2>/dev/null || true
 tt_stop_vnf a; tt_stop_vnf b
 tt_toe_stop

@@ -12,10 +12,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3 curl sha256sum; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl sha256sum
+tc_need_root "network namespaces"
 
 tt_setup 412
 tt_vnf c '{"policy":"closed"}'
@@ -29,7 +27,7 @@ vnf_field() { ctl_ok vnf.ls | tt_json "[v for v in j['vnfs'] if v['name'] == '$1
 
 # --- fail-closed ---
 ctl_ok chain.set '{"dir":"in","name":"guard","hops":[["c"]]}' >/dev/null
-for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || { echo "FAIL: request before the kill"; exit 1; }; done
+for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || fail "request before the kill"; done
 tt_load 3 $url $want $work/load-c
 sleep 1
 kill -9 ${VNF_PID[c]}
@@ -37,22 +35,22 @@ wait $LOAD
 echo "closed, load across the kill: $(cat $work/load-c)"
 for i in 1 2 3; do
 	rc=$(tt_fetch $url)
-	[ "$rc" = 56 ] || [ "$rc" = 52 ] || { echo "FAIL: request $i after the fail-closed VNF died: curl $rc"; exit 1; }
+	[ "$rc" = 56 ] || [ "$rc" = 52 ] || fail "request $i after the fail-closed VNF died: curl $rc"
 done
-grep -q 'vnf c failed (process died), policy closed' $work/toe.log || { echo "FAIL: no failure log line"; exit 1; }
+grep -q 'vnf c failed (process died), policy closed' $work/toe.log || fail "no failure log line"
 ctl_ok stats | tt_json 'any(d["vnf"] == "c" and d["reason"] == "vnf-failed" for d in j["denials"])' | grep -q True ||
-	{ echo "FAIL: no vnf-failed denial in stats"; exit 1; }
-[ "$(vnf_field c failed)" = True ] || { echo "FAIL: vnf.ls does not say c failed"; exit 1; }
+	fail "no vnf-failed denial in stats"
+[ "$(vnf_field c failed)" = True ] || fail "vnf.ls does not say c failed"
 old=${VNF_PID[c]}
 "$build/bin/tochain-vnf" --kind null --region "$region.vnf-c" --attach-timeout 5000 2>>$work/vnf-c2.log &
 VNF_PID[c]=$!
 tc_on_exit "kill -9 ${VNF_PID[c]}"
 [ "$(ctl_ok vnf.attach "{\"name\":\"c\",\"pid\":${VNF_PID[c]}}" | tt_json 'j["epoch"]')" = 1 ] ||
-	{ echo "FAIL: the re-attach did not report epoch 1"; exit 1; }
+	fail "the re-attach did not report epoch 1"
 sleep 0.3
 for i in 1 2 3 4 5; do [ "$(tt_fetch $url)" = 0 ] || { echo "FAIL: request $i after the re-attach"; tail $work/toe.log; exit 1; }; done
 [ "$(vnf_field c failed)" = False ] && [ "$(vnf_field c pid)" = "${VNF_PID[c]}" ] && [ "$(vnf_field c pid)" != "$old" ] ||
-	{ echo "FAIL: vnf.ls after the re-attach: $(ctl_ok vnf.ls)"; exit 1; }
+	fail "vnf.ls after the re-attach: $(ctl_ok vnf.ls)"
 echo "closed: requests reset while c was dead, working again with the new process"
 
 # --- fail-open ---
@@ -64,26 +62,26 @@ kill -9 ${VNF_PID[o]}
 wait $LOAD
 echo "open, load across the kill: $(cat $work/load-o)"
 grep -q 'ok [1-9][0-9]* bad 0' $work/load-o || { echo "FAIL: requests failed across a fail-open death"; cat $work/load-o.err; exit 1; }
-for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || { echo "FAIL: request $i with o dead"; exit 1; }; done
-grep -q 'vnf o failed (process died), policy open' $work/toe.log || { echo "FAIL: no bypass log line"; exit 1; }
+for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || fail "request $i with o dead"; done
+grep -q 'vnf o failed (process died), policy open' $work/toe.log || fail "no bypass log line"
 [ "$(vnf_field o failed)" = True ] && [ "$(vnf_field o bypassed)" -gt 0 ] ||
-	{ echo "FAIL: vnf.ls: $(ctl_ok vnf.ls)"; exit 1; }
+	fail "vnf.ls: $(ctl_ok vnf.ls)"
 d0=$(vnf_field o dispatched)
 "$build/bin/tochain-vnf" --kind null --region "$region.vnf-o" --attach-timeout 5000 2>>$work/vnf-o2.log &
 VNF_PID[o]=$!
 tc_on_exit "kill -9 ${VNF_PID[o]}"
 ctl_ok vnf.attach "{\"name\":\"o\",\"pid\":${VNF_PID[o]}}" >/dev/null
 sleep 0.3
-for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || { echo "FAIL: request $i after o re-attached"; exit 1; }; done
+for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || fail "request $i after o re-attached"; done
 [ "$(vnf_field o failed)" = False ] && [ "$(vnf_field o dispatched)" -gt "$d0" ] ||
-	{ echo "FAIL: o did not rejoin: $(ctl_ok vnf.ls)"; exit 1; }
+	fail "o did not rejoin: $(ctl_ok vnf.ls)"
 echo "open: no request lost, the new process rejoined"
 
 sleep 0.3
 st=$(ctl_ok stats)
 echo "$st" | tt_json 'json.dumps(j["chains"])'
 echo "$st" | tt_json 'all(c["arrivals"] == c["finished"] == c["taken"] for c in j["chains"])' | grep -q True ||
-	{ echo "FAIL: descriptors not all back"; exit 1; }
+	fail "descriptors not all back"
 kill $PY; wait $PY 2>/dev/null || true
 tt_toe_stop
 echo PASS

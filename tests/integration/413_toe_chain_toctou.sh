@@ -14,10 +14,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3
+tc_need_root "network namespaces"
 [ -x "$build/tests/bin/toe-toctou" ] || { echo "toe-toctou not built"; exit 1; }
 
 tt_setup 413
@@ -81,15 +79,15 @@ want=$((8 * 4096))
 bad=$(awk -v w=$want '$8 == 0 && ($2 != w || $4 != 1)' $work/srv-b.txt | wc -l)
 [ "$bad" = 0 ] || { echo "FAIL: $bad unreset connections are not exactly the clean bytes"; cat $work/srv-b.txt; exit 1; }
 bad=$(awk '$8 == 1 && $4 != 1' $work/srv-b.txt | wc -l)
-[ "$bad" = 0 ] || { echo "FAIL: a reset connection delivered something else than clean cells"; exit 1; }
+[ "$bad" = 0 ] || fail "a reset connection delivered something else than clean cells"
 resets=$(awk '$8 == 1' $work/srv-b.txt | wc -l)
 greset=$(awk '/^conns/ { print $6 }' $work/guest-b.txt)
 den=$(ctl_ok stats | tt_json 'len([d for d in j["denials"] if d["dir"] == "out" and d["vnf"] == "o" and d["rule"] == 1])')
 echo "with the chain: $((24 - resets)) connections complete and clean, $resets reset (guest saw $greset, denials $den)"
 # (the guest may close before its reset event arrives: it sees at most as many)
 [ "$greset" -le "$resets" ] && [ "$den" = "$resets" ] ||
-	{ echo "FAIL: resets at the server ($resets), the guest ($greset) and denials ($den) disagree"; exit 1; }
+	fail "resets at the server ($resets), the guest ($greset) and denials ($den) disagree"
 tt_stop_vnf o
-[ "$(tt_stat o denied)" -ge "$resets" ] || { echo "FAIL: the VNF denied fewer than were reset"; exit 1; }
+[ "$(tt_stat o denied)" -ge "$resets" ] || fail "the VNF denied fewer than were reset"
 tt_toe_stop
 echo PASS

@@ -14,10 +14,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3
+tc_need_root "network namespaces"
 
 tt_setup 414
 cat >$work/srv.py <<'PY'
@@ -62,7 +60,7 @@ run_phase() { # vnf dispatch
 	tt_vnf $v "{\"threads\":3,\"dispatch\":\"$2\"}" --threads 3
 	ctl_ok chain.set "{\"dir\":\"in\",\"name\":\"$2\",\"hops\":[[\"$v\"]]}" >/dev/null
 	[ "$(ctl_ok vnf.ls | tt_json "[x for x in j['vnfs'] if x['name'] == '$v'][0]['dispatch']")" = "$2" ] ||
-		{ echo "FAIL: vnf.ls does not show dispatch $2"; exit 1; }
+		fail "vnf.ls does not show dispatch $2"
 	ip netns exec "$CL" python3 $work/cli.py
 	sleep 0.3
 	tt_stop_vnf $v
@@ -76,13 +74,13 @@ run_phase() { # vnf dispatch
 
 run_phase r rr
 [ "${T[0]}" = 21 ] && [ "${T[1]}" = 21 ] && [ "${T[2]}" = 21 ] ||
-	{ echo "FAIL: round-robin did not share 21/21/21"; exit 1; }
+	fail "round-robin did not share 21/21/21"
 run_phase f flow
 [ $(( T[0] & T[1] )) = 0 ] && [ $(( T[0] & T[2] )) = 0 ] && [ $(( T[1] & T[2] )) = 0 ] ||
-	{ echo "FAIL: a connection was split over threads under dispatch flow"; exit 1; }
+	fail "a connection was split over threads under dispatch flow"
 echo "flow: every connection stayed on one thread"
 # vnf.del forgot it: the name can be added again.
-[ "$(ctl_ok vnf.add '{"name":"f"}' | tt_json 'j["created"]')" = True ] || { echo "FAIL: re-adding a deleted name"; exit 1; }
+[ "$(ctl_ok vnf.add '{"name":"f"}' | tt_json 'j["created"]')" = True ] || fail "re-adding a deleted name"
 kill $srv; wait $srv 2>/dev/null || true
 tt_toe_stop
 echo PASS

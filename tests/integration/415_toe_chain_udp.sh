@@ -11,10 +11,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3
+tc_need_root "network namespaces"
 
 tt_setup 415
 tt_vnf m '{}' --deny-marker ATTACK
@@ -55,11 +53,11 @@ ip netns exec "$CL" python3 $work/cli.py
 grep -q 'denied: chain udp-in (in) vnf m rule 1 reason rule conn 10.81.0.1:[0-9]*>[0-9.]*:5300: datagram dropped' $work/toe.log ||
 	{ echo "FAIL: no denial log line"; cat $work/toe.log; exit 1; }
 ctl_ok stats | tt_json 'len(j["denials"]) == 1 and j["denials"][0]["vnf"] == "m"' | grep -q True ||
-	{ echo "FAIL: stats.denials"; exit 1; }
+	fail "stats.denials"
 kill $srv; wait $srv 2>/dev/null || true
 tt_stop_vnf m; tt_stop_vnf o
 echo "vnf packets: m $(tt_stat m packets) (denied $(tt_stat m denied)), o $(tt_stat o packets)"
 [ "$(tt_stat m packets)" = 3 ] && [ "$(tt_stat m denied)" = 1 ] && [ "$(tt_stat o packets)" = 2 ] ||
-	{ echo "FAIL: VNF counts"; exit 1; }
+	fail "VNF counts"
 tt_toe_stop
 echo PASS

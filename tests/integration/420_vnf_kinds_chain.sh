@@ -15,6 +15,7 @@
 # timeout: 240
 set -euo pipefail
 top=${TOCHAIN_TOP:-.}
+. "$top/tests/lib/common.sh"
 drive="$TOCHAIN_BUILD/tests/bin/vnf-drive"
 vnf="$TOCHAIN_BUILD/bin/tochain-vnf"
 td="$top/tests/data/vnf"
@@ -23,7 +24,7 @@ td="$top/tests/data/vnf"
 dir=$(mktemp -d /dev/shm/tochain-vnf-test.XXXXXX)
 errs="$dir.err"		# the VNFs' stderr, kept across scenarios
 # vnf-drive stops its VNFs; they also die with it (--exit-with-parent).
-trap 'rm -rf "$dir" "$errs"' EXIT
+tc_on_exit 'rm -rf "$dir" "$errs"'
 run() {
 	local sc=$1; shift
 	rm -rf "${dir:?}"/*

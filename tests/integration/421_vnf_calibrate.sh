@@ -7,13 +7,13 @@
 # timeout: 120
 set -euo pipefail
 top=${TOCHAIN_TOP:-.}
+. "$top/tests/lib/common.sh"
 vnf="$TOCHAIN_BUILD/bin/tochain-vnf"
 td="$top/tests/data/vnf"
 [ -r /usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf ] ||
 	{ echo "SKIP: the OWASP CRS (modsecurity-crs) is not installed"; exit 77; }
 dir=$(mktemp -d /tmp/tochain-vnf-cal.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tc_on_exit 'rm -rf "$dir"'
 
 check_json() {	# KIND JSON SECONDS
 	python3 - "$@" <<'PY'

@@ -15,17 +15,13 @@
 #   - at every probe, the VNF matcher's verdict on the same rule file and
 #     SYN agrees with what the kernel did (accept/drop/reject).
 set -euo pipefail
-
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces and nftables"
-	exit 77
-fi
-for tool in ip python3; do
-	command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
 build=${TOCHAIN_BUILD:-build}
+. "${TOCHAIN_TOP:-.}/tests/lib/common.sh"
+
+tc_need_root "network namespaces and nftables"
+tc_need_cmds ip python3
 fw=$build/tests/bin/fw-apply
-[ -x "$fw" ] || { echo "FAIL: $fw not built"; exit 1; }
+[ -x "$fw" ] || fail "$fw not built"
 
 srv=fw500s$$
 cli=fw500c$$
@@ -44,10 +40,8 @@ cleanup() {
 	rm -rf "$tmp"
 	true
 }
-trap cleanup EXIT
-trap 'exit 143' TERM INT	# so that a timeout still runs cleanup
+tc_on_exit cleanup
 
-fail() { echo "FAIL: $*"; exit 1; }
 
 cat >"$tmp/serve.py" <<'PY'
 import socket, sys, threading, time

@@ -7,15 +7,13 @@
 # must appear in that namespace only, be replaced by a second apply, be
 # left alone by a broken file (exit 1, file:line), and go with remove.
 set -euo pipefail
-
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces and nftables"
-	exit 77
-fi
-command -v ip >/dev/null || { echo "SKIP: ip not installed"; exit 77; }
 build=${TOCHAIN_BUILD:-build}
+. "${TOCHAIN_TOP:-.}/tests/lib/common.sh"
+
+tc_need_root "network namespaces and nftables"
+tc_need_cmds ip
 fw=$(realpath "$build/bin/tochain-fw-apply")
-[ -x "$fw" ] || { echo "FAIL: $fw not built"; exit 1; }
+[ -x "$fw" ] || fail "$fw not built"
 
 ns=fw501n$$
 tmp=$(mktemp -d /tmp/fw501.XXXXXX)
@@ -24,8 +22,7 @@ cleanup() {
 	ip netns del "$ns" 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tc_on_exit cleanup
 
 ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
 ip netns exec "$ns" nft list tables >/dev/null 2>&1 ||

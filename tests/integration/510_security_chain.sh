@@ -20,10 +20,8 @@ top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/tochaind.sh"
-for c in ip python3 curl nft; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl nft
+tc_need_root "network namespaces"
 [ -d /usr/share/modsecurity-crs/rules ] || { echo "SKIP: no OWASP CRS (modsecurity-crs)"; exit 77; }
 
 td_setup 510

@@ -10,6 +10,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 
@@ -22,7 +23,7 @@ cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
 	rm -rf "$work" "$shm"
 }
-trap cleanup EXIT
+tc_on_exit cleanup
 
 guest=$("$top/tests/guest/build-guest.sh" "$build")
 "$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name" --formatting
@@ -35,7 +36,7 @@ t0=$(date +%s.%N)
 "$VM_QEMU" "${VM_ARGS[@]}" >"$work/qemu.out" 2>&1 &
 qpid=$!
 
-fail() { echo "FAIL: $*"; echo "--- serial"; cat -v "$work/serial.log" || true; echo "--- qemu"; cat "$work/qemu.out"; exit 1; }
+tc_on_fail 'echo "--- serial"; cat -v "$work/serial.log" || true; echo "--- qemu"; cat "$work/qemu.out"'
 
 vm_wait_line "$work/serial.log" '^GUEST-BOOT' 90 "$qpid" || fail "guest did not boot"
 echo "boot to /init: $(vm_since "$t0") s wall, $(sed -n 's/^GUEST-BOOT uptime=//p' "$work/serial.log") s guest uptime"

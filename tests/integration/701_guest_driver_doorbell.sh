@@ -10,6 +10,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 
@@ -23,14 +24,13 @@ cleanup() {
 	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
 	rm -rf "$work" "$shm"
 }
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
+tc_on_exit cleanup
+fail_logs() {
 	echo "--- serial"; cat -v "$work/serial.log" 2>/dev/null || true
 	echo "--- host"; cat "$work/host.log" 2>/dev/null || true
 	echo "--- qemu"; cat "$work/qemu.out" 2>/dev/null || true
-	exit 1
 }
+tc_on_fail fail_logs
 
 guest=$("$top/tests/guest/build-guest.sh" "$build")
 

@@ -12,10 +12,11 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 
-command -v socat >/dev/null || { echo "FAIL: socat missing (make deps)"; exit 1; }
+command -v socat >/dev/null || fail "socat missing (make deps)"
 name=hp-702.$$
 work=$(mktemp -d /tmp/tochain-702.XXXXXX)
 shm=/dev/shm/tochain-702.$$
@@ -26,14 +27,13 @@ cleanup() {
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
 	rm -rf "$work" "$shm"
 }
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
+tc_on_exit cleanup
+fail_logs() {
 	echo "--- serial"; cat -v "$work/serial.log" 2>/dev/null || true
 	echo "--- qmp"; cat "$work/qmp.log" 2>/dev/null || true
 	echo "--- qemu"; cat "$work/qemu.out" 2>/dev/null || true
-	exit 1
 }
+tc_on_fail fail_logs
 qmp() { vm_qmp "$work/qmp.sock" "$@" | tee -a "$work/qmp.log"; }
 # 0 while QEMU still has device ivs0, 1 once it is gone; QMP must answer
 plugged() {

@@ -8,6 +8,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 
@@ -23,14 +24,13 @@ cleanup() {
 	done
 	rm -rf "$work" "$shm"
 }
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
+tc_on_exit cleanup
+fail_logs() {
 	for f in a.log b.log server.log qemu-a.out qemu-b.out; do
 		echo "--- $f"; cat -v "$work/$f" 2>/dev/null || true
 	done
-	exit 1
 }
+tc_on_fail fail_logs
 
 guest=$("$top/tests/guest/build-guest.sh" "$build")
 "$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name"

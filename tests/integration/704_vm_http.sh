@@ -16,19 +16,18 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for c in ip curl sha256sum cpio "$VM_QEMU"; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root "network namespaces"
+tc_need_cmds ip curl sha256sum cpio "$VM_QEMU"
 for f in bin/tochain-toe bin/tochain-vmlink bin/tochain-run lib/libtochain-preload.so \
 	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
-	[ -e "$build/$f" ] || { echo "FAIL: $build/$f missing (make)"; exit 1; }
+	[ -e "$build/$f" ] || fail "$build/$f missing (make)"
 done
-[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"; exit 1; }
-guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+[ -x /usr/bin/python3 ] || fail "Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || fail "guest build"
 
 tc_init
 tc_fabric
@@ -36,6 +35,7 @@ tc_host CL cl 10.70.4.1/24
 tc_host VM vm 10.70.4.2/24
 work=$(mktemp -d /dev/shm/tc704.XXXXXX)
 tc_on_exit "rm -rf $work"
+region=$work/region
 name=web704
 qpid= lpid= tpid=
 stop_all() {
@@ -45,14 +45,13 @@ stop_all() {
 	qpid= lpid= tpid=
 }
 tc_on_exit stop_all
-fail() {
-	echo "FAIL: $*"
+fail_logs() {
 	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | tail -n 40 || true
 	echo "--- link"; tail -n 30 "$work/link.log" 2>/dev/null || true
 	echo "--- toe"; tail -n 20 "$work/toe.log" 2>/dev/null || true
 	echo "--- qemu"; cat "$work/qemu.out" 2>/dev/null || true
-	exit 1
 }
+tc_on_fail fail_logs
 
 # The guest's part: a script and the files it serves, as one more archive.
 mkdir -p "$work/extra/www"
@@ -93,17 +92,15 @@ run_mode() { # doorbell|poll
 	local mode=$1 t0 got code dev pid i
 	rm -f "$work/serial.log" "$work/region" "$work/region.sock" "$work/ivs.sock"
 	# one fifo each: the TOE may close its end after the reader has its byte
-	mkfifo "$work/ready.toe.$mode" "$work/ready.link.$mode"
-	ip netns exec "$VM" "$build/bin/tochain-toe" --region "$work/region" --name "$name" \
-		--nbufs 256 --channels 16 --ready-fd 3 3>"$work/ready.toe.$mode" 2>"$work/toe.log" &
-	tpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready.toe.$mode" || fail "TOE did not become ready"
+	mkfifo "$work/ready.link.$mode"
+	tt_toe_start --wait 30 "$VM" "$name" --nbufs 256 --channels 16
+	tpid=$TOE
 	local lopts=(--region "$work/region" --slots 4 --verbose --ready-fd 3)
 	[ "$mode" = doorbell ] && lopts+=(--doorbell "$work/ivs.sock")
 	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready.link.$mode" 2>"$work/link.log" &
 	lpid=$!
 	read -r -t 30 -n 1 _ <"$work/ready.link.$mode" || fail "link did not become ready"
-	rm -f "$work/ready.toe.$mode" "$work/ready.link.$mode"
+	rm -f "$work/ready" "$work/ready.link.$mode"
 
 	if [ "$mode" = doorbell ]; then
 		dev=(-chardev "socket,id=ivs,path=$work/ivs.sock"

@@ -12,6 +12,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 . "$top/tests/guest/qemu.sh"
 
 command -v "$VM_QEMU" >/dev/null || { echo "SKIP: $VM_QEMU not installed"; exit 77; }
@@ -24,8 +25,8 @@ cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
 	rm -rf "$work" "$shm"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- serial"; cat -v "$work/serial.log" || true; echo "--- qemu"; cat "$work/qemu.out"; exit 1; }
+tc_on_exit cleanup
+tc_on_fail 'echo "--- serial"; cat -v "$work/serial.log" || true; echo "--- qemu"; cat "$work/qemu.out"'
 
 guest=$("$top/tests/guest/build-guest.sh" "$build")
 "$build/tests/bin/vm-host-tool" init "$shm" 1048576 "$name"

@@ -34,15 +34,13 @@ fi
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for c in ip curl sha256sum cpio python3 truncate "$VM_QEMU"; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root "network namespaces"
+tc_need_cmds ip curl sha256sum cpio python3 truncate "$VM_QEMU"
 for f in bin/tochain-toe bin/tochain-vnf bin/tochain-run lib/libtochain-preload.so \
 	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
-	[ -e "$build/$f" ] || { echo "FAIL: $build/$f missing (make)"; exit 1; }
+	[ -e "$build/$f" ] || fail "$build/$f missing (make)"
 done
-guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || fail "guest build"
 
 tt_setup 706
 name=vm706
@@ -52,13 +50,12 @@ stop_qemu() {
 	qpid=
 }
 tc_on_exit stop_qemu
-fail() {
-	echo "FAIL: $*"
+fail_logs() {
 	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | tail -n 40 || true
 	echo "--- toe"; tail -n 20 "$work/toe.log" 2>/dev/null || true
 	echo "--- qemu"; cat "$work/qemu.out" 2>/dev/null || true
-	exit 1
 }
+tc_on_fail fail_logs
 
 reg=$(ctl_ok vnf.add '{"name":"x"}' | tt_json 'j["region"]')
 [ "$reg" = "$region.vnf-x" ] || fail "vnf.add: region $reg"

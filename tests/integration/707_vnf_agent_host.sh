@@ -20,10 +20,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-for c in ip python3 curl sha256sum; do
-	command -v $c >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+tc_need_cmds ip python3 curl sha256sum
+tc_need_root "network namespaces"
 
 tt_setup 707
 name=vm707
@@ -50,10 +48,10 @@ done
 sleep 0.5	# a third would come within a scan or two
 cat "$work/agent.log"
 [ "$(grep -c 'tochain-vnf: serving' "$work/agent.log")" = 2 ] ||
-	{ echo "FAIL: the agent should serve exactly the two VNF regions"; exit 1; }
+	fail "the agent should serve exactly the two VNF regions"
 for v in a b; do
 	grep -q "tochain-vnf: serving $dev/$name.vnf-$v (pid [0-9]*)" "$work/agent.log" ||
-		{ echo "FAIL: $name.vnf-$v not served"; exit 1; }
+		fail "$name.vnf-$v not served"
 done
 pa=$(sed -n "s|.*serving $dev/$name.vnf-a (pid \([0-9]*\)).*|\1|p" "$work/agent.log")
 
@@ -71,11 +69,11 @@ got=$(ip netns exec "$CL" curl -sS --max-time 30 http://10.81.0.2:8080/big.bin |
 [ "$got" = "$want" ] || { echo "FAIL: sha256 through the agent's children"; tail "$work/agent.log"; exit 1; }
 echo "2 MiB through in [a, b] and out [b], served by the agent: sha256 ok"
 rc=$(tt_fetch "http://10.81.0.2:8080/x?q=EVIL")
-[ "$rc" = 56 ] || [ "$rc" = 52 ] || { echo "FAIL: EVIL not reset (curl $rc)"; exit 1; }
+[ "$rc" = 56 ] || [ "$rc" = 52 ] || fail "EVIL not reset (curl $rc)"
 st=$(ctl_ok stats)
 echo "$st" | tt_json 'any(d["vnf"] in ("a", "b") and d["rule"] == 1 for d in j["denials"])' | grep -q True ||
-	{ echo "FAIL: no denial by a or b: $st"; exit 1; }
-grep -q 'cannot map\|no header name' "$work/agent.log" && { echo "FAIL: a grant was not mapped"; exit 1; }
+	fail "no denial by a or b: $st"
+grep -q 'cannot map\|no header name' "$work/agent.log" && fail "a grant was not mapped"
 
 # A child killed: reaped, said, restarted.
 kill -9 "$pa"
@@ -86,7 +84,7 @@ done
 grep -q "tochain-vnf: $dev/$name.vnf-a gone (status 137)" "$work/agent.log" ||
 	{ echo "FAIL: the killed child was not reaped"; cat "$work/agent.log"; exit 1; }
 [ "$(grep -c "serving $dev/$name.vnf-a" "$work/agent.log")" = 2 ] ||
-	{ echo "FAIL: the killed child was not restarted"; exit 1; }
+	fail "the killed child was not restarted"
 echo "child of a killed: reaped (status 137) and restarted"
 
 # SIGHUP goes to the children (each reloads its rules and says so).
@@ -104,10 +102,10 @@ rc=0
 wait "$AG" || rc=$?
 [ $rc = 0 ] || { echo "FAIL: agent exit $rc"; cat "$work/agent.log"; exit 1; }
 pgrep -f "tochain-vnf --kind null --deny-marker EVIL --guest --dev-dir $dev" >/dev/null &&
-	{ echo "FAIL: children left behind"; exit 1; }
+	fail "children left behind"
 pb=$(awk '$1 == "packets" { print $2 }' "$work/st.$name.vnf-b")
 [ "${pb:-0}" -ge $(( (2 << 20) / 16384 )) ] ||
-	{ echo "FAIL: b's stats: $(cat "$work/st.$name.vnf-b" 2>/dev/null)"; exit 1; }
+	fail "b's stats: $(cat "$work/st.$name.vnf-b" 2>/dev/null)"
 echo "b judged $pb descriptors; agent stopped with exit 0"
 if grep -q 'Sanitizer\|runtime error' "$work/agent.log"; then
 	cat "$work/agent.log"; echo "FAIL: sanitizer report"; exit 1

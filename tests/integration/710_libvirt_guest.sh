@@ -13,6 +13,7 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/tochaind.sh"
 # shellcheck source=../guest/libvirt-domain.sh
 . "$top/tests/guest/libvirt-domain.sh"
 # shellcheck source=../guest/qemu.sh
@@ -29,13 +30,12 @@ fab=tcf$TC_SUFFIX
 dom=tochain-710-$$
 vm=web1
 export TOCHAIN_SOCKET=$work/ctl.sock
-tdpid= schedpid=
-sfc() { "$bin/sfc-ctl" "$@"; }
+TD_PID= schedpid=
 cleanup() {
 	set +e
-	[ -n "$tdpid" ] && sfc vm del "$vm" >/dev/null 2>&1
+	[ -n "$TD_PID" ] && sfc vm del "$vm" >/dev/null 2>&1
 	lv_domain_destroy "$dom"
-	if [ -n "$tdpid" ]; then kill "$tdpid"; wait "$tdpid"; fi
+	if [ -n "$TD_PID" ]; then kill "$TD_PID"; wait "$TD_PID"; fi
 	if [ -n "$schedpid" ]; then kill "$schedpid"; wait "$schedpid"; fi
 	ip netns del "$fab-$vm" 2>/dev/null
 	ip netns del "$fab" 2>/dev/null
@@ -44,13 +44,12 @@ cleanup() {
 	lv_daemon_stop
 }
 tc_on_exit cleanup
-fail() {
-	echo "FAIL: $*"
+fail_logs() {
 	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | grep -av '^\[' | tail -40
 	echo "--- tochaind"; tail -20 "$work/tochaind.log" 2>/dev/null
 	echo "--- qemu"; tail -5 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
-	exit 1
 }
+tc_on_fail fail_logs
 field() { sfc --json vm show "$vm" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 guest=$("$top/tests/guest/build-guest.sh" "$build")
@@ -67,12 +66,8 @@ echo "libvirtd: $([ "$LV_STARTED" = 1 ] && echo started || echo already running)
 	--cgroup "tochain-710-$$" --sync-cpus 0-1 --duration 400 --print-every 0 \
 	>"$work/sched.log" 2>&1 &
 schedpid=$!
-"$bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-	--fabric-ns "$fab" --bridge tcbr0 --region-dir "$regions" --libvirt-uri "$LV_URI" \
-	--sched-socket "$work/sched.sock" 2>"$work/tochaind.log" &
-tdpid=$!
-for i in $(seq 100); do [ -S "$TOCHAIN_SOCKET" ] && break; sleep 0.1; done
-sfc version >/dev/null || fail "tochaind does not answer"
+td_daemon --foreground "$work/tochaind.log" --fabric-ns "$fab" --bridge tcbr0 \
+	--region-dir "$regions" --libvirt-uri "$LV_URI" --sched-socket "$work/sched.sock"
 
 lv_domain_xml "$dom" "$guest" "$work" "$vm" >"$work/domain.xml"
 lv_virsh define "$work/domain.xml" >/dev/null || fail "virsh define"
@@ -153,7 +148,7 @@ ip netns list | grep -q "$fab-$vm" && fail "namespace left behind"
 grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log" | grep -av 'DMESG.*line:' | tr -d '\r'
 vm_check_log "$work/serial.log" "hot-added device [0-9a-f:.]*" "region magic" \
 	"region name $vm" "/dev/tochain/$vm" "device unplugged" "node removed" || fail "guest checks"
-kill "$tdpid"; wait "$tdpid" || true
-tdpid=
+kill "$TD_PID"; wait "$TD_PID" || true
+TD_PID=
 if grep -E 'Sanitizer|runtime error' "$work/tochaind.log"; then fail "tochaind: sanitizer report"; fi
 echo "PASS 710_libvirt_guest"

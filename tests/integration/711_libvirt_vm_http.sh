@@ -12,19 +12,18 @@ set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
 . "$top/tests/guest/qemu.sh"
 . "$top/tests/guest/libvirt-domain.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
-for c in ip curl cpio virsh libvirtd; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root
+tc_need_cmds ip curl cpio virsh libvirtd
 emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>/dev/null | head -n 1 || true)}
 [ -n "$emu" ] && [ -x "$emu" ] || emu=$(command -v "$VM_QEMU" || true)
 [ -n "$emu" ] || { echo "SKIP: no QEMU"; exit 77; }
 VM_QEMU=$emu
-[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"; exit 1; }
-guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
+[ -x /usr/bin/python3 ] || fail "Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || fail "guest build"
 
 tc_init
 tc_fabric
@@ -32,6 +31,7 @@ tc_host CL cl 10.71.1.1/24
 tc_host VM vm 10.71.1.2/24
 work=$(mktemp -d /tmp/tochain-711.XXXXXX)
 chmod 755 "$work"
+region=$work/region
 dom=tochain-711-$$
 name=web711
 lpid= tpid=
@@ -43,22 +43,19 @@ cleanup711() {
 	rm -rf "$work"
 }
 tc_on_exit cleanup711
-fail() {
-	echo "FAIL: $*"
+fail_logs() {
 	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | grep -v DMESG | tail -n 30 || true
 	echo "--- link"; tail -n 20 "$work/link.log" 2>/dev/null || true
 	echo "--- libvirt"; tail -n 20 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null || true
-	exit 1
 }
+tc_on_fail fail_logs
 
 lv_daemon_start || fail "libvirtd"
 echo "emulator: $emu"
 
-mkfifo "$work/ready.toe" "$work/ready.link"	# one each: the TOE closes its end late
-ip netns exec "$VM" "$build/bin/tochain-toe" --region "$work/region" --name "$name" \
-	--nbufs 256 --channels 16 --ready-fd 3 3>"$work/ready.toe" 2>"$work/toe.log" &
-tpid=$!
-read -r -t 30 -n 1 _ <"$work/ready.toe" || fail "TOE did not become ready"
+mkfifo "$work/ready.link"	# one of its own: the TOE closes its end late
+tt_toe_start --wait 30 "$VM" "$name" --nbufs 256 --channels 16
+tpid=$TOE
 "$build/bin/tochain-vmlink" --region "$work/region" --doorbell "$work/ivs.sock" --slots 4 \
 	--verbose --ready-fd 3 3>"$work/ready.link" 2>"$work/link.log" &
 lpid=$!

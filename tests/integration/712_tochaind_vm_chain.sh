@@ -25,25 +25,23 @@ top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
 build=$(cd "$build" && pwd)
 . "$top/tests/lib/netns.sh"
+. "$top/tests/lib/tochaind.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 # shellcheck source=../guest/libvirt-domain.sh
 . "$top/tests/guest/libvirt-domain.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
-for c in ip curl cpio virsh libvirtd python3 sha256sum; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
-done
+tc_need_root
+tc_need_cmds ip curl cpio virsh libvirtd python3 sha256sum
 emu=${TOCHAIN_QEMU:-$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>/dev/null | head -n 1 || true)}
 [ -n "$emu" ] && [ -x "$emu" ] || emu=$(command -v "$VM_QEMU" || true)
 [ -n "$emu" ] || { echo "SKIP: no QEMU"; exit 77; }
 VM_QEMU=$emu
-[ -x /usr/bin/python3 ] || { echo "FAIL: Debian's python3 missing (tests/guest/deps.txt)"; exit 1; }
-guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || { echo "FAIL: guest build"; exit 1; }
-guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || { echo "FAIL: VNF guest build"; exit 1; }
+[ -x /usr/bin/python3 ] || fail "Debian's python3 missing (tests/guest/deps.txt)"
+guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || fail "guest build"
+guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || fail "VNF guest build"
 
 tc_init
-bin=$build/bin
 work=$(mktemp -d /tmp/tochain-712.XXXXXX)
 chmod 755 "$work"
 regions=/dev/shm/tochain-712.$$	# <shmem> regions must be on /dev/shm
@@ -53,11 +51,10 @@ dom=tochain-712-$$
 vdom=tochain-712v-$$	# the VNF guest
 vm=web712
 export TOCHAIN_SOCKET=$work/ctl.sock
-tdpid=
-sfc() { "$bin/sfc-ctl" "$@"; }
+TD_PID=
 cleanup712() {
 	set +e
-	if [ -n "$tdpid" ]; then
+	if [ -n "$TD_PID" ]; then
 		sfc chain del web-in >/dev/null 2>&1
 		sfc chain del web-g >/dev/null 2>&1
 		sfc vm del "$vm" >/dev/null 2>&1
@@ -65,7 +62,7 @@ cleanup712() {
 	lv_domain_destroy "$dom"
 	lv_domain_destroy "$vdom"
 	rm -f /dev/shm/tochain-grant-"$fab"-*
-	if [ -n "$tdpid" ]; then kill "$tdpid"; wait "$tdpid"; fi
+	if [ -n "$TD_PID" ]; then kill "$TD_PID"; wait "$TD_PID"; fi
 	# what a failed vm del left (their command lines name $regions)
 	pkill -9 -f "tochain-vmlink --region $regions/" 2>/dev/null
 	pkill -9 -f "tochain-vnf --kind [a-z]* --region $regions/" 2>/dev/null
@@ -77,16 +74,15 @@ cleanup712() {
 	lv_daemon_stop
 }
 tc_on_exit cleanup712
-fail() {
-	echo "FAIL: $*"
+fail_logs() {
 	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | grep -av '^\[' | tail -n 30
 	echo "--- tochaind"; tail -n 25 "$work/tochaind.log" 2>/dev/null
 	echo "--- link"; tail -n 25 "$work/state/link-$vm.log" 2>/dev/null
 	echo "--- toe"; tail -n 30 "$work/state/toe-$vm.log" 2>/dev/null
 	echo "--- VNF guest"; tr -d '\r' <"$work/vnf/serial.log" 2>/dev/null | grep -av '^\[' | tail -n 20
 	echo "--- qemu"; tail -n 10 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
-	exit 1
 }
+tc_on_fail fail_logs
 field() { sfc --json vm show "$vm" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$1', ''))"; }
 alive() { [ -n "$1" ] && [ "$1" != 0 ] && kill -0 "$1" 2>/dev/null; }
 fetch() { # URL -> sha256 of the body (of nothing when the fetch failed)
@@ -103,12 +99,8 @@ fi
 echo "emulator: $emu"
 
 td_start712() {
-	"$bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$regions" --libvirt-uri "$LV_URI" \
-		--sched-socket "$work/no-sched.sock" 2>>"$work/tochaind.log" &
-	tdpid=$!
-	for i in $(seq 100); do [ -S "$TOCHAIN_SOCKET" ] && break; sleep 0.1; done
-	sfc version >/dev/null || fail "tochaind does not answer"
+	td_daemon --foreground "$work/tochaind.log" --fabric-ns "$fab" --bridge tcbr0 \
+		--region-dir "$regions" --libvirt-uri "$LV_URI" --sched-socket "$work/no-sched.sock"
 }
 td_start712
 TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host CL cl 10.72.0.1/24
@@ -247,7 +239,7 @@ echo "fetch (4 MiB): $(vm_since "$t1") s"
 [ "$got" = "$want" ] || fail "sha256 $got, want $want ($(cat "$work/curl.err"))"
 
 echo "--- tochaind restarted: the link outlives it and is found again"
-kill "$tdpid"; wait "$tdpid" || true
+kill "$TD_PID"; wait "$TD_PID" || true
 alive "$lpid" || fail "the link died with tochaind"
 td_start712
 [ "$(field link_pid)" = "$lpid" ] && [ "$(field link)" = running ] && [ "$(field wait)" = doorbell ] ||
@@ -458,7 +450,7 @@ alive "$lpid" && fail "poll-mode link $lpid still running"
 vm_wait_line "$work/serial.log" '^GUEST-DONE' 180 "$qpid" || fail "the guest did not finish"
 grep -a '^GUEST-DMESG' "$work/serial.log" && fail "guest kernel warnings"
 grep -a -E '^GUEST-' "$work/serial.log" | tr -d '\r'
-kill "$tdpid"; wait "$tdpid" || true
-tdpid=
+kill "$TD_PID"; wait "$TD_PID" || true
+TD_PID=
 if grep -E 'Sanitizer|runtime error' "$work/tochaind.log"; then fail "tochaind: sanitizer report"; fi
 echo "PASS 712_tochaind_vm_chain"

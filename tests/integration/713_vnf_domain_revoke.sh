@@ -38,7 +38,7 @@ for c in libvirtd virsh virtlogd ip curl sha256sum cpio python3 busybox; do
 done
 for f in bin/tochaind bin/sfc-ctl bin/tochain-toe bin/tochain-vnf bin/tochain-run \
 	lib/libtochain-preload.so guest-drivers/tochain_ivshmem.ko; do
-	[ -e "$build/$f" ] || { echo "FAIL: $build/$f missing (make)"; exit 1; }
+	[ -e "$build/$f" ] || fail "$build/$f missing (make)"
 done
 cache=${TOCHAIN_QEMU_CACHE:-/var/cache/tochain/qemu}
 key=$("$top/qemu-patches/build-qemu.sh" --print-key)
@@ -48,7 +48,7 @@ if [ ! -f "$cache/$key/env" ]; then
 fi
 # shellcheck disable=SC1090,SC1091
 . "$cache/$key/env"
-guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || { echo "FAIL: guest build"; exit 1; }
+guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || fail "guest build"
 if ! lv_daemon_start; then
 	echo "SKIP: libvirtd does not start here"
 	exit 77
@@ -70,13 +70,13 @@ cleanup713() {
 }
 # registered after td_setup's: runs before it (the chains go first, then the domain)
 tc_on_exit cleanup713
-fail713() {
+fail_logs() {
 	echo "--- guest serial"; tr -d '\r' <"$serial" 2>/dev/null | grep -av '^\[' | tail -n 30
 	echo "--- qemu"; tail -n 5 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
-	fail "$@"
 }
+tc_on_fail fail_logs
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
-sfc_ok() { sfc "$@" >"$work/out" 2>&1 || fail713 "sfc-ctl $*: $(cat "$work/out")"; }
+sfc_ok() { sfc "$@" >"$work/out" 2>&1 || fail "sfc-ctl $*: $(cat "$work/out")"; }
 refused() { # what, sfc-ctl args...: exit 1 with a reason naming $want
 	local what=$1 rc
 	shift
@@ -84,8 +84,8 @@ refused() { # what, sfc-ctl args...: exit 1 with a reason naming $want
 	sfc "$@" >"$work/out" 2>&1
 	rc=$?
 	set -e
-	[ $rc = 1 ] || fail713 "$what: sfc-ctl $* exited $rc: $(cat "$work/out")"
-	grep -q -- "$want" "$work/out" || fail713 "$what: no reason naming '$want': $(cat "$work/out")"
+	[ $rc = 1 ] || fail "$what: sfc-ctl $* exited $rc: $(cat "$work/out")"
+	grep -q -- "$want" "$work/out" || fail "$what: no reason naming '$want': $(cat "$work/out")"
 	echo "refused $what: $(cat "$work/out")"
 }
 vnf_json() { sfc --json vnf show g; }
@@ -121,31 +121,31 @@ VM_QEMU=$QEMU lv_domain_xml "$dom" "$guest_vnf" "$dwork" web |
 	sed "s|<memory unit='MiB'>256</memory>|<memory unit='MiB'>512</memory>|" >"$dwork/domain.xml"
 # our /init last: it replaces tests/guest/libvirt-init.sh
 (cd "$dwork/extra" && echo init | cpio -o -H newc --quiet -R 0:0) >>"$dwork/initrd.cpio"
-grep -q "<emulator>$QEMU</emulator>" "$dwork/domain.xml" || fail713 "domain not on the patched QEMU"
+grep -q "<emulator>$QEMU</emulator>" "$dwork/domain.xml" || fail "domain not on the patched QEMU"
 t0=$(date +%s.%N)
-lv_virsh create "$dwork/domain.xml" >/dev/null || fail713 "virsh create $dom"
+lv_virsh create "$dwork/domain.xml" >/dev/null || fail "virsh create $dom"
 qpid=$(lv_qemu_pid "$dom")
-vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid" || fail713 "the VNF guest did not start its agent"
+vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid" || fail "the VNF guest did not start its agent"
 echo "VNF domain $dom (QEMU pid $qpid, $QEMU): agent up after $(since "$t0") s"
 
 # --- refusals leave nothing behind
 want=nosuch-$$
 refused "unknown domain" vnf add bad --kind null --domain "nosuch-$$"
 sed "s|<name>$dom</name>|<name>$stopped</name>|" "$dwork/domain.xml" >"$dwork/stopped.xml"
-lv_virsh define "$dwork/stopped.xml" >/dev/null || fail713 "virsh define $stopped"
+lv_virsh define "$dwork/stopped.xml" >/dev/null || fail "virsh define $stopped"
 echo "vnf bad2 kind=null domain=nosuch-$$" >"$work/bad.topo"
 refused "unknown domain in a topology" apply -f "$work/bad.topo"
 want="not running"
 refused "stopped domain" vnf add bad --kind null --domain "$stopped"
 want="may hold only"
 refused "bad domain name" vnf add bad --kind null --domain "a/b"
-[ "$(sfc --json vnf ls | td_json 'len(j["vnfs"])')" = 0 ] || fail713 "a refused vnf add left a VNF"
+[ "$(sfc --json vnf ls | td_json 'len(j["vnfs"])')" = 0 ] || fail "a refused vnf add left a VNF"
 
 sfc_ok vnf add g --kind null --domain "$dom"
-sfc vnf show g | grep -q "^domain *$dom" || fail713 "vnf show has no domain: $(sfc vnf show g)"
+sfc vnf show g | grep -q "^domain *$dom" || fail "vnf show has no domain: $(sfc vnf show g)"
 want="runs vnf g"
 refused "vm on the VNF's domain" vm add web2 --ip 10.71.3.3/24 --region-size 1M --domain "$dom"
-ip netns list | grep -q "$fab-web2" && fail713 "a refused vm add left its namespace"
+ip netns list | grep -q "$fab-web2" && fail "a refused vm add left its namespace"
 
 # --- the VM web and its chains through the guest's VNF
 sfc_ok vm add web --ip 10.71.3.2/24
@@ -156,18 +156,18 @@ want_big=$(sha256sum <"$work/www/big.bin" | cut -d' ' -f1)
 want_small=$(sha256sum <"$work/www/small.bin" | cut -d' ' -f1)
 td_client 10.71.3.1
 td_serve web "$work/www" 8080
-tc_wait_port "$CL" 10.71.3.2 8080 30 || fail713 "the web server did not come up"
+tc_wait_port "$CL" 10.71.3.2 8080 30 || fail "the web server did not come up"
 region=$(td_field vm web region)
 t0=$(date +%s.%N)
 sfc_ok chain add gin --vm web --dir in --hop g
 sfc_ok chain add gout --vm web --dir out --hop g
 echo "chains added (grants made, QEMU attached): $(since "$t0") s"
 vm_wait_line "$serial" "tochain-vnf: serving /dev/tochain/web.vnf-g \(pid [0-9]+\)" 60 "$qpid" ||
-	fail713 "the guest's agent does not serve web.vnf-g"
+	fail "the guest's agent does not serve web.vnf-g"
 echo "agent serving web.vnf-g after $(since "$t0") s"
 
 vnf_json >"$work/vnf.json"
-python3 - "$work/vnf.json" "$dom" "$qpid" "$fab" <<'PY' || fail713 "vnf show: $(cat "$work/vnf.json")"
+python3 - "$work/vnf.json" "$dom" "$qpid" "$fab" <<'PY' || fail "vnf show: $(cat "$work/vnf.json")"
 import json, sys
 j = json.load(open(sys.argv[1])); dom, qpid, fab = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 assert j["domain"] == dom, j
@@ -182,12 +182,12 @@ assert ins[0]["revocable"] is True, ins[0]
 PY
 grants=$(td_json '" ".join(g["name"] for g in j["instances"][0]["grants"])' <"$work/vnf.json")
 for g in $grants; do
-	[ -e "/dev/shm/tochain-grant-$g" ] || fail713 "no /dev/shm/tochain-grant-$g"
-	[ "$(qom_revoked "$g")" = false ] || fail713 "grant $g: revoked is $(qom_revoked "$g")"
+	[ -e "/dev/shm/tochain-grant-$g" ] || fail "no /dev/shm/tochain-grant-$g"
+	[ "$(qom_revoked "$g")" = false ] || fail "grant $g: revoked is $(qom_revoked "$g")"
 done
 for f in "$region" "$region.out" "$region.vnf-g"; do
 	s=$(stat -c %s "$f")
-	[ $((s & (s - 1))) = 0 ] && [ "$s" -ge $((1 << 20)) ] || fail713 "$f is $s bytes, not a power of two"
+	[ $((s & (s - 1))) = 0 ] && [ "$s" -ge $((1 << 20)) ] || fail "$f is $s bytes, not a power of two"
 done
 sfc chain show gin | sed -n '/^instances/,/revoc/p'
 
@@ -197,17 +197,17 @@ fetch() { # URL -> sha256 of the body, or "" on a failure
 }
 t0=$(date +%s.%N)
 got=$(fetch http://10.71.3.2:8080/big.bin)
-[ "$got" = "$want_big" ] || fail713 "sha256 of 1 MiB through the guest's VNF: $got"
+[ "$got" = "$want_big" ] || fail "sha256 of 1 MiB through the guest's VNF: $got"
 echo "1 MiB through in [g] and out [g], g in $dom: $(since "$t0") s"
 set +e
 ip netns exec "$CL" curl -sS --max-time 60 -o /dev/null "http://10.71.3.2:8080/x?q=EVIL" 2>"$work/evil.err"
 rc=$?
 set -e
-[ $rc = 56 ] || [ $rc = 52 ] || fail713 "the EVIL request was not reset (curl $rc)"
+[ $rc = 56 ] || [ $rc = 52 ] || fail "the EVIL request was not reset (curl $rc)"
 echo "EVIL request reset (curl $rc)"
-[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "clean request after the reset"
+[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail "clean request after the reset"
 sfc --json stats >"$work/stats.json"
-python3 - "$work/stats.json" <<'PY' || fail713 "stats: $(cat "$work/stats.json")"
+python3 - "$work/stats.json" <<'PY' || fail "stats: $(cat "$work/stats.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 d = [x for x in j["denials"] if x["vnf"] == "g" and x["chain"] == "gin"]
@@ -220,26 +220,26 @@ PY
 # --- repair: tochaind killed and restarted: nothing is redone that still works
 td_kill9
 td_start
-for i in $(seq 50); do sfc version >/dev/null 2>&1 && break; sleep 0.1; done
-[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "request after a tochaind restart"
-[ "$(vnf_json | td_json 'j["instances"][0]["pid"]')" = "$qpid" ] || fail713 "pid changed on a tochaind restart"
+tc_wait_for 5 sfc version >/dev/null 2>&1 || true
+[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail "request after a tochaind restart"
+[ "$(vnf_json | td_json 'j["instances"][0]["pid"]')" = "$qpid" ] || fail "pid changed on a tochaind restart"
 echo "tochaind SIGKILLed and restarted: grants kept, chain works"
 
 # --- repair: the VNF domain restarted (new QEMU, no grants): redone
 lv_virsh destroy "$dom" >/dev/null
 : >"$serial"
-lv_virsh create "$dwork/domain.xml" >/dev/null || fail713 "virsh create $dom again"
+lv_virsh create "$dwork/domain.xml" >/dev/null || fail "virsh create $dom again"
 t0=$(date +%s.%N)
 qpid2=$(lv_qemu_pid "$dom")
-[ -n "$qpid2" ] && [ "$qpid2" != "$qpid" ] || fail713 "no new QEMU pid"
-vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid2" || fail713 "the VNF guest did not come back"
+[ -n "$qpid2" ] && [ "$qpid2" != "$qpid" ] || fail "no new QEMU pid"
+vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid2" || fail "the VNF guest did not come back"
 vm_wait_line "$serial" "tochain-vnf: serving /dev/tochain/web.vnf-g" 60 "$qpid2" ||
-	fail713 "after the domain restart the agent does not serve web.vnf-g (grants not redone)"
+	fail "after the domain restart the agent does not serve web.vnf-g (grants not redone)"
 for i in $(seq 100); do
 	[ "$(vnf_json | td_json 'j["instances"][0]["pid"]')" = "$qpid2" ] && break
 	sleep 0.2
 done
-[ "$(vnf_json | td_json 'j["instances"][0]["pid"]')" = "$qpid2" ] || fail713 "instance pid not the new QEMU's"
+[ "$(vnf_json | td_json 'j["instances"][0]["pid"]')" = "$qpid2" ] || fail "instance pid not the new QEMU's"
 got=
 # the agent may come up after the grants: the TOE fails g (no progress)
 # and tochaind attaches it again within 2 s
@@ -248,13 +248,13 @@ for i in $(seq 30); do
 	[ "$got" = "$want_big" ] && break
 	sleep 1
 done
-[ "$got" = "$want_big" ] || fail713 "no clean fetch through the restarted domain's VNF: $(tail -n 3 "$work/curl.err")"
+[ "$got" = "$want_big" ] || fail "no clean fetch through the restarted domain's VNF: $(tail -n 3 "$work/curl.err")"
 echo "clean fetch through the restarted domain's VNF at attempt $i"
 set +e
 ip netns exec "$CL" curl -sS --max-time 60 -o /dev/null "http://10.71.3.2:8080/y?q=EVIL" 2>/dev/null
 rc=$?
 set -e
-[ $rc = 56 ] || [ $rc = 52 ] || fail713 "EVIL not reset after the domain restart (curl $rc)"
+[ $rc = 56 ] || [ $rc = 52 ] || fail "EVIL not reset after the domain restart (curl $rc)"
 echo "VNF domain restarted (QEMU $qpid -> $qpid2): grants and attach redone after $(since "$t0") s"
 qpid=$qpid2
 
@@ -271,11 +271,11 @@ for i in $(seq 150); do
 	sleep 0.2
 done
 [ "$(tr -d '\r' <"$serial" | grep -ac "serving /dev/tochain/web.vnf-g" || true)" -gt "$nserve" ] ||
-	fail713 "after a TOE restart the agent does not serve a new web.vnf-g"
+	fail "after a TOE restart the agent does not serve a new web.vnf-g"
 vgrant=$fab-web-g-v
 [ "$(stat -c %i "/dev/shm/tochain-grant-$vgrant")" = "$(stat -c %i "$region.vnf-g")" ] ||
-	fail713 "grant $vgrant is not the TOE's new R.vnf-g"
-[ "$(qom_revoked "$vgrant")" = false ] || fail713 "grant $vgrant: $(qom_revoked "$vgrant")"
+	fail "grant $vgrant is not the TOE's new R.vnf-g"
+[ "$(qom_revoked "$vgrant")" = false ] || fail "grant $vgrant: $(qom_revoked "$vgrant")"
 echo "TOE $toe killed: R.vnf-g granted anew, agent serving it after $(since "$t0") s"
 # the stand-in VM's program lost its TOE: start it again
 kill -9 "$PY" 2>/dev/null || true
@@ -284,19 +284,19 @@ tc_isolated GU2 guweb2
 	python3 -m http.server --bind 0.0.0.0 8080) >"$work/py-web2.log" 2>&1 &
 PY=$!
 tc_on_exit "kill -9 $PY"
-tc_wait_port "$CL" 10.71.3.2 8080 30 || fail713 "the web server did not come back"
+tc_wait_port "$CL" 10.71.3.2 8080 30 || fail "the web server did not come back"
 got=
 for i in $(seq 30); do
 	got=$(fetch http://10.71.3.2:8080/big.bin)
 	[ "$got" = "$want_big" ] && break
 	sleep 1
 done
-[ "$got" = "$want_big" ] || fail713 "no clean fetch after the TOE restart"
+[ "$got" = "$want_big" ] || fail "no clean fetch after the TOE restart"
 set +e
 ip netns exec "$CL" curl -sS --max-time 60 -o /dev/null "http://10.71.3.2:8080/t?q=EVIL" 2>/dev/null
 rc=$?
 set -e
-[ $rc = 56 ] || [ $rc = 52 ] || fail713 "EVIL not reset after the TOE restart (curl $rc)"
+[ $rc = 56 ] || [ $rc = 52 ] || fail "EVIL not reset after the TOE restart (curl $rc)"
 echo "after the TOE restart: clean fetch at attempt $i, EVIL reset"
 
 # --- chain del revokes every grant; web keeps serving
@@ -306,15 +306,15 @@ sfc_ok chain del gout
 echo "chains deleted: $(since "$t0") s"
 for g in $grants; do
 	st=$(qom_revoked "$g")
-	[ "$st" = true ] || [ "$st" = gone ] || fail713 "grant $g after chain del: revoked is $st"
+	[ "$st" = true ] || [ "$st" = gone ] || fail "grant $g after chain del: revoked is $st"
 	echo "grant $g: $([ "$st" = true ] && echo "revoked (unplug pending)" || echo "unplugged")"
-	[ ! -e "/dev/shm/tochain-grant-$g" ] || fail713 "/dev/shm/tochain-grant-$g left behind"
+	[ ! -e "/dev/shm/tochain-grant-$g" ] || fail "/dev/shm/tochain-grant-$g left behind"
 done
 vm_wait_line "$serial" "tochain-vnf: /dev/tochain/web.vnf-g gone" 30 "$qpid" ||
-	fail713 "the guest's agent did not log its region gone"
+	fail "the guest's agent did not log its region gone"
 tr -d '\r' <"$serial" | grep -a "tochain-vnf: /dev/tochain/web.vnf-g gone" | tail -n 1
 vnf_json >"$work/vnf.json"
-python3 - "$work/vnf.json" <<'PY' || fail713 "vnf show after chain del: $(cat "$work/vnf.json")"
+python3 - "$work/vnf.json" <<'PY' || fail "vnf show after chain del: $(cat "$work/vnf.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["instances"] == [] and j["chains"] == [], j
@@ -322,17 +322,17 @@ rel = j["released"]
 assert len(rel) >= 3, rel
 assert all(r["outcome"] == "revoked" and "no access" in r["text"] for r in rel[-3:]), rel
 PY
-sfc vnf show g | grep '^released' || fail713 "text vnf show has no released line"
+sfc vnf show g | grep '^released' || fail "text vnf show has no released line"
 grep -q "the guest has no access any more" "$work/state/tochaind.log" ||
-	fail713 "tochaind's log does not say the grants were revoked"
+	fail "tochaind's log does not say the grants were revoked"
 for i in $(seq 100); do
 	lv_virsh dumpxml "$dom" | grep -q "tochain-grant-" || break
 	sleep 0.2
 done
-lv_virsh dumpxml "$dom" | grep -q "tochain-grant-" && fail713 "grant devices still in $dom's XML"
-[ "$(fetch http://10.71.3.2:8080/big.bin)" = "$want_big" ] || fail713 "web does not serve after chain del"
+lv_virsh dumpxml "$dom" | grep -q "tochain-grant-" && fail "grant devices still in $dom's XML"
+[ "$(fetch http://10.71.3.2:8080/big.bin)" = "$want_big" ] || fail "web does not serve after chain del"
 ip netns exec "$CL" curl -sS --max-time 30 -o /dev/null "http://10.71.3.2:8080/z?q=EVIL" ||
-	fail713 "without the chain, EVIL is no longer inspected: the request must pass"
+	fail "without the chain, EVIL is no longer inspected: the request must pass"
 echo "web serves without the chain (EVIL passes uninspected)"
 sfc_ok vnf del g
 
@@ -342,36 +342,36 @@ if [ -n "$stock" ] && [ "$(readlink -f "$stock")" != "$(readlink -f "$QEMU")" ];
 	serial=$dwork/serial2.log
 	sed -e "s|<name>$dom</name>|<name>$dom2</name>|" -e "s|<emulator>$QEMU</emulator>|<emulator>$stock</emulator>|" \
 		-e "s|$dwork/serial.log|$serial|g" "$dwork/domain.xml" >"$dwork/stock.xml"
-	grep -q "<emulator>$stock</emulator>" "$dwork/stock.xml" || fail713 "stock domain XML"
+	grep -q "<emulator>$stock</emulator>" "$dwork/stock.xml" || fail "stock domain XML"
 	t0=$(date +%s.%N)
-	lv_virsh create "$dwork/stock.xml" >/dev/null || fail713 "virsh create $dom2"
+	lv_virsh create "$dwork/stock.xml" >/dev/null || fail "virsh create $dom2"
 	qpid=$(lv_qemu_pid "$dom2")
-	vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid" || fail713 "the stock-QEMU VNF guest did not start"
+	vm_wait_line "$serial" '^GUEST-AGENT' 240 "$qpid" || fail "the stock-QEMU VNF guest did not start"
 	echo "VNF domain $dom2 on $stock: agent up after $(since "$t0") s"
 	sfc_ok vnf add s --kind null --domain "$dom2"
 	sfc_ok chain add sin --vm web --dir in --hop s
 	vm_wait_line "$serial" "tochain-vnf: serving /dev/tochain/web.vnf-s" 60 "$qpid" ||
-		fail713 "the stock guest's agent does not serve web.vnf-s"
+		fail "the stock guest's agent does not serve web.vnf-s"
 	sfc chain show sin >"$work/show.txt"
 	grep -q "NOT revocable: the QEMU of libvirt domain $dom2 cannot revoke" "$work/show.txt" ||
-		fail713 "chain show does not say the grants cannot be revoked: $(cat "$work/show.txt")"
+		fail "chain show does not say the grants cannot be revoked: $(cat "$work/show.txt")"
 	grep "NOT revocable" "$work/show.txt"
 	sfc --json vnf show s | td_json 'j["instances"][0]["revocable"]' | grep -qx False ||
-		fail713 "vnf show: revocable is not false"
+		fail "vnf show: revocable is not false"
 	for i in $(seq 30); do
 		[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] && break
 		sleep 1
 	done
-	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "no fetch through the stock guest's VNF"
+	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail "no fetch through the stock guest's VNF"
 	set +e
 	ip netns exec "$CL" curl -sS --max-time 60 -o /dev/null "http://10.71.3.2:8080/s?q=EVIL" 2>/dev/null
 	rc=$?
 	set -e
-	[ $rc = 56 ] || [ $rc = 52 ] || fail713 "EVIL not reset by the stock guest's VNF (curl $rc)"
+	[ $rc = 56 ] || [ $rc = 52 ] || fail "EVIL not reset by the stock guest's VNF (curl $rc)"
 	sgrants=$(sfc --json vnf show s | td_json '" ".join(g["name"] for g in j["instances"][0]["grants"])')
 	sfc_ok chain del sin
 	sfc --json vnf show s >"$work/vnf.json"
-	python3 - "$work/vnf.json" <<'PY' || fail713 "vnf show s after chain del: $(cat "$work/vnf.json")"
+	python3 - "$work/vnf.json" <<'PY' || fail "vnf show s after chain del: $(cat "$work/vnf.json")"
 import json, sys
 rel = json.load(open(sys.argv[1]))["released"]
 assert len(rel) == 3, rel
@@ -381,19 +381,19 @@ for r in rel:
 print("stock QEMU, chain del: " + ", ".join("%s %s" % (r["grant"], r["outcome"]) for r in rel))
 PY
 	vm_wait_line "$serial" "tochain-vnf: /dev/tochain/web.vnf-s gone" 60 "$qpid" ||
-		fail713 "the stock guest never let its device go"
+		fail "the stock guest never let its device go"
 	for g in $sgrants; do
-		[ ! -e "/dev/shm/tochain-grant-$g" ] || fail713 "/dev/shm/tochain-grant-$g left behind"
+		[ ! -e "/dev/shm/tochain-grant-$g" ] || fail "/dev/shm/tochain-grant-$g left behind"
 	done
 	for i in $(seq 100); do
 		lv_virsh dumpxml "$dom2" | grep -q "tochain-grant-" || break
 		sleep 0.2
 	done
-	lv_virsh dumpxml "$dom2" | grep -q "tochain-grant-" && fail713 "grant devices still in $dom2"
+	lv_virsh dumpxml "$dom2" | grep -q "tochain-grant-" && fail "grant devices still in $dom2"
 	sfc --json vnf show s | td_json 'all(r.get("now", "absent") == "absent" for r in j["released"])' |
-		grep -qx True || fail713 "vnf show s: a pending grant is not absent now: $(sfc --json vnf show s)"
+		grep -qx True || fail "vnf show s: a pending grant is not absent now: $(sfc --json vnf show s)"
 	sfc vnf show s | grep -a "released" | cut -c1-160
-	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail713 "web after the stock chain del"
+	[ "$(fetch http://10.71.3.2:8080/small.bin)" = "$want_small" ] || fail "web after the stock chain del"
 	sfc_ok vnf del s
 	echo "stock QEMU: not revocable said plainly; the guest ejected its devices"
 else

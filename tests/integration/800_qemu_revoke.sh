@@ -11,10 +11,11 @@
 # other keeps working.  KVM when a guest runs under it here, else TCG.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top/tests/lib/common.sh"
 
 work=$(mktemp -d /tmp/tochain-800.XXXXXX)
 cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
+tc_on_exit cleanup
 
 rc=0
 out=$("$top/qemu-patches/build-qemu.sh") || rc=$?
@@ -22,7 +23,7 @@ if [ $rc -eq 3 ]; then
 	echo "SKIP: Debian's source package of QEMU cannot be fetched here"
 	exit 77
 fi
-[ $rc -eq 0 ] || { echo "FAIL: build-qemu.sh exited $rc"; exit 1; }
+[ $rc -eq 0 ] || fail "build-qemu.sh exited $rc"
 echo "patched QEMU: $out"
 cat "$out/series.log"
 # shellcheck disable=SC1091
@@ -33,7 +34,7 @@ for p in "$top"/qemu-patches/[0-9][0-9][0-9][0-9]-*.patch; do
 	case $p in */0000-*) continue ;; esac
 	subj=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$p" | head -n 1)
 	grep -qF -- "$subj" "$out/series.log" ||
-		{ echo "FAIL: $(basename "$p") is not in the build"; exit 1; }
+		fail "$(basename "$p") is not in the build"
 done
 
 # QEMU's ivshmem qtest, slow tests included (the binary finds its
@@ -42,9 +43,9 @@ echo "== ivshmem-test"
 (cd "$work" && QTEST_QEMU_BINARY="$QEMU" \
 	timeout 300 "$out/bin/ivshmem-test" --tap -m slow) | tee "$work/qtest.tap"
 grep -q '^ok .*/ivshmem/revoke$' "$work/qtest.tap" ||
-	{ echo "FAIL: the revoke qtest did not run"; exit 1; }
+	fail "the revoke qtest did not run"
 if grep -q '^not ok' "$work/qtest.tap"; then
-	echo "FAIL: ivshmem-test"; exit 1
+	fail "ivshmem-test"
 fi
 
 # The probe guest: a 32-bit multiboot program, freestanding.

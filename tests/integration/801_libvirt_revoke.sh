@@ -20,6 +20,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 # shellcheck source=../guest/libvirt-domain.sh
 . "$top/tests/guest/libvirt-domain.sh"
 
@@ -27,7 +28,7 @@ for c in libvirtd virsh virtlogd gcc od; do
 	command -v "$c" >/dev/null || { echo "SKIP: $c not installed (tochaind/deps.txt)"; exit 77; }
 done
 lvg=$build/tests/bin/lv_grant
-[ -x "$lvg" ] || { echo "FAIL: $lvg not built (make BUILD=$build $lvg)"; exit 1; }
+[ -x "$lvg" ] || fail "$lvg not built (make BUILD=$build $lvg)"
 cache=${TOCHAIN_QEMU_CACHE:-/var/cache/tochain/qemu}
 key=$("$top/qemu-patches/build-qemu.sh" --print-key)
 if [ ! -f "$cache/$key/env" ]; then
@@ -52,20 +53,18 @@ cleanup() {
 	rm -rf "$work"
 	lv_daemon_stop
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+tc_on_exit cleanup
 
-fail() {
+fail_logs() {
 	local f
-	echo "FAIL: $*"
 	for f in "$work"/serial-*.log; do
 		[ -f "$f" ] && { echo "--- $(basename "$f")"; tail -n 12 "$f"; }
 	done
 	for f in "${doms[@]}"; do
 		echo "--- qemu log $f"; tail -n 5 "/var/log/libvirt/qemu/$f.log" 2>/dev/null
 	done
-	exit 1
 }
+tc_on_fail fail_logs
 
 # lv_grant CMD DOMAIN [ARGS...]: its output in $out, its rc in $rc
 grant() {

@@ -20,19 +20,16 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces and cgroups"
-	exit 77
-fi
+tc_need_root "network namespaces and cgroups"
 for f in "$build/bench/bin/ev-ids-proxy" "$build/tests/bin/fw-apply"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
+	[ -x "$f" ] || fail "$f not built"
 done
 
 out=$(mktemp -d /tmp/ev900.XXXXXX)
 suffix=e9$$
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tc_on_exit 'rm -rf "$out"'
 
 conns=8
 set +e

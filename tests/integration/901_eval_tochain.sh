@@ -21,15 +21,12 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/common.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces and cgroups"
-	exit 77
-fi
+tc_need_root "network namespaces and cgroups"
 out=$(mktemp -d /tmp/ev901.XXXXXX)
 suffix=e1$$
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tc_on_exit 'rm -rf "$out"'
 
 conns=8
 set +e

@@ -6,6 +6,11 @@
 #                               cpu and freezer hierarchies are missing
 #   hsd_start SECONDS [ARGS]    start tochain-sched with the v1 backend on CPUs
 #                               0-1 for at most SECONDS, wait for its socket
+#
+# tests/lib/common.sh (fail, tc_on_exit, ...) comes with this file.
+
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 hsd_cleanup() {
 	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
@@ -13,6 +18,7 @@ hsd_cleanup() {
 	[ -n "$dpid" ] && wait "$dpid" 2>/dev/null
 	"$sched" --backend v1 --cgroup "$cg" --cleanup 2>/dev/null || true
 	rm -rf "$tmp" "$region"
+	dpid= wpid=	# a second call (a test's own cleanup calls it too) kills nothing
 }
 
 hsd_setup() {
@@ -26,11 +32,11 @@ hsd_setup() {
 	sock=$tmp/sched.sock
 	region=/dev/shm/hsd-$name-$$
 	dpid= wpid=
-	trap hsd_cleanup EXIT
+	tc_on_exit hsd_cleanup
 
-	[ -x "$sched" ] && [ -x "$worker" ] || { echo "FAIL: tochain-sched/hsd-worker not built"; exit 1; }
-	command -v jq >/dev/null || { echo "FAIL: jq missing (make deps installs it)"; exit 1; }
-	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for cgroups"; exit 77; }
+	[ -x "$sched" ] && [ -x "$worker" ] || fail "tochain-sched/hsd-worker not built"
+	command -v jq >/dev/null || fail "jq missing (make deps installs it)"
+	tc_need_root cgroups
 	[ "$(nproc)" -ge 2 ] || { echo "SKIP: needs 2 cpus"; exit 77; }
 	if ! "$sched" --backend v1 --cgroup "$cg" --cleanup 2>"$tmp/err"; then
 		echo "SKIP: no cgroup v1 cpu hierarchy: $(cat "$tmp/err")"; exit 77
@@ -44,6 +50,5 @@ hsd_start() {
 	"$sched" --socket "$sock" --backend v1 --cgroup "$cg" --sync-cpus 0-1 "$@" \
 		--duration "$secs" --print-every 0 >"$tmp/daemon.log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-	[ -S "$sock" ] || { echo "FAIL: no socket"; cat "$tmp/daemon.log"; exit 1; }
+	tc_wait_for 5 test -S "$sock" || { cat "$tmp/daemon.log"; fail "no socket"; }
 }

@@ -9,36 +9,33 @@
 #   tc_host VAR NAME ADDR/PREFIX namespace NAME-suffix with a veth into the fabric
 #                                bridge and ADDR on it; its name goes into VAR
 #   tc_isolated VAR NAME         namespace with loopback only; name into VAR
-#   tc_on_exit CMD...            run CMD at cleanup (before namespaces go)
+#   tc_on_exit CMD...            run CMD at cleanup (before namespaces go;
+#                                common.sh)
 #   tc_wait_port NS ADDR PORT [SECONDS]   wait until a TCP port accepts
 #
 # Call them directly, not in $(...): they record what to clean up.
+# tests/lib/common.sh (fail, tc_wait_for, tc_need_*) comes with this file.
+
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 tc_init() {
 	TC_SUFFIX=${TC_SUFFIX:-$$}
 	TC_NETNS=()
-	TC_EXIT_CMDS=()
 	TC_FABRIC=
 	TC_BRIDGE=
-	trap tc_cleanup EXIT
-	trap 'exit 130' INT TERM
+	# the first command registered runs last: the namespaces go after
+	# everything the test registers from here on
+	tc_on_exit tc_netns_cleanup
 }
 
-tc_on_exit() {
-	TC_EXIT_CMDS+=("$*")
-}
-
-tc_cleanup() {
-	local rc=$? i
-	for ((i = ${#TC_EXIT_CMDS[@]} - 1; i >= 0; i--)); do
-		eval "${TC_EXIT_CMDS[$i]}" >/dev/null 2>&1 || true
-	done
+tc_netns_cleanup() {
+	local ns
 	for ns in "${TC_NETNS[@]}"; do
 		# Kill what still runs in the namespace, then remove it.
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
 		ip netns del "$ns" 2>/dev/null || true
 	done
-	return $rc
 }
 
 tc_fabric() {
@@ -76,13 +73,9 @@ tc_isolated() {
 }
 
 tc_wait_port() {
-	local ns=$1 addr=$2 port=$3 secs=${4:-10} i
-	for ((i = 0; i < secs * 10; i++)); do
-		if ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/$addr/$port" 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
-	done
+	local ns=$1 addr=$2 port=$3 secs=${4:-10}
+	tc_wait_for "$secs" ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/$addr/$port" 2>/dev/null &&
+		return 0
 	echo "port $addr:$port in $ns did not open within ${secs}s" >&2
 	return 1
 }

@@ -4,8 +4,15 @@
 # tochain-run, and a client namespace on the fabric bridge.  Source after
 # tests/lib/netns.sh; needs $build.
 #
-#   td_setup NAME        $work, fabric $fab, tochaind started ($TOCHAIN_SOCKET)
-#   td_start             (re)start tochaind on the same state
+#   td_setup NAME        $work, fabric $fab, tochaind started ($TOCHAIN_SOCKET);
+#                        fail shows the logs of the daemon, TOEs and servers
+#   td_daemon [--foreground LOG] OPTIONS...
+#                        tochaind --state-dir $work/state --socket
+#                        $TOCHAIN_SOCKET OPTIONS: serving when this returns;
+#                        --foreground: in the background with stderr
+#                        appended to LOG, pid in $TD_PID, fails unless it
+#                        answers within 10 s
+#   td_start             (re)start tochaind on the same state (td_setup's)
 #   td_kill9             SIGKILL tochaind
 #   sfc ARGS...          sfc-ctl against it
 #   td_field KIND NAME KEY   a field of `sfc-ctl --json KIND show NAME`
@@ -13,7 +20,6 @@
 #   td_serve VM DIR PORT python3 http.server under tochain-run on VM's region
 #                        in a fresh guest namespace; pid in $PY
 #   td_json EXPR         python3 expression over the JSON on stdin (as j)
-#   fail MSG             print FAIL and exit 1
 #   td_running PID       PID is a process that has not exited (a zombie
 #                        has: orphans wait for pid 1 to reap them)
 
@@ -25,12 +31,27 @@ td_setup() {
 	fab=${fab:0:20}
 	export TOCHAIN_SOCKET=$work/ctl.sock
 	tc_on_exit td_cleanup
+	tc_on_fail td_fail_logs
 	td_start
 }
 
+td_daemon() {
+	local log
+	if [ "${1:-}" = --foreground ]; then
+		log=$2
+		shift 2
+		"$build/bin/tochaind" --foreground --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
+			"$@" 2>>"$log" &
+		TD_PID=$!
+		tc_wait_for 10 test -S "$TOCHAIN_SOCKET" || true
+		sfc version >/dev/null || fail "tochaind does not answer"
+	else
+		"$build/bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" "$@"
+	fi
+}
+
 td_start() {
-	"$build/bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-		--fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions" \
+	td_daemon --fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions" \
 		--sched-socket "$work/no-sched.sock"
 }
 
@@ -79,12 +100,12 @@ td_field() {
 	sfc --json "$1" show "$2" | td_json "j['$3']"
 }
 
-fail() {
+# td_fail_logs: what fail shows after its line (TD_KEEP=1 keeps a copy of $work).
+td_fail_logs() {
+	local f
 	[ -n "${TD_KEEP:-}" ] && cp -r "$work" /tmp/td-keep
 	for f in "$work"/py-*.log "$work"/state/toe-*.log; do [ -f "$f" ] && { echo "== $f"; tail -5 "$f"; }; done
-	echo "FAIL: $*"
 	[ -f "$work/state/tochaind.log" ] && tail -20 "$work/state/tochaind.log"
-	exit 1
 }
 
 td_client() {
@@ -103,12 +124,11 @@ td_serve() {
 
 # td_stop_check: stop tochaind (SIGTERM) and fail on sanitizer reports in its log.
 td_stop_check() {
-	local p i
+	local p
 	p=$(td_pid)
 	[ -n "$p" ] || fail "tochaind is not running"
 	kill $p
-	for i in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
-	kill -0 $p 2>/dev/null && fail "tochaind ignored SIGTERM"
+	tc_wait_exit 5 "$p" || fail "tochaind ignored SIGTERM"
 	if grep -q "runtime error\|AddressSanitizer\|LeakSanitizer" "$work/state/tochaind.log"; then
 		grep -A5 "runtime error\|Sanitizer" "$work/state/tochaind.log" | head -20
 		fail "sanitizer report in tochaind's log"

@@ -1,34 +1,59 @@
-# Shell helpers for the TOE chain tests (tests/integration/41x_*.sh) and
-# bench/41_toe_chain.sh: a stand-in VM (TOE + guest programs under
-# tochain-run in namespaces, as tests/integration/100), its control socket
-# and null VNFs.  Source after tests/lib/netns.sh; needs $build.
+# Shell helpers for the TOE tests (tests/integration/1xx_toe_*.sh, the
+# chain tests 41x_*.sh) and benchmarks: a stand-in VM (TOE + guest
+# programs under tochain-run in namespaces, as tests/integration/100),
+# its control socket and null VNFs.  Source after tests/lib/netns.sh;
+# needs $build.
 #
-#   tt_setup NAME          fabric, client CL 10.81.0.1, VM 10.81.0.2, guest GU,
-#                          $work, TOE started on $region ($TOE pid)
+#   tt_netns NAME [NET]    fabric, client CL NET.1, VM NET.2 (/24), guest GU
+#                          (loopback only), $work (/dev/shm/tcNAME.*, removed
+#                          at exit), $region = $work/region; NET 10.81.0
+#   tt_toe_start [--wait SECS] NS NAME [OPTIONS...]
+#                          tochain-toe --region $region --name NAME OPTIONS
+#                          in NS (log $work/toe.log, killed at exit), ready
+#                          within SECS (10) or the test fails; pid in $TOE
+#   tt_setup NAME [NET [OPTIONS...]]
+#                          tt_netns + tt_toe_start "$VM" vmNAME OPTIONS, and
+#                          the control socket is there
 #   ctl CMD [JSON]         one control request on $region.ctl; prints the reply
 #   ctl_ok CMD [JSON]      the same, fails the test unless "ok"; prints result
 #   tt_vnf NAME [vnf.add args JSON] [tochain-vnf args...]
 #                          vnf.add + start tochain-vnf --kind null + vnf.attach;
 #                          its pid in VNF_PID[NAME], stats in $work/NAME.stats
 #   tt_json EXPR           python3 expression over the JSON on stdin (as j)
+#   tt_toe_stop            SIGTERM the TOE: it exits cleanly, leaves no files
 
-tt_setup() {
-	local name=$1
+tt_netns() {
+	local name=$1 net=${2:-10.81.0}
 	tc_init
 	tc_fabric
-	tc_host CL cl 10.81.0.1/24
-	tc_host VM vm 10.81.0.2/24
+	tc_host CL cl "$net.1/24"
+	tc_host VM vm "$net.2/24"
 	tc_isolated GU gu
-	work=$(mktemp -d /dev/shm/tc$name.XXXXXX)
+	work=$(mktemp -d "/dev/shm/tc$name.XXXXXX")
 	tc_on_exit "rm -rf $work"
 	region=$work/region
-	mkfifo $work/ready
-	ip netns exec "$VM" "$build/bin/tochain-toe" --region "$region" --name "vm$name" \
-		--ready-fd 3 3>$work/ready 2>$work/toe.log &
+}
+
+tt_toe_start() {
+	local secs=10 ns name
+	if [ "$1" = --wait ]; then secs=$2; shift 2; fi
+	ns=$1 name=$2
+	shift 2
+	rm -f "$work/ready"
+	mkfifo "$work/ready"
+	ip netns exec "$ns" "$build/bin/tochain-toe" --region "$region" --name "$name" "$@" \
+		--ready-fd 3 3>"$work/ready" 2>"$work/toe.log" &
 	TOE=$!
 	tc_on_exit "kill -9 $TOE"
-	read -r -t 10 -n 1 _ <$work/ready || { echo "TOE did not become ready"; cat $work/toe.log; exit 1; }
-	[ -S "$region.ctl" ] || { echo "FAIL: no control socket"; exit 1; }
+	read -r -t "$secs" -n 1 _ <"$work/ready" || { cat "$work/toe.log"; fail "TOE did not become ready"; }
+}
+
+tt_setup() {
+	local name=$1 net=${2:-10.81.0}
+	shift 2 || shift $#
+	tt_netns "$name" "$net"
+	tt_toe_start "$VM" "vm$name" "$@"
+	[ -S "$region.ctl" ] || fail "no control socket"
 	declare -gA VNF_PID=()
 }
 
@@ -87,7 +112,7 @@ tt_stat() {
 tt_stop_vnf() {
 	local p=${VNF_PID[$1]} i
 	kill -TERM "$p" 2>/dev/null || true
-	for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	tc_wait_exit 5 "$p" || true
 	wait "$p" 2>/dev/null || true
 }
 
@@ -128,8 +153,7 @@ tt_fetch() {
 tt_toe_stop() {
 	local i f
 	kill -TERM $TOE
-	for i in $(seq 50); do kill -0 $TOE 2>/dev/null || break; sleep 0.1; done
-	if kill -0 $TOE 2>/dev/null; then echo "FAIL: TOE ignored SIGTERM"; return 1; fi
+	tc_wait_exit 5 $TOE || { echo "FAIL: TOE ignored SIGTERM"; return 1; }
 	wait $TOE || { echo "FAIL: TOE exit status $?"; tail $work/toe.log; return 1; }
 	if grep -q 'Sanitizer\|runtime error' $work/toe.log; then cat $work/toe.log; echo "FAIL: sanitizer report"; return 1; fi
 	for f in "$region.sock" "$region.ctl" "$region.counters" "$region.flows" "$region.out"; do

@@ -1,0 +1,90 @@
+# shellcheck shell=bash
+# Shell helpers every test script shares (source it; tests/lib/netns.sh
+# sources it too, so scripts that build namespaces need not).
+#
+#   fail MSG...              print "FAIL: MSG", then run what tc_on_fail
+#                            registered (logs that explain it), exit 1
+#   tc_on_fail CMD...        run CMD (eval) when fail is called, in order
+#   tc_on_exit CMD...        run CMD (eval) at exit, the newest first, also
+#                            on failure and on SIGINT/SIGTERM (the first call
+#                            installs the traps); its output is discarded
+#   tc_wait_for SECS CMD...  run CMD every 0.1 s until it succeeds; status 1
+#                            if it did not within SECS
+#   tc_wait_exit SECS PID    wait until PID has exited; status 1 if it still
+#                            runs after SECS
+#   tc_need_root [WHY]       SKIP (exit 77) unless root ("needs root for WHY")
+#   tc_need_cmds CMD...      SKIP (exit 77) unless every CMD is on PATH
+#
+# Call tc_on_exit and tc_on_fail directly, not in $(...): they record
+# what to do in this shell.
+
+[ -n "${TC_COMMON_SH:-}" ] && return 0
+TC_COMMON_SH=1
+TC_EXIT_CMDS=()
+TC_FAIL_CMDS=()
+TC_TRAPPED=
+
+fail() {
+	local c
+	echo "FAIL: $*"
+	for c in "${TC_FAIL_CMDS[@]}"; do
+		eval "$c" || true
+	done
+	exit 1
+}
+
+tc_on_fail() {
+	TC_FAIL_CMDS+=("$*")
+}
+
+tc_on_exit() {
+	tc_trap
+	TC_EXIT_CMDS+=("$*")
+}
+
+# tc_trap: install the EXIT trap (and make SIGINT/SIGTERM exit through it).
+tc_trap() {
+	[ -n "$TC_TRAPPED" ] && return 0
+	TC_TRAPPED=1
+	trap tc_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+tc_cleanup() {
+	local rc=$? i
+	for ((i = ${#TC_EXIT_CMDS[@]} - 1; i >= 0; i--)); do
+		eval "${TC_EXIT_CMDS[$i]}" >/dev/null 2>&1 || true
+	done
+	return $rc
+}
+
+tc_wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
+tc_wait_exit() {
+	tc_wait_for "$1" tc_not_running "$2"
+}
+
+tc_not_running() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+tc_need_root() {
+	[ "$(id -u)" = 0 ] && return 0
+	echo "SKIP: needs root${1:+ for $1}"
+	exit 77
+}
+
+tc_need_cmds() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+	done
+}
