@@ -8,7 +8,12 @@
 # tests are tests/integration/NNN_*.sh, run in order; they exit 0 (pass),
 # 77 (skip: the last line of their output that starts with "SKIP" says why)
 # or anything else (fail).  A header line "# timeout: SECONDS" overrides the
-# default time limit of 600 s.  Logs go to BUILD_DIR/test-logs/.
+# default time limit of 600 s.  A header line "# needs: patched-qemu" marks
+# a test that runs the patched QEMU of qemu-patches/: when such a test is
+# selected, the patched QEMU is built (or found in its cache) in the
+# background from the start, at low priority, and the test starts once it
+# is there, so a machine that never built it passes in one run and the
+# build overlaps the tests before.  Logs go to BUILD_DIR/test-logs/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +28,36 @@ export TOCHAIN_TOP=$(pwd)
 
 pass=0 fail=0 skip=0
 failed=()
+
+selected() { # name
+	case $1 in *"$pattern"*) return 0 ;; esac
+	return 1
+}
+
+# The patched QEMU, built once in the background for the tests that need it.
+qemu_pid=
+needs_qemu() { grep -q '^# needs: patched-qemu' "$1"; }
+start_qemu_build() {
+	local t
+	[ $unit_only = 0 ] || return 0
+	for t in tests/integration/[0-9]*.sh; do
+		selected "integration/$(basename "$t" .sh)" && needs_qemu "$t" || continue
+		setsid qemu-patches/build-qemu.sh >"$logs/qemu-build.log" 2>&1 </dev/null &
+		qemu_pid=$!
+		qemu_start=$(date +%s)
+		return 0
+	done
+}
+wait_qemu_build() {
+	local rc
+	[ -n "$qemu_pid" ] || return 0
+	wait "$qemu_pid"
+	rc=$?
+	qemu_pid=
+	echo "---- patched QEMU: $(tail -n 1 "$logs/qemu-build.log") (exit $rc, $(( $(date +%s) - qemu_start )) s since the start)"
+}
+trap '[ -n "$qemu_pid" ] && kill -- -"$qemu_pid" 2>/dev/null' EXIT
+start_qemu_build
 
 run_one() { # name timeout cmd...
 	local name=$1 limit=$2; shift 2
@@ -51,7 +86,7 @@ run_one() { # name timeout cmd...
 for t in "$build"/tests/unit/*; do
 	[ -x "$t" ] || continue
 	name=unit/$(basename "$t")
-	case $name in *"$pattern"*) ;; *) continue ;; esac
+	selected "$name" || continue
 	run_one "$(echo "$name" | tr / _)" 600 env CK_DEFAULT_TIMEOUT=60 "$t"
 done
 
@@ -59,7 +94,8 @@ if [ $unit_only = 0 ]; then
 	for t in tests/integration/[0-9]*.sh; do
 		[ -f "$t" ] || continue
 		name=integration/$(basename "$t" .sh)
-		case $name in *"$pattern"*) ;; *) continue ;; esac
+		selected "$name" || continue
+		needs_qemu "$t" && wait_qemu_build
 		limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$t" | head -n 1)
 		run_one "$(echo "$name" | tr / _)" "${limit:-600}" bash "$t"
 	done

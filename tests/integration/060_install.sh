@@ -9,10 +9,10 @@
 # (DIST_NOBUILD=1): nothing is rebuilt.
 set -euo pipefail
 top=$TOCHAIN_TOP build=$TOCHAIN_BUILD
+. "$top/tests/lib/common.sh"
 tmp=$(mktemp -d /tmp/tochain-060.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+tc_on_exit "rm -rf '$tmp'"
 root=$tmp/root
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 make -s -C "$top" install BUILD="$build" DIST_NOBUILD=1 DESTDIR="$root" PREFIX=/usr >"$tmp/install.log" 2>&1 ||
 	{ cat "$tmp/install.log" >&2; fail "make install"; }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 420
+# needs: patched-qemu
 # A VNF inside a real QEMU guest (tochain-vnf --guest, agent mode).  On the
 # host: a standalone tochain-toe in a VM namespace with python3
 # http.server under tochain-run behind it, VNF x added by vnf.add.  The
@@ -23,14 +24,15 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-# the patched QEMU if it was built (make qemu), else Debian's
-if [ -z "${VM_QEMU:-}" ]; then
-	for q in /var/cache/tochain/qemu/*/bin/qemu-system-x86_64; do
-		[ -x "$q" ] && VM_QEMU=$q
-	done
-fi
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
+# The patched QEMU (built when missing): Debian's aborts when x's device is
+# plugged again (qemu_ram_set_idstr), and revoking needs the series.
+# VM_QEMU=... runs another on purpose.
+if [ -z "${VM_QEMU:-}" ]; then
+	tc_patched_qemu
+	VM_QEMU=$QEMU
+fi
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
 

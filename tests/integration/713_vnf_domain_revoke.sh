@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 600
+# needs: patched-qemu
 # A VNF running inside a second guest inspects the first VM's traffic
 # through granted regions; removing the chain revokes the grants (issues
 # 7 and 8).  Guest "VNF domain": a libvirt domain (TCG) on the patched
@@ -40,14 +41,7 @@ for f in bin/tochaind bin/sfc-ctl bin/tochain-toe bin/tochain-vnf bin/tochain-ru
 	lib/libtochain-preload.so guest-drivers/tochain_ivshmem.ko; do
 	[ -e "$build/$f" ] || fail "$build/$f missing (make)"
 done
-cache=${TOCHAIN_QEMU_CACHE:-/var/cache/tochain/qemu}
-key=$("$top/qemu-patches/build-qemu.sh" --print-key)
-if [ ! -f "$cache/$key/env" ]; then
-	echo "SKIP: the patched QEMU ($cache/$key) is not built: 'make qemu' builds it (revoking needs it)"
-	exit 77
-fi
-# shellcheck disable=SC1090,SC1091
-. "$cache/$key/env"
+tc_patched_qemu	# revoking needs it; built when missing
 guest_vnf=$("$top/tests/guest/build-guest.sh" "$build" --vnf) || fail "guest build"
 if ! lv_daemon_start; then
 	echo "SKIP: libvirtd does not start here"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 2700
+# needs: patched-qemu
 # The ivshmem revocation series (qemu-patches/): builds the patched QEMU
 # when the cache lacks it (the first build takes 15-30 min on two busy
 # cores, later runs seconds), runs QEMU's own ivshmem qtest of that build
@@ -17,17 +18,10 @@ work=$(mktemp -d /tmp/tochain-800.XXXXXX)
 cleanup() { rm -rf "$work"; }
 tc_on_exit cleanup
 
-rc=0
-out=$("$top/qemu-patches/build-qemu.sh") || rc=$?
-if [ $rc -eq 3 ]; then
-	echo "SKIP: Debian's source package of QEMU cannot be fetched here"
-	exit 77
-fi
-[ $rc -eq 0 ] || fail "build-qemu.sh exited $rc"
+tc_patched_qemu
+out=$TC_QEMU_DIR
 echo "patched QEMU: $out"
 cat "$out/series.log"
-# shellcheck disable=SC1091
-. "$out/env"
 
 # The series must be the one built: every patch subject in series.log.
 for p in "$top"/qemu-patches/[0-9][0-9][0-9][0-9]-*.patch; do

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 300
+# needs: patched-qemu
 # Revoking a VNF guest's grant through libvirt (issue 8): two libvirt
 # domains (TCG) run the patched QEMU of qemu-patches/ as their <emulator>
 # and share one region, each through a grant tochaind's td_libvirt makes
@@ -14,8 +15,8 @@
 # on Debian's QEMU shows the stock answer: the grant works, the revoke is
 # -ENOTSUP.
 #
-# Uses the patched QEMU that 800_qemu_revoke.sh builds (SKIP when it is
-# not in the cache: building it takes 15-30 min).  libvirtd is started here
+# Uses the patched QEMU (tc_patched_qemu: built when the cache lacks it;
+# scripts/run-tests.sh starts that build early).  libvirtd is started here
 # if none runs, and stopped again.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -29,14 +30,7 @@ for c in libvirtd virsh virtlogd gcc od; do
 done
 lvg=$build/tests/bin/lv_grant
 [ -x "$lvg" ] || fail "$lvg not built (make BUILD=$build $lvg)"
-cache=${TOCHAIN_QEMU_CACHE:-/var/cache/tochain/qemu}
-key=$("$top/qemu-patches/build-qemu.sh" --print-key)
-if [ ! -f "$cache/$key/env" ]; then
-	echo "SKIP: the patched QEMU ($cache/$key) is not built: 800_qemu_revoke.sh or 'make qemu' builds it"
-	exit 77
-fi
-# shellcheck disable=SC1090,SC1091
-. "$cache/$key/env"
+tc_patched_qemu	# built when missing
 stock=$(command -v qemu-system-x86_64 || true)
 
 work=$(mktemp -d /tmp/tochain-801.XXXXXX)

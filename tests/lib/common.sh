@@ -88,3 +88,22 @@ tc_need_cmds() {
 		command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
 	done
 }
+
+# tc_patched_qemu: the patched QEMU of qemu-patches/, built when the cache
+# lacks it (scripts/run-tests.sh starts that build in the background for
+# tests marked "# needs: patched-qemu", so here it is usually found at
+# once).  Sets QEMU (and QEMU_SOURCE_VERSION, QEMU_SERIES) from its env
+# file and TC_QEMU_DIR to its directory.  SKIPs only when Debian's source
+# package cannot be fetched at all (no archive reachable); any other
+# failure fails the test.
+tc_patched_qemu() {
+	local rc=0
+	TC_QEMU_DIR=$("${TOCHAIN_TOP:-$top}/qemu-patches/build-qemu.sh") || rc=$?
+	if [ $rc -eq 3 ]; then
+		echo "SKIP: Debian's source package of QEMU cannot be fetched here"
+		exit 77
+	fi
+	[ $rc -eq 0 ] || fail "qemu-patches/build-qemu.sh exited $rc"
+	# shellcheck disable=SC1090,SC1091
+	. "$TC_QEMU_DIR/env"
+}
