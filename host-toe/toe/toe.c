@@ -61,6 +61,26 @@ void toe_params_default(struct toe_params *p)
 
 /* ---- life cycle ------------------------------------------------------------- */
 
+/* The TOE object and its arrays (any of them may be NULL). */
+static void toe_free(struct toe *t)
+{
+	free(t->ctl_path);
+	free(t->buf_src);
+	free(t->buf_seq);
+	free(t->sock_path);
+	free(t->buf_epoch);
+	free(t->buf_dst);
+	free(t->buf_chan);
+	free(t->buf_off);
+	free(t->buf_len);
+	free(t->buf_sock);
+	free(t->buf_next);
+	free(t->socks);
+	free(t->forks);
+	free(t->ch);
+	free(t);
+}
+
 struct toe *toe_create(const struct toe_params *p)
 {
 	struct tcr_params rp = {
@@ -210,21 +230,7 @@ out_region:
 	tcr_region_kill(t->r);
 	tcr_region_destroy(t->r);
 out_free:
-	free(t->ctl_path);
-	free(t->buf_src);
-	free(t->buf_seq);
-	free(t->sock_path);
-	free(t->buf_epoch);
-	free(t->buf_dst);
-	free(t->buf_chan);
-	free(t->buf_off);
-	free(t->buf_len);
-	free(t->buf_sock);
-	free(t->buf_next);
-	free(t->socks);
-	free(t->forks);
-	free(t->ch);
-	free(t);
+	toe_free(t);
 out_errno:
 	errno = err;
 	return NULL;
@@ -380,21 +386,7 @@ void toe_destroy(struct toe *t)
 	close(t->epfd);
 	tcr_pool_destroy(t->pool);
 	tcr_region_destroy(t->r);
-	free(t->ctl_path);
-	free(t->buf_src);
-	free(t->buf_seq);
-	free(t->sock_path);
-	free(t->buf_epoch);
-	free(t->buf_dst);
-	free(t->buf_chan);
-	free(t->buf_off);
-	free(t->buf_len);
-	free(t->buf_sock);
-	free(t->buf_next);
-	free(t->socks);
-	free(t->forks);
-	free(t->ch);
-	free(t);
+	toe_free(t);
 }
 
 void toe_get_stats(const struct toe *t, struct toe_stats *s)
