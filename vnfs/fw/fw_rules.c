@@ -798,6 +798,15 @@ unsigned int fw_ruleset_count(const struct fw_ruleset *rs)
 	return rs->n_rules;
 }
 
+unsigned int fw_ruleset_policies(const struct fw_ruleset *rs)
+{
+	unsigned int n = 0;
+
+	for (int d = 0; d < FW_DIR_COUNT; d++)
+		n += rs->chain[d].policy_set;
+	return n;
+}
+
 enum fw_verdict fw_ruleset_policy(const struct fw_ruleset *rs, enum fw_dir dir)
 {
 	return (enum fw_verdict)rs->chain[dir].policy;

@@ -90,6 +90,8 @@ void fw_ruleset_destroy(struct fw_ruleset *rs);
 
 /* Number of rules (policies not counted). */
 unsigned int fw_ruleset_count(const struct fw_ruleset *rs);
+/* Number of policy lines the file gave (0 to FW_DIR_COUNT). */
+unsigned int fw_ruleset_policies(const struct fw_ruleset *rs);
 
 /* Default verdict of direction @dir (FW_ACCEPT or FW_DROP). */
 enum fw_verdict fw_ruleset_policy(const struct fw_ruleset *rs, enum fw_dir dir);

@@ -44,6 +44,12 @@ static void fw_free(void *e)
 	fw_ruleset_destroy(e);
 }
 
+/* A stated policy is a rule too: "policy in accept" alone is a usable file. */
+static unsigned int fw_count(const void *e)
+{
+	return fw_ruleset_count(e) + fw_ruleset_policies(e);
+}
+
 static void *fw_thread(const struct vnf_kind_opts *o)
 {
 	static int dummy;
@@ -97,6 +103,7 @@ const struct vnf_kind vnf_kind_fw = {
 	.needs_rules = true,
 	.engine_load = fw_load,
 	.engine_free = fw_free,
+	.engine_count = fw_count,
 	.thread_create = fw_thread,
 	.thread_destroy = fw_thread_destroy,
 	.judge = fw_judge,

@@ -11,7 +11,8 @@
  * connection.
  *
  * Rule file: --rules FILE, Snort syntax (vnfs/ids/README.md); variables
- * from a `vars.conf` next to it when there is one.  Strict: any rule the
+ * (var/ipvar/portvar lines) from --vars FILE, as Snort users give them,
+ * else from a `vars.conf` next to the rules when there is one.  Strict: any rule the
  * engine would skip (unsupported or malformed) refuses the whole file, with
  * its file:line, so that a typo never silently disables a rule.
  *
@@ -33,23 +34,30 @@
 #include "vnf_kind.h"
 #include "vnf_sjudge.h"
 
+/* The variables file of @o: --vars, else vars.conf beside the rules, else NULL. */
+static const char *ids_vars(const struct vnf_kind_opts *o, char *buf, size_t len)
+{
+	char dirbuf[4096];
+
+	if (o->vars)
+		return o->vars;
+	snprintf(dirbuf, sizeof(dirbuf), "%s", o->rules);
+	snprintf(buf, len, "%s/vars.conf", dirname(dirbuf));
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
 static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 {
 	struct ids_diags diags = { 0 };
 	struct ids_ruleset *rs;
-	char dirbuf[4096], vars[4200];
-	const char *vp = NULL;
+	char vars[4200];
 
 	if (!o->rules) {
 		snprintf(err, errlen, "ids needs --rules FILE");
 		errno = EINVAL;
 		return NULL;
 	}
-	snprintf(dirbuf, sizeof(dirbuf), "%s", o->rules);
-	snprintf(vars, sizeof(vars), "%s/vars.conf", dirname(dirbuf));
-	if (access(vars, R_OK) == 0)
-		vp = vars;
-	rs = ids_ruleset_load(o->rules, vp, &diags);
+	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
 	if (!rs) {
 		int e = errno;
 
@@ -73,6 +81,32 @@ static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 static void ids_free(void *e)
 {
 	ids_ruleset_put(e);
+}
+
+static unsigned int ids_count(const void *e)
+{
+	return (unsigned int)ids_ruleset_nrules(e);
+}
+
+/* The same load as ids_load, keeping every diagnostic rather than the first. */
+static unsigned int ids_diagnose(const struct vnf_kind_opts *o,
+				 void (*note)(void *arg, const char *msg), void *arg)
+{
+	struct ids_diags diags = { 0 };
+	struct ids_ruleset *rs;
+	char vars[4200];
+	unsigned int n;
+
+	if (!o->rules)
+		return 0;
+	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
+	for (size_t i = 0; i < diags.n; i++)
+		note(arg, diags.msg[i]);
+	n = (unsigned int)diags.n;
+	ids_diags_free(&diags);
+	if (rs)
+		ids_ruleset_put(rs);
+	return n;
 }
 
 static void *ids_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
@@ -151,6 +185,8 @@ const struct vnf_kind vnf_kind_ids = {
 	.needs_rules = true,
 	.engine_load = ids_load,
 	.engine_free = ids_free,
+	.engine_count = ids_count,
+	.diagnose = ids_diagnose,
 	.thread_create = ids_thread,
 	.thread_destroy = vnf_sjudge_destroy,
 	.judge = vnf_sjudge_judge,

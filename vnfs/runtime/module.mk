@@ -11,7 +11,7 @@ VNF_LIB := $(BUILD)/lib/libtochain-vnf.a
 LIBS += $(VNF_LIB)
 $(VNF_LIB): $(call objs,$(VNF_SRCS))
 
-VNFK_SRCS := vnfs/runtime/vnf_kind.c vnfs/runtime/vnf_stream.c vnfs/runtime/vnf_sjudge.c \
+VNFK_SRCS := vnfs/runtime/vnf_kind.c vnfs/runtime/vnf_check.c vnfs/runtime/vnf_stream.c vnfs/runtime/vnf_sjudge.c \
 	vnfs/runtime/vnf_mix.c vnfs/runtime/vnf_serve.c vnfs/runtime/vnf_cli.c vnfs/runtime/vnf_agent.c \
 	vnfs/fw/fw_vnf.c vnfs/ids/ids_vnf.c vnfs/waf/waf_vnf.c
 VNFK_LIB := $(BUILD)/lib/libtochain-vnfkind.a

@@ -21,6 +21,7 @@
 
 #include "tochain/ch_flow.h"
 #include "vnf_agent.h"
+#include "vnf_check.h"
 #include "vnf_cli.h"
 #include "vnf_mix.h"
 #include "vnf_null.h"
@@ -31,12 +32,76 @@ static volatile int stop_flag;
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tochain-vnf --kind fw|ids|waf|null --region PATH [--threads N]\n"
-		   "                   [--rules FILE] [--paranoia 1-4] [--cost-ns NS]\n"
+		   "                   [--rules FILE] [--vars FILE] [--paranoia 1-4] [--cost-ns NS]\n"
 		   "                   [--deny-marker STR] [--stats FILE] [--attach-timeout MS]\n"
 		   "                   [--exit-with-parent]\n"
 		   "       tochain-vnf --kind ... --guest [--dev-dir DIR] [--region DEVICE] [...]\n"
 		   "       tochain-vnf --kind fw|ids|waf|null --calibrate [--rules FILE]\n"
-		   "                   [--paranoia N] [--seconds S] [--json]\n");
+		   "                   [--paranoia N] [--seconds S] [--json]\n"
+		   "       tochain-vnf --kind fw|ids|waf|null --check [--rules FILE] [--vars FILE]\n"
+		   "                   [--paranoia N] [--json]\n");
+}
+
+/* Print a JSON string (the messages name files and quote rules). */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/*
+ * --check: the counts, and file:line of every rule skipped or refused.
+ * Exit 0 usable, 1 not (no rule loaded, or a hard error).
+ */
+static int check_main(const struct vnf_kind *k, const struct vnf_kind_opts *ko, bool json)
+{
+	struct vnf_check c;
+	const char *what = ko->rules ? ko->rules : "(default rules)";
+
+	vnf_log_set_quiet(true);
+	if (vnf_check_run(k, ko, &c)) {
+		vnf_check_free(&c);
+		fprintf(stderr, "tochain-vnf: --check: out of memory\n");
+		return 1;
+	}
+	if (json) {
+		printf("{\"kind\":\"%s\",\"rules\":", k->name);
+		json_str(ko->rules ? ko->rules : "");
+		printf(",\"usable\":%s,\"loaded\":%u,\"unsupported\":%u,"
+		       "\"not_applicable\":%u,\"error\":", c.usable ? "true" : "false",
+		       c.loaded, c.unsupported, c.not_applicable);
+		json_str(c.err);
+		printf(",\"problems\":[");
+		for (size_t i = 0; i < c.nmsg; i++) {
+			if (i)
+				putchar(',');
+			json_str(c.msg[i]);
+		}
+		printf("]}\n");
+	} else {
+		for (size_t i = 0; i < c.nmsg; i++)
+			printf("%s\n", c.msg[i]);
+		if (!c.has_rules)
+			printf("%s: no rules (kind %s has none): usable\n", what, k->name);
+		else
+			printf("%s: %u loaded, %u unsupported, %u not applicable: %s\n", what,
+			       c.loaded, c.unsupported, c.not_applicable,
+			       c.usable ? "usable" : "NOT usable");
+		if (!c.usable && !c.nmsg)
+			fprintf(stderr, "tochain-vnf: %s\n", c.err);
+	}
+	vnf_check_free(&c);
+	return c.usable ? 0 : 1;
 }
 
 static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -57,6 +122,8 @@ int vnf_main(int argc, char **argv)
 		{ "region", required_argument, NULL, 'r' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "rules", required_argument, NULL, 'R' },
+		{ "vars", required_argument, NULL, 'V' },
+		{ "check", no_argument, NULL, 'K' },
 		{ "paranoia", required_argument, NULL, 'P' },
 		{ "cost-ns", required_argument, NULL, 'c' },
 		{ "deny-marker", required_argument, NULL, 'd' },
@@ -76,7 +143,7 @@ int vnf_main(int argc, char **argv)
 	const struct vnf_kind *k;
 	struct vnf_engines es;
 	const char *kind = NULL;
-	bool calibrate = false, json = false, seconds_set = false, guest = false;
+	bool calibrate = false, check = false, json = false, seconds_set = false, guest = false;
 	const char *dev_dir = NULL;
 	double seconds = 2;
 	char err[512], *end;
@@ -95,6 +162,8 @@ int vnf_main(int argc, char **argv)
 			so.threads = (uint32_t)u;
 			break;
 		case 'R': ko.rules = optarg; break;
+		case 'V': ko.vars = optarg; break;
+		case 'K': check = true; break;
 		case 'P':
 			if (!parse_u64(optarg, 4, &u) || !u)
 				goto bad;
@@ -146,9 +215,15 @@ int vnf_main(int argc, char **argv)
 	if (guest)
 		so.dev_dir = dev_dir ? dev_dir : "/dev/tochain";
 	/* --guest alone: agent mode, no --region */
-	if (calibrate ? (so.region || so.threads || so.stats_path || guest) :
+	if (check ? (calibrate || so.region || so.threads || so.stats_path || guest ||
+		     seconds_set || so.cost_ns) :
+	    calibrate ? (so.region || so.threads || so.stats_path || guest) :
 			((!so.region && !guest) || json || seconds_set))
 		goto bad;
+	if (ko.vars && strcmp(kind, "ids")) {
+		fprintf(stderr, "tochain-vnf: --vars is for --kind ids\n");
+		goto bad;
+	}
 	if (k->needs_rules && !ko.rules) {
 		fprintf(stderr, "tochain-vnf: --kind %s needs --rules FILE\n", kind);
 		goto bad;
@@ -157,6 +232,8 @@ int vnf_main(int argc, char **argv)
 		fprintf(stderr, "tochain-vnf: --paranoia is for --kind waf\n");
 		goto bad;
 	}
+	if (check)
+		return check_main(k, &ko, json);
 	/* Block before any thread exists: they all inherit the mask. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);

@@ -48,6 +48,7 @@ struct vnf_streams;
 /* What the command line gives a kind. */
 struct vnf_kind_opts {
 	const char *rules;		/* rule file; NULL: the kind's default */
+	const char *vars;		/* ids: variables file; NULL: vars.conf beside rules */
 	int paranoia;			/* waf: 1-4, 0: the file's or CRS's default */
 	const char *deny_marker;	/* null: deny payloads holding it */
 	uint32_t max_streams;		/* per thread; 0: VNF_STREAMS_DEFAULT */
@@ -59,6 +60,15 @@ struct vnf_kind {
 	/* Build an engine: pointer, or NULL with errno and a message in @err. */
 	void *(*engine_load)(const struct vnf_kind_opts *o, char *err, size_t errlen);
 	void (*engine_free)(void *engine);
+	/* Rules an engine holds (for --check); NULL: the kind has no rules. */
+	unsigned int (*engine_count)(const void *engine);
+	/*
+	 * For --check, may be NULL: every rule the load of @o would skip or
+	 * refuse, each "file:line: reason" through @note, and how many.
+	 * Reads the files as engine_load does; decides nothing.
+	 */
+	unsigned int (*diagnose)(const struct vnf_kind_opts *o,
+				 void (*note)(void *arg, const char *msg), void *arg);
 	/* Per service thread; NULL with errno. */
 	void *(*thread_create)(const struct vnf_kind_opts *o);
 	void (*thread_destroy)(void *ts);

@@ -99,6 +99,11 @@ static void waf_free(void *e)
 	waf_engine_put(e);
 }
 
+static unsigned int waf_count(const void *e)
+{
+	return waf_engine_rule_count(e);
+}
+
 static void *waf_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
 {
 	char c[64], sv[64];
@@ -176,6 +181,7 @@ const struct vnf_kind vnf_kind_waf = {
 	.name = "waf",
 	.engine_load = waf_load,
 	.engine_free = waf_free,
+	.engine_count = waf_count,
 	.thread_create = waf_thread,
 	.thread_destroy = vnf_sjudge_destroy,
 	.judge = vnf_sjudge_judge,
