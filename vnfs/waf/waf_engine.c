@@ -177,6 +177,37 @@ static char *waf_expand(const char *tmpl, const char *const vars[][2],
 	return out;
 }
 
+/*
+ * libmodsecurity's "Rules error. File: F. Line: N. Column: C. WHY" as
+ * "F:N: WHY" (the file:line form every engine here reports), else
+ * "@what: @perr".
+ */
+static void waf_parse_err(char *err, size_t errlen, const char *what, const char *perr)
+{
+	const char *f, *l, *c, *why;
+	unsigned long line;
+	char *end;
+
+	if (!perr) {
+		waf_errf(err, errlen, "%s: parse error", what);
+		return;
+	}
+	f = strstr(perr, "File: ");
+	l = f ? strstr(f, ". Line: ") : NULL;
+	line = l ? strtoul(l + 8, &end, 10) : 0;
+	if (!l || !line) {
+		waf_errf(err, errlen, "%s: %.*s", what, (int)strcspn(perr, "\n"), perr);
+		return;
+	}
+	c = strstr(end, "Column: ");
+	why = c ? strstr(c, ". ") : NULL;
+	why = why ? why + 2 : end;
+	while (*why == '.' || *why == ' ')
+		why++;
+	waf_errf(err, errlen, "%.*s:%lu: %.*s", (int)(l - f - 6), f + 6, line,
+		 (int)strcspn(why, "\n"), why);
+}
+
 /* Loads a text template; returns rules added or -1 (err filled). */
 static int waf_load_text(RulesSet *rules, const char *what, const char *text,
 			 char *err, size_t errlen)
@@ -185,7 +216,7 @@ static int waf_load_text(RulesSet *rules, const char *what, const char *text,
 	int n = msc_rules_add(rules, text, &perr);
 
 	if (n < 0) {
-		waf_errf(err, errlen, "%s: %s", what, perr ? perr : "parse error");
+		waf_parse_err(err, errlen, what, perr);
 		free((void *)perr);
 		errno = EINVAL;
 		return -1;
@@ -208,7 +239,7 @@ static int waf_load_file(RulesSet *rules, const char *path,
 	}
 	n = msc_rules_add_file(rules, path, &perr);
 	if (n < 0) {
-		waf_errf(err, errlen, "%s: %s", path, perr ? perr : "parse error");
+		waf_parse_err(err, errlen, path, perr);
 		free((void *)perr);
 		errno = EINVAL;
 		return -1;
