@@ -11,7 +11,8 @@
 bool td_vnf_runtime_differs(const struct td_vnf *a, const struct td_vnf *b)
 {
 	if (a->kind != b->kind || a->threads != b->threads || a->fail_open != b->fail_open ||
-	    a->nargs != b->nargs || strcmp(a->domain, b->domain))
+	    a->nargs != b->nargs || strcmp(a->domain, b->domain) ||
+	    !a->vars[0] != !b->vars[0])	/* --vars COPY on the command line */
 		return true;
 	for (unsigned int i = 0; i < a->nargs; i++)
 		if (strcmp(a->args[i], b->args[i]))
@@ -168,7 +169,7 @@ static int plan_vnf(json_t *o, const struct td_state *cur, struct td_state *next
 		add_change(plan, TD_OP_UPDATE, TD_OBJ_VNF, v.name, false);
 		return 0;
 	}
-	if (old->rate != v.rate || strcmp(old->rules, v.rules) ||
+	if (old->rate != v.rate || strcmp(old->rules, v.rules) || strcmp(old->vars, v.vars) ||
 	    (v.rules[0] && rules_changed && rules_changed(&v, arg))) {
 		*old = v;
 		add_change(plan, TD_OP_UPDATE, TD_OBJ_VNF, v.name, true);

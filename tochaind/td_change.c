@@ -46,24 +46,40 @@ static bool vm_in(struct td_state *st, const char *name)
 	return td_state_find_vm(st, name) != NULL;
 }
 
-/* Rules copies written by realize(), to undo. */
+/* Rules (and variables) copies written by realize(), to undo. */
 struct rules_undo {
-	char vnf[TD_OBJ_NAME_MAX];
+	char path[PATH_MAX + 64];
 	char *old;		/* previous content, NULL: there was none */
 	size_t oldlen;
 };
 
-static void rules_restore(struct daemon *d, struct rules_undo *u, unsigned int n)
+static void rules_restore(struct rules_undo *u, unsigned int n)
 {
-	char path[PATH_MAX + 64];
-
 	for (unsigned int i = 0; i < n; i++) {
-		td_rules_copy_path(d->cfg, u[i].vnf, path, sizeof(path));
 		if (u[i].old)
-			td_write_file(path, u[i].old, u[i].oldlen);
+			td_write_file(u[i].path, u[i].old, u[i].oldlen);
 		else
-			unlink(path);
+			unlink(u[i].path);
 	}
+}
+
+/* Copy @from to @to (NULL: remove @to), remembering what @to held in @u.  0 or -errno. */
+static int copy_undoably(const char *from, const char *to, struct rules_undo *u)
+{
+	size_t len = 0;
+	char *text;
+	int rc;
+
+	snprintf(u->path, sizeof(u->path), "%s", to);
+	u->old = td_read_file(to, &u->oldlen);
+	if (!from)
+		return unlink(to) && errno != ENOENT ? -errno : 0;
+	text = td_read_file(from, &len);
+	if (!text)
+		return -errno;
+	rc = td_write_file(to, text, len);
+	free(text);
+	return rc;
 }
 
 /*
@@ -74,7 +90,7 @@ static int realize(struct daemon *d, struct td_state *next, const struct td_plan
 		   char *err, size_t errlen)
 {
 	struct td_state *cur = &d->st;
-	struct rules_undo *undo = calloc(TD_MAX_VNFS, sizeof(*undo));
+	struct rules_undo *undo = calloc(2 * TD_MAX_VNFS, sizeof(*undo));
 	bool *created = calloc(TD_MAX_VMS, sizeof(bool)), *touched = calloc(TD_MAX_VMS, sizeof(bool));
 	unsigned int nundo = 0;
 	char ignore[512];
@@ -102,26 +118,24 @@ static int realize(struct daemon *d, struct td_state *next, const struct td_plan
 		const struct td_change *c = &plan->c[i];
 		struct td_vnf *v = td_state_find_vnf(next, c->name);
 		char path[PATH_MAX + 64];
-		size_t len = 0;
-		char *text;
 
 		if (c->obj != TD_OBJ_VNF || c->op == TD_OP_DELETE || !v || !v->rules[0])
 			continue;
-		text = td_read_file(v->rules, &len);
-		if (!text) {
-			snprintf(err, errlen, "vnf %s: --rules %.200s: %s", v->name, v->rules, strerror(errno));
+		td_rules_copy_path(d->cfg, v->name, path, sizeof(path));
+		rc = copy_undoably(v->rules, path, &undo[nundo++]);
+		if (rc) {
+			snprintf(err, errlen, "vnf %s: cannot copy --rules %.200s to %.200s: %s",
+				 v->name, v->rules, path, strerror(-rc));
 			rc = -EIO;
 			goto undo;
 		}
-		td_rules_copy_path(d->cfg, v->name, path, sizeof(path));
-		snprintf(undo[nundo].vnf, sizeof(undo[nundo].vnf), "%s", v->name);
-		undo[nundo].old = td_read_file(path, &undo[nundo].oldlen);
-		nundo++;
-		rc = td_write_file(path, text, len);
-		free(text);
+		/* no --vars (any more): the instances run without a copy */
+		td_vars_copy_path(d->cfg, v->name, path, sizeof(path));
+		rc = copy_undoably(v->vars[0] ? v->vars : NULL, path, &undo[nundo++]);
 		if (rc) {
-			snprintf(err, errlen, "vnf %s: cannot copy the rules to %.200s: %s", v->name, path,
-				 strerror(-rc));
+			snprintf(err, errlen, "vnf %s: cannot copy --vars %.200s to %.200s: %s",
+				 v->name, v->vars, path, strerror(-rc));
+			rc = -EIO;
 			goto undo;
 		}
 	}
@@ -175,6 +189,8 @@ static int realize(struct daemon *d, struct td_state *next, const struct td_plan
 
 				td_rules_copy_path(d->cfg, old->vnfs[i].name, path, sizeof(path));
 				unlink(path);
+				td_vars_copy_path(d->cfg, old->vnfs[i].name, path, sizeof(path));
+				unlink(path);
 			}
 		free(old);
 	}
@@ -197,7 +213,7 @@ undo:
 		if (!vm_in(next, cur->vms[i].name) && vm_dirty(cur, next, cur->vms[i].name) &&
 		    td_converge(d, cur, &cur->vms[i], next, ignore, sizeof(ignore)))
 			td_log("undo: %s", ignore);
-	rules_restore(d, undo, nundo);
+	rules_restore(undo, nundo);
 out:
 	for (unsigned int i = 0; undo && i < nundo; i++)
 		free(undo[i].old);
@@ -207,21 +223,31 @@ out:
 	return rc;
 }
 
-static bool rules_changed(const struct td_vnf *v, void *arg)
+/* Do the contents of @user and the copy @copy differ? */
+static bool file_differs(const char *user, const char *copy)
 {
-	struct daemon *d = arg;
-	char path[PATH_MAX + 64];
 	size_t la = 0, lb = 0;
 	char *a, *b;
 	bool diff;
 
-	td_rules_copy_path(d->cfg, v->name, path, sizeof(path));
-	a = td_read_file(v->rules, &la);
-	b = td_read_file(path, &lb);
+	a = td_read_file(user, &la);
+	b = td_read_file(copy, &lb);
 	diff = !a || !b || la != lb || memcmp(a, b, la);
 	free(a);
 	free(b);
 	return diff;
+}
+
+static bool rules_changed(const struct td_vnf *v, void *arg)
+{
+	struct daemon *d = arg;
+	char path[PATH_MAX + 64];
+
+	td_rules_copy_path(d->cfg, v->name, path, sizeof(path));
+	if (file_differs(v->rules, path))
+		return true;
+	td_vars_copy_path(d->cfg, v->name, path, sizeof(path));
+	return v->vars[0] && file_differs(v->vars, path);
 }
 
 /*
@@ -282,6 +308,21 @@ json_t *td_change_apply(struct daemon *d, json_t *topo, const char *what, bool s
 		    v->domain[0] && (!was || strcmp(was->domain, v->domain)) &&
 		    vnf_domain_check(d, next, v, err, sizeof(err))) {
 			reply = ctl_reply_fail("%s", err);
+			goto out;
+		}
+	}
+	/* Rules files: checked by their engine before anything happens. */
+	for (unsigned int i = 0; i < plan->n; i++) {
+		struct td_vnf *v = td_state_find_vnf(next, plan->c[i].name);
+		json_t *problems = NULL;
+
+		if (plan->c[i].obj != TD_OBJ_VNF || plan->c[i].op == TD_OP_DELETE || !v ||
+		    !v->rules[0])
+			continue;
+		if (td_rules_check(d->cfg, v, &problems, err, sizeof(err))) {
+			reply = ctl_reply_fail("%s", err);
+			if (problems)
+				json_object_set_new(reply, "problems", problems);
 			goto out;
 		}
 	}

@@ -27,13 +27,18 @@ void td_rules_copy_path(const struct td_config *cfg, const char *vnf, char *out,
 	snprintf(out, len, "%s/rules/%s.rules", cfg->state_dir, vnf);
 }
 
+void td_vars_copy_path(const struct td_config *cfg, const char *vnf, char *out, size_t len)
+{
+	snprintf(out, len, "%s/rules/%s.vars", cfg->state_dir, vnf);
+}
+
 static void cgroup_name(const struct td_config *cfg, const char *vnf, const char *vm, char *out,
 			size_t len)
 {
 	snprintf(out, len, "tochain/%s/vnf-%s-%s", cfg->fabric_ns, vnf, vm);
 }
 
-/* argv of tochain-vnf for @v; the strings live in @buf. */
+/* argv of tochain-vnf for @v; the strings live in @buf (three of them). */
 static int build_argv(const struct td_config *cfg, const struct td_vnf *v, const char *region,
 		      bool calibrate, char **argv, char (*buf)[PATH_MAX])
 {
@@ -57,6 +62,11 @@ static int build_argv(const struct td_config *cfg, const struct td_vnf *v, const
 		argv[n++] = "--rules";
 		argv[n++] = buf[1];
 	}
+	if (v->vars[0]) {
+		td_vars_copy_path(cfg, v->name, buf[2], PATH_MAX);
+		argv[n++] = "--vars";
+		argv[n++] = buf[2];
+	}
 	for (unsigned int i = 0; i < v->nargs; i++)
 		argv[n++] = (char *)v->args[i];
 	argv[n] = NULL;
@@ -66,7 +76,7 @@ static int build_argv(const struct td_config *cfg, const struct td_vnf *v, const
 int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const struct td_vm *vm,
 		  const char *region, pid_t *pid, char *err, size_t errlen)
 {
-	char *argv[16 + TD_MAX_VNF_ARGS], buf[2][PATH_MAX], logp[PATH_MAX + 64], cg[256];
+	char *argv[16 + TD_MAX_VNF_ARGS], buf[3][PATH_MAX], logp[PATH_MAX + 64], cg[256];
 	int ex[2], child_errno = 0;
 	pid_t p;
 
@@ -123,6 +133,39 @@ int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const str
 	}
 	*pid = p;
 	return 0;
+}
+
+void td_inst_last_error(const struct td_config *cfg, const char *vnf, const char *vm, char *out,
+			size_t len)
+{
+	char logp[PATH_MAX + 64], buf[4096];
+	ssize_t n = 0;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(logp, sizeof(logp), "%s/vnf-%s-%s.log", cfg->state_dir, vnf, vm);
+	fd = open(logp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (lseek(fd, 0, SEEK_END) > (off_t)sizeof(buf) - 1)
+		lseek(fd, -(off_t)(sizeof(buf) - 1), SEEK_END);
+	else
+		lseek(fd, 0, SEEK_SET);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* the last line with something on it */
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	while (n > 0 && buf[n - 1] != '\n')
+		n--;
+	snprintf(out, len, "%s", buf + n);
+	/* printable only: it goes into JSON and onto terminals */
+	for (char *p = out; *p; p++)
+		if ((unsigned char)*p < ' ' || (unsigned char)*p == 127)
+			*p = '?';
 }
 
 bool td_inst_alive(pid_t pid, const char *region)
@@ -254,7 +297,7 @@ int td_fw_nft(const struct td_config *cfg, const struct td_vnf *v, const struct 
 int td_vnf_calibrate(const struct td_config *cfg, const struct td_vnf *v, uint64_t *pps,
 		     char *err, size_t errlen)
 {
-	char *argv[16 + TD_MAX_VNF_ARGS], buf[2][PATH_MAX], out[4096], why[400] = "";
+	char *argv[16 + TD_MAX_VNF_ARGS], buf[3][PATH_MAX], out[4096], why[400] = "";
 	json_t *j, *p;
 	int rc;
 
@@ -279,6 +322,127 @@ int td_vnf_calibrate(const struct td_config *cfg, const struct td_vnf *v, uint64
 	*pps = (uint64_t)json_number_value(p);
 	json_decref(j);
 	return 0;
+}
+
+/* Copy @from into @dir/@name; the copy's path in @out.  0 or -errno. */
+static int stage(const char *from, const char *dir, const char *name, char *out, size_t outlen)
+{
+	size_t len = 0;
+	char *text = td_read_file(from, &len);
+	int rc;
+
+	if (!text)
+		return -errno;
+	snprintf(out, outlen, "%s/%s", dir, name);
+	rc = td_write_file(out, text, len);
+	free(text);
+	return rc;
+}
+
+/* @s with every @from replaced by @to, into @out. */
+static void replace_all(const char *s, const char *from, const char *to, char *out, size_t len)
+{
+	size_t fl = strlen(from), o = 0;
+
+	while (*s && o + 1 < len) {
+		if (fl && !strncmp(s, from, fl)) {
+			o += (size_t)snprintf(out + o, len - o, "%s", to);
+			if (o >= len)
+				o = len - 1;
+			s += fl;
+		} else {
+			out[o++] = *s++;
+		}
+	}
+	out[o] = '\0';
+}
+
+int td_rules_check(const struct td_config *cfg, const struct td_vnf *v, json_t **problems,
+		   char *err, size_t errlen)
+{
+	char dir[PATH_MAX], rules[PATH_MAX + 64], vars[PATH_MAX + 64] = "", out[65536];
+	char why[400] = "";
+	char *argv[16] = { (char *)cfg->vnf_path, "--kind", (char *)td_kind_name(v->kind),
+			   "--check", "--json", "--rules", rules };
+	json_t *j, *a, *e;
+	int n = 7, rc;
+	size_t i;
+
+	*problems = NULL;
+	if (!v->rules[0])
+		return 0;
+	if (access(cfg->vnf_path, X_OK)) {
+		snprintf(err, errlen, "cannot run %s: %s", cfg->vnf_path, strerror(errno));
+		return -ENOENT;
+	}
+	/* The files as the instance will see them: copies alone in a directory. */
+	snprintf(dir, sizeof(dir), "%s/check.XXXXXX", cfg->state_dir);
+	if (!mkdtemp(dir)) {
+		snprintf(err, errlen, "cannot check the rules: %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	rc = stage(v->rules, dir, "rules", rules, sizeof(rules));
+	if (rc) {
+		snprintf(err, errlen, "vnf %s: --rules %.200s: %s", v->name, v->rules, strerror(-rc));
+		goto out;
+	}
+	if (v->vars[0]) {
+		rc = stage(v->vars, dir, "vars", vars, sizeof(vars));
+		if (rc) {
+			snprintf(err, errlen, "vnf %s: --vars %.200s: %s", v->name, v->vars,
+				 strerror(-rc));
+			goto out;
+		}
+		argv[n++] = "--vars";
+		argv[n++] = vars;
+	}
+	/* of the extra options, those the engine's load reads */
+	for (unsigned int k = 0; k < v->nargs && n < 14; k++)
+		if (!strncmp(v->args[k], "--paranoia=", 11))
+			argv[n++] = (char *)v->args[k];
+	argv[n] = NULL;
+	rc = run_capture(argv, CALIBRATE_MS, out, sizeof(out), why, sizeof(why));
+	j = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+	if (!json_is_boolean(json_object_get(j, "usable"))) {
+		json_decref(j);
+		snprintf(err, errlen, "vnf %s: tochain-vnf --check: %s", v->name,
+			 rc ? why : "no usable answer");
+		rc = -EIO;
+		goto out;
+	}
+	/* the copies' names back to the user's files */
+	a = json_array();
+	json_array_foreach(json_object_get(j, "problems"), i, e) {
+		char m1[1024], m2[1024];
+
+		if (!json_is_string(e))
+			continue;
+		replace_all(json_string_value(e), rules, v->rules, m1, sizeof(m1));
+		replace_all(m1, vars, v->vars, m2, sizeof(m2));
+		json_array_append_new(a, json_string(m2));
+	}
+	if (json_is_true(json_object_get(j, "usable"))) {
+		json_decref(a);
+		rc = 0;
+	} else {
+		char m[1024];
+
+		e = json_array_get(a, 0);
+		replace_all(json_string_value(json_object_get(j, "error")) ?: "not usable", rules,
+			    v->rules, m, sizeof(m));
+		snprintf(err, errlen, "vnf %s: %s refused by the %s engine: %.300s%s", v->name,
+			 v->rules, td_kind_name(v->kind), e ? json_string_value(e) : m,
+			 json_array_size(a) > 1 ? " (and more: --json lists them)" : "");
+		*problems = a;
+		rc = -EINVAL;
+	}
+	json_decref(j);
+out:
+	unlink(rules);
+	if (v->vars[0])
+		unlink(vars);
+	rmdir(dir);
+	return rc;
 }
 
 char *td_read_file(const char *path, size_t *len)

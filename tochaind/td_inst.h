@@ -31,9 +31,27 @@ void td_inst_region(const struct td_vm *vm, const char *vnf, char *out, size_t l
 /* STATE_DIR/rules/NAME.rules */
 void td_rules_copy_path(const struct td_config *cfg, const char *vnf, char *out, size_t len);
 
+/* STATE_DIR/rules/NAME.vars: the copy of an ids VNF's variables file */
+void td_vars_copy_path(const struct td_config *cfg, const char *vnf, char *out, size_t len);
+
+/*
+ * Is @v's rules file (with its variables file) one its instances can run?
+ * Copies of both, alone in a directory of the state dir as the instances'
+ * copies are, go through `tochain-vnf --check`: the engine's own load.
+ * 0: usable (or no rules).  -EINVAL: refused, @err names the first
+ * problem's file:line in the user's file and *@problems (new reference)
+ * lists all.  Other -errno: the check could not run (@err says why).
+ */
+int td_rules_check(const struct td_config *cfg, const struct td_vnf *v, json_t **problems,
+		   char *err, size_t errlen);
+
 /* Start tochain-vnf for @v on @region.  0 with *@pid, or -errno with @err. */
 int td_inst_spawn(const struct td_config *cfg, const struct td_vnf *v, const struct td_vm *vm,
 		  const char *region, pid_t *pid, char *err, size_t errlen);
+
+/* The last non-empty line of the log of instance (@vnf, @vm), "" if none. */
+void td_inst_last_error(const struct td_config *cfg, const char *vnf, const char *vm, char *out,
+			size_t len);
 
 /* Is @pid a live tochain-vnf serving @region? */
 bool td_inst_alive(pid_t pid, const char *region);

@@ -267,6 +267,8 @@ json_t *td_vnf_json(const struct td_vnf *v)
 		json_object_set_new(o, "rate", json_integer((json_int_t)v->rate));
 	if (v->rules[0])
 		json_object_set_new(o, "rules", json_string(v->rules));
+	if (v->vars[0])
+		json_object_set_new(o, "vars", json_string(v->vars));
 	if (v->nargs) {
 		a = json_array();
 		for (unsigned int i = 0; i < v->nargs; i++)
@@ -339,7 +341,8 @@ static int get_uint(json_t *o, const char *key, uint64_t lo, uint64_t hi, uint64
 bool td_vnf_arg_valid(const char *arg, const char **why)
 {
 	static const char *const ours[] = { "--kind", "--region", "--threads", "--rules",
-					    "--calibrate", "--exit-with-parent", NULL };
+					    "--vars", "--calibrate", "--check",
+					    "--exit-with-parent", NULL };
 	size_t n = strlen(arg), name;
 
 	if (n < 3 || n >= TD_VNF_ARG_MAX || strncmp(arg, "--", 2)) {
@@ -362,7 +365,7 @@ bool td_vnf_arg_valid(const char *arg, const char **why)
 
 int td_vnf_from_json(json_t *o, bool stored, struct td_vnf *v, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "name", "kind", "threads", "rate", "rules",
+	static const char *const keys[] = { "name", "kind", "threads", "rate", "rules", "vars",
 					    "on_failure", "args", "calibrated", "domain", NULL };
 	const char *why, *name;
 	json_t *x;
@@ -427,6 +430,22 @@ int td_vnf_from_json(json_t *o, bool stored, struct td_vnf *v, char *err, size_t
 			return -EINVAL;
 		}
 		strcpy(v->rules, r);
+	}
+	x = json_object_get(o, "vars");
+	if (x) {
+		const char *r = json_is_string(x) ? json_string_value(x) : "";
+
+		if (r[0] != '/' || strlen(r) != json_string_length(x) || strlen(r) >= sizeof(v->vars) ||
+		    strpbrk(r, "\n\r\t")) {
+			snprintf(err, errlen, "vnf %s: --vars must be an absolute file path", name);
+			return -EINVAL;
+		}
+		strcpy(v->vars, r);
+		if (v->kind != TD_KIND_IDS) {
+			snprintf(err, errlen, "vnf %s: --vars is for kind ids (a Snort variables file)",
+				 name);
+			return -EINVAL;
+		}
 	}
 	if ((v->kind == TD_KIND_FW || v->kind == TD_KIND_IDS) && !v->rules[0]) {
 		snprintf(err, errlen, "vnf %s: kind %s needs --rules FILE", name, td_kind_name(v->kind));

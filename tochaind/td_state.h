@@ -68,6 +68,7 @@ struct td_vnf {
 	uint64_t rate;			/* f given with --rate, 0: none */
 	uint64_t calibrated;		/* f measured by vnf calibrate, 0: not yet */
 	char rules[PATH_MAX];		/* the user's rules file (absolute), "" none */
+	char vars[PATH_MAX];		/* ids: the user's variables file (absolute), "" none */
 	unsigned int nargs;
 	char args[TD_MAX_VNF_ARGS][TD_VNF_ARG_MAX];	/* passed to tochain-vnf */
 	/* libvirt domain whose guest runs this VNF (td_grant.h), "" : a host process */

@@ -67,6 +67,8 @@ json_t *td_vnf_cmd_add(struct daemon *d, json_t *args)
 		return ctl_reply_fail("vnf '%s' already exists", json_string_value(name));
 	if (v.rules[0] && access(v.rules, R_OK))
 		return ctl_reply_fail("vnf %s: --rules %s: %s", v.name, v.rules, strerror(errno));
+	if (v.vars[0] && access(v.vars, R_OK))
+		return ctl_reply_fail("vnf %s: --vars %s: %s", v.name, v.vars, strerror(errno));
 	/* its domain is checked by td_change_apply() */
 	reply = td_change_apply(d, json_pack("{s:[O]}", "vnfs", args), "vnf add", false);
 	if (reply)
