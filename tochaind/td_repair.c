@@ -105,7 +105,8 @@ void td_repair_tick(struct daemon *d)
 
 			if (strcmp(in->vm, vm->name))
 				continue;
-			dead = !td_vnfinst_alive(vm, in);
+			dead = !td_vnfinst_alive(vm, in) &&
+			       !(!in->domain[0] && td_vnfinst_waits(d, vm, in));
 			if (dead && in->domain[0])
 				td_log("vm %s: vnf %s: the QEMU of libvirt domain %s (pid %d) is gone: "
 				       "grants and attach to be redone", vm->name, in->vnf, in->domain,

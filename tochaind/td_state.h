@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "td_backoff.h"
+
 #define TD_NAME_MAX 13		/* VM names: [a-z0-9-], 1..12 chars (interface names) */
 #define TD_MAX_VMS 256
 #define TD_DOMAIN_MAX 64
@@ -96,6 +98,9 @@ struct td_inst {
 	char vm[TD_NAME_MAX];
 	pid_t pid;
 	char domain[TD_DOMAIN_MAX];	/* "" : a host tochain-vnf process */
+	/* the daemon's own, not saved: restarts of a dying host instance */
+	struct td_backoff bo;
+	char last_error[256];		/* last line of its log when last seen dead */
 };
 
 struct td_state {

@@ -7,6 +7,26 @@
 #include "td_priv.h"
 #include "td_stats.h"
 #include "td_toe.h"
+#include "td_vnfinst.h"
+
+/* The host instances of @ch's VNFs on @vm that are not running, and why. */
+static json_t *vnfs_down(struct daemon *d, const struct td_vm *vm, const struct td_chain *ch)
+{
+	json_t *a = json_array();
+
+	for (unsigned int k = 0; k < d->st.ninsts; k++) {
+		struct td_inst *in = &d->st.insts[k];
+		json_t *o;
+
+		if (strcmp(in->vm, vm->name) || in->domain[0] || !td_chain_uses(ch, in->vnf) ||
+		    td_vnfinst_alive(vm, in))
+			continue;
+		o = json_pack("{s:s, s:i}", "vnf", in->vnf, "pid", (int)in->pid);
+		td_vnfinst_health_json(in, o);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
 
 /* stats: each VM's TOE asked once. */
 json_t *td_stats_cmd(struct daemon *d, json_t *args)
@@ -55,6 +75,7 @@ json_t *td_stats_cmd(struct daemon *d, json_t *args)
 			}
 			if (!tc)
 				json_object_set_new(o, "error", json_string(st ? "the TOE does not run this chain" : err));
+			json_object_set_new(o, "vnfs_down", vnfs_down(d, vm, ch));
 			json_array_append_new(chains, o);
 		}
 		json_array_foreach(json_object_get(st, "denials"), k, x) {

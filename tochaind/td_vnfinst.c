@@ -11,6 +11,7 @@
 #include "td_priv.h"
 #include "td_toe.h"
 #include "td_vnfinst.h"
+#include "tochain/util.h"
 
 static const char *dispatch_of(const struct td_vnf *v)
 {
@@ -34,6 +35,27 @@ bool td_vnfinst_alive(const struct td_vm *vm, const struct td_inst *in)
 		return td_libvirt_qemu_alive(in->pid, in->domain);
 	td_inst_region(vm, in->vnf, region, sizeof(region));
 	return td_inst_alive(in->pid, region);
+}
+
+/*
+ * Host instance @in of @vm is dead: must its restart wait (back-off)?  The
+ * first time it is seen dead, its last log line is kept as the reason.
+ */
+bool td_vnfinst_waits(struct daemon *d, const struct td_vm *vm, struct td_inst *in)
+{
+	long long now = (long long)tu_now_ms();
+
+	if (in->domain[0])
+		return false;
+	if (!in->bo.down) {
+		td_backoff_died(&in->bo, now);
+		td_inst_last_error(d->cfg, in->vnf, vm->name, in->last_error,
+				   sizeof(in->last_error));
+		td_log("vm %s: vnf %s (pid %d) died%s%s; restart %u in %lld ms", vm->name, in->vnf,
+		       (int)in->pid, in->last_error[0] ? ": " : "", in->last_error,
+		       in->bo.restarts + 1, in->bo.retry_ms - now);
+	}
+	return td_backoff_waits(&in->bo, now);
 }
 
 /* A new instance record of @vnf for @vm in @st, or NULL with @err when it is full. */
@@ -162,6 +184,7 @@ static int start_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		return -ENOSPC;
 	}
 	in->pid = pid;
+	td_backoff_started(&in->bo, (long long)tu_now_ms());
 	td_log("vm %s: vnf %s started, pid %d", vm->name, v->name, (int)pid);
 	return 0;
 }
@@ -203,6 +226,9 @@ int td_vnfinst_ensure(struct daemon *d, struct td_state *st, struct td_vm *vm, c
 			in->pid = tpid;
 			return 0;
 		}
+		/* dying again and again (say its rules cannot load): not at once */
+		if (in && !td_inst_alive(in->pid, region) && td_vnfinst_waits(d, vm, in))
+			return 0;
 		if (in)
 			td_log("vm %s: vnf %s (pid %d) is not running, restarting it", vm->name, name,
 			       (int)in->pid);
@@ -247,6 +273,7 @@ void td_vnfinst_reload_rules(struct daemon *d, const char *vnf)
 
 		if (strcmp(in->vnf, vnf) || !vm)
 			continue;
+		td_backoff_hurry(&in->bo);	/* a dead one tries the new rules at once */
 		if (in->domain[0]) {
 			/* never a signal to QEMU: the guest's VNF has its own rules */
 			td_log("vm %s: vnf %s runs in libvirt domain %s: its rules are the guest's, "
@@ -295,6 +322,18 @@ static void inst_json_domain(struct daemon *d, const struct td_inst *in, struct 
 	json_object_set_new(o, "revoke", json_string(state));
 }
 
+void td_vnfinst_health_json(const struct td_inst *in, json_t *o)
+{
+	long long now = (long long)tu_now_ms();
+
+	json_object_set_new(o, "restarts", json_integer(in->bo.restarts));
+	if (in->last_error[0])
+		json_object_set_new(o, "last_error", json_string(in->last_error));
+	if (in->bo.down)
+		json_object_set_new(o, "next_retry_s", json_real(in->bo.retry_ms > now ?
+					(double)(in->bo.retry_ms - now) / 1000 : 0));
+}
+
 json_t *td_vnfinst_json(struct daemon *d, const struct td_inst *in)
 {
 	struct td_vm *vm = td_state_find_vm(&d->st, in->vm);
@@ -305,6 +344,8 @@ json_t *td_vnfinst_json(struct daemon *d, const struct td_inst *in)
 		td_inst_region(vm, in->vnf, region, sizeof(region));
 	o = json_pack("{s:s, s:s, s:i, s:b, s:s}", "vnf", in->vnf, "vm", in->vm, "pid",
 		      (int)in->pid, "running", vm && td_vnfinst_alive(vm, in), "region", region);
+	if (o && !in->domain[0])
+		td_vnfinst_health_json(in, o);
 	if (o && vm && in->domain[0])
 		inst_json_domain(d, in, vm, o);
 	return o;

@@ -45,6 +45,15 @@ void td_vnfinst_take_grants(struct daemon *d, struct td_state *st, struct td_vm 
 /* No fw VNF serves @vm any more (in @st): take its nftables table away. */
 void td_vnfinst_fw_drop(struct daemon *d, struct td_state *st, struct td_vm *vm);
 
+/*
+ * Host instance @in of @vm is dead: must its restart still wait (its
+ * back-off, td_backoff.h)?  Notes the death and its last log line once.
+ */
+bool td_vnfinst_waits(struct daemon *d, const struct td_vm *vm, struct td_inst *in);
+
+/* Add @in's restarts, last_error and next_retry_s (while down) to @o. */
+void td_vnfinst_health_json(const struct td_inst *in, json_t *o);
+
 /* SIGHUP the host instances of @vnf (d->st): they reload their rules copy. */
 void td_vnfinst_reload_rules(struct daemon *d, const char *vnf);
 
