@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"       sfc-ctl --version      this client's protocol, without a daemon\n"
 	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN [--wait doorbell|poll]]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
-	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE]\n"
+	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE] [--vars FILE]\n"
 	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]... [--domain LIBVIRT_DOMAIN]\n"
 	"  vnf ls | vnf show NAME | vnf del NAME | vnf calibrate NAME\n"
 	"  chain add NAME --vm VM --dir in|out --hop VNF[,VNF...] [--hop ...] [--sla PPS]\n"
@@ -105,6 +105,18 @@ static int call(const struct cli *c, const char *cmd, json_t *args, void (*print
 			fprintf(stderr, "sfc-ctl: %s:%u: %s\n", topo_file, line, msg + off);
 		else
 			fprintf(stderr, "sfc-ctl: %s\n", msg);
+		/* the whole story of a refused rules file: every file:line */
+		if (c->json && json_object_get(reply, "problems")) {
+			json_t *o = json_pack("{s:s, s:O}", "error", msg, "problems",
+					      json_object_get(reply, "problems"));
+			char *s;
+
+			s = json_dumps(o, JSON_INDENT(2));
+			if (s)
+				puts(s);
+			free(s);
+			json_decref(o);
+		}
 		rc = 1;
 	} else {
 		res = json_object_get(reply, "result");
@@ -209,6 +221,19 @@ static void print_hops(json_t *hops)
 	}
 }
 
+/* Why a host instance is down: restarts, next try, its last log line. */
+static void print_health(json_t *in)
+{
+	json_t *nr = json_object_get(in, "next_retry_s");
+
+	printf("restarted %lld times", jint(in, "restarts"));
+	if (json_is_number(nr))
+		printf(", next try in %.1f s", json_number_value(nr));
+	printf("\n");
+	if (json_object_get(in, "last_error"))
+		printf("%-12s   last error: %s\n", "", jstr(in, "last_error"));
+}
+
 static void print_instances(json_t *o)
 {
 	size_t i, k;
@@ -226,9 +251,15 @@ static void print_instances(json_t *o)
 			printf("%-12s   %s\n", "", jstr(in, "revoke"));
 			continue;
 		}
-		printf("%-12s vnf %s on vm %s: pid %lld %s\n", i ? "" : "instances", jstr(in, "vnf"),
+		printf("%-12s vnf %s on vm %s: pid %lld %s", i ? "" : "instances", jstr(in, "vnf"),
 		       jstr(in, "vm"), jint(in, "pid"),
 		       json_is_true(json_object_get(in, "running")) ? "running" : "NOT RUNNING");
+		if (!json_is_true(json_object_get(in, "running")) || jint(in, "restarts")) {
+			printf(": ");
+			print_health(in);
+		} else {
+			printf("\n");
+		}
 	}
 }
 
@@ -243,6 +274,8 @@ static void print_vnf(json_t *v)
 	       jint(v, "rate") ? "--rate" : jint(v, "calibrated") ? "calibrated" : "unknown: calibrate or give --rate");
 	if (json_object_get(v, "rules"))
 		printf("%-12s %s (a copy is used: apply or re-add to take edits)\n", "rules", jstr(v, "rules"));
+	if (json_object_get(v, "vars"))
+		printf("%-12s %s (copied with the rules)\n", "vars", jstr(v, "vars"));
 	json_array_foreach(json_object_get(v, "args"), i, x)
 		printf("%-12s %s\n", i ? "" : "args", json_string_value(x));
 	if (json_object_get(v, "domain"))
@@ -324,15 +357,15 @@ static int cmd_vnf(struct cli *c)
 				return usage(!strcmp(o, "--rate") ? "--rate: expected packets/s" : "--threads: expected a number");
 			}
 			json_object_set_new(args, o + 2, json_integer(n));
-		} else if (!strcmp(o, "--rules")) {
+		} else if (!strcmp(o, "--rules") || !strcmp(o, "--vars")) {
 			char abs[PATH_MAX];
 
 			if (!realpath(v, abs)) {
-				fprintf(stderr, "sfc-ctl: --rules %s: %s\n", v, strerror(errno));
+				fprintf(stderr, "sfc-ctl: %s %s: %s\n", o, v, strerror(errno));
 				json_decref(args);
 				return 1;
 			}
-			json_object_set_new(args, "rules", json_string(abs));
+			json_object_set_new(args, o + 2, json_string(abs));
 		} else if (!strcmp(o, "--on-failure")) {
 			json_object_set_new(args, "on_failure", json_string(v));
 		} else if (!strcmp(o, "--domain")) {
@@ -487,6 +520,16 @@ static void print_stats(json_t *res)
 		printf("%-16s %-10s %-4s %10lld %10lld %8lld %6lld %6lld %9lld %s\n", jstr(ch, "name"),
 		       jstr(ch, "vm"), jstr(ch, "dir"), jint(ch, "arrivals"), jint(ch, "finished"),
 		       jint(ch, "denied"), jint(ch, "in_qlen"), jint(ch, "out_qlen"), jint(ch, "pps"), sla);
+	}
+	json_array_foreach(json_object_get(res, "chains"), i, ch) {
+		size_t k;
+		json_t *v;
+
+		json_array_foreach(json_object_get(ch, "vnfs_down"), k, v) {
+			printf("chain %s: vnf %s on vm %s is DOWN: ", jstr(ch, "name"), jstr(v, "vnf"),
+			       jstr(ch, "vm"));
+			print_health(v);
+		}
 	}
 	if (json_array_size(json_object_get(res, "denials")))
 		printf("last denials:\n");

@@ -128,14 +128,14 @@ static json_t *word(struct ctx *c, const char *what, char *w, const char *dir, j
 			if (sc_parse_uint(val, 1, 1000000000, &n))
 				return fail(c, o, "vnf: %s '%.40s' is not a positive number", w, val);
 			json_object_set_new(o, w, json_integer(n));
-		} else if (!strcmp(w, "rules")) {
+		} else if (!strcmp(w, "rules") || !strcmp(w, "vars")) {
 			char path[4096];
 
 			if (val[0] == '/')
 				snprintf(path, sizeof(path), "%s", val);
 			else
 				snprintf(path, sizeof(path), "%s/%s", dir, val);
-			json_object_set_new(o, "rules", json_string(path));
+			json_object_set_new(o, w, json_string(path));
 		} else if (!strcmp(w, "on-failure"))
 			json_object_set_new(o, "on_failure", json_string(val));
 		else if (!strcmp(w, "domain"))
@@ -147,7 +147,7 @@ static json_t *word(struct ctx *c, const char *what, char *w, const char *dir, j
 				json_object_set_new(o, "args", a = json_array());
 			json_array_append_new(a, json_string(val));
 		} else
-			return fail(c, o, "vnf: unknown key '%.40s' (kind, threads, rate, rules, on-failure, arg, domain)", w);
+			return fail(c, o, "vnf: unknown key '%.40s' (kind, threads, rate, rules, vars, on-failure, arg, domain)", w);
 	} else {
 		if (!strcmp(w, "vm") || !strcmp(w, "dir"))
 			json_object_set_new(o, w, json_string(val));
