@@ -430,8 +430,8 @@ int td_rules_check(const struct td_config *cfg, const struct td_vnf *v, json_t *
 		e = json_array_get(a, 0);
 		replace_all(json_string_value(json_object_get(j, "error")) ?: "not usable", rules,
 			    v->rules, m, sizeof(m));
-		snprintf(err, errlen, "vnf %s: %s refused by the %s engine: %.300s%s", v->name,
-			 v->rules, td_kind_name(v->kind), e ? json_string_value(e) : m,
+		snprintf(err, errlen, "vnf %s: rules refused by the %s engine: %.300s%s", v->name,
+			 td_kind_name(v->kind), e ? json_string_value(e) : m,
 			 json_array_size(a) > 1 ? " (and more: --json lists them)" : "");
 		*problems = a;
 		rc = -EINVAL;

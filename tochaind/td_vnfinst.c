@@ -172,6 +172,11 @@ static int start_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		return -EIO;
 	if (td_inst_spawn(d->cfg, v, vm, region, &pid, err, errlen))
 		return -EIO;
+	/* a restart counts even when the attach fails: it died meanwhile, say */
+	if (in) {
+		in->pid = pid;
+		td_backoff_started(&in->bo, (long long)tu_now_ms());
+	}
 	r = td_toe_call(vm, "vnf.attach", json_pack("{s:s, s:i}", "name", v->name, "pid", (int)pid),
 		     err, errlen);
 	if (!r) {
@@ -183,8 +188,10 @@ static int start_inst(struct daemon *d, struct td_state *st, struct td_vm *vm,
 		td_inst_stop(d->cfg, pid, region, v->name, vm->name);
 		return -ENOSPC;
 	}
-	in->pid = pid;
-	td_backoff_started(&in->bo, (long long)tu_now_ms());
+	if (in->pid != pid) {	/* a new record */
+		in->pid = pid;
+		td_backoff_started(&in->bo, (long long)tu_now_ms());
+	}
 	td_log("vm %s: vnf %s started, pid %d", vm->name, v->name, (int)pid);
 	return 0;
 }
