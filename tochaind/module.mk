@@ -24,3 +24,5 @@ $(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c toch
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c -ljansson
 $(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_grant,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_td_backoff.o: CPPFLAGS += -Itochaind
+$(eval $(call unit_test,test_td_backoff,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))

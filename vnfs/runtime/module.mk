@@ -28,7 +28,7 @@ VNFK_ALL := $(VNFK_LIB) $(VNFK_ENGINES) $(VNF_LIB) $(REGION_LIB)
 $(eval $(call program,tochain-vnf,$(call objs,vnfs/runtime/main.c) $(VNFK_ALL),$(VNFK_LDLIBS)))
 $(eval $(call unit_test,test_vnf_rt,$(VNF_LIB) $(CH_LIB) $(REGION_LIB)))
 $(BUILD)/obj/tests/unit/test_vnf_rt.o: CPPFLAGS += -Ivnfs/runtime
-VNFK_TESTS := test_vnf_kind test_vnf_stream
+VNFK_TESTS := test_vnf_kind test_vnf_stream test_vnf_check
 $(foreach t,$(VNFK_TESTS),$(eval $(call unit_test,$(t),$(VNFK_ALL),$(VNFK_LDLIBS))))
 $(foreach t,$(VNFK_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += $(VNFK_CPPFLAGS)
 
