@@ -32,7 +32,8 @@ $(BUILD)/obj/tests/unit/test_gl_dns.o: CPPFLAGS += -Iguest-lib
 # refuses to start with a non-ASan library preloaded before it.
 TEST_PROGS += $(BUILD)/tests/bin/conform
 $(BUILD)/tests/bin/conform: tests/conformance/conform.c tests/conformance/conform_stream.c \
-		tests/conformance/conform_sockets.c tests/conformance/conform.h
+		tests/conformance/conform_sockets.c tests/conformance/conform_errors.c \
+		tests/conformance/conform.h
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lpthread
 
