@@ -2,7 +2,11 @@
 /*
  * The interposed libc entry points: the only symbols the library exports
  * (gl.map).  Each one sends an offloaded fd to the runtime under mu and
- * everything else to the real libc untouched.
+ * everything else to the real libc untouched.  What the caller passes by
+ * pointer is not trusted: msghdrs, iovec arrays, addresses, lengths and
+ * option values are copied in and out through gl_user.h, in the kernel's
+ * order, so that a bad pointer gives EFAULT where the kernel's does (and
+ * what a receive took before it is taken, as there).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +33,7 @@
 #include "gl_rt.h"
 #include "gl_send.h"
 #include "gl_sock.h"
+#include "gl_user.h"
 #include "gl_vm.h"
 
 /* The exported names: prototypes so -Wmissing-prototypes holds for the _chk ones. */
@@ -105,12 +110,15 @@ int socket(int domain, int type, int protocol)
 
 int bind(int fd, const struct sockaddr *a, socklen_t l)
 {
+	struct sockaddr_storage ss;
 	struct gl_sock *s = lock_sock(fd);
 	long r;
 
 	if (!s)
 		return gl_real.bind(fd, a, l);
-	r = gl_ctl_bind(&gl_rt, s, a, l);
+	r = gl_user_addr_in(a, l, &ss);
+	if (!r)
+		r = gl_ctl_bind(&gl_rt, s, a ? (struct sockaddr *)&ss : NULL, l);
 	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
@@ -130,12 +138,22 @@ int listen(int fd, int backlog)
 int accept4(int fd, struct sockaddr *a, socklen_t *l, int flags)
 {
 	struct gl_sock *s = lock_sock(fd);
+	struct sockaddr_storage ss;
+	socklen_t sl = 0;
 	long r;
 
 	if (!s)
 		return gl_real.accept4(fd, a, l, flags);
-	r = gl_ctl_accept(&gl_rt, s, a, l, flags);
+	r = gl_ctl_accept(&gl_rt, s, &ss, &sl, flags);
 	gl_rt_unlock();
+	if (r >= 0 && a) {
+		int err = gl_user_addr_out(&ss, sl, a, l);
+
+		if (err) {	/* the kernel too has taken the connection and drops it */
+			close((int)r);
+			r = err;
+		}
+	}
 	return (int)ret_errno(r);
 }
 
@@ -148,19 +166,25 @@ int accept(int fd, struct sockaddr *a, socklen_t *l)
 
 int connect(int fd, const struct sockaddr *a, socklen_t l)
 {
+	struct sockaddr_storage ss;
 	struct gl_sock *s = lock_sock(fd);
 	long r;
 
 	if (!s)
 		return gl_real.connect(fd, a, l);
-	r = gl_ctl_connect(&gl_rt, s, a, l);
+	r = gl_user_addr_in(a, l, &ss);
+	if (!r)
+		r = gl_ctl_connect(&gl_rt, s, a ? (struct sockaddr *)&ss : NULL, l);
 	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
 
-/* @a/@l: the destination of a datagram (NULL: connected); streams ignore it. */
+/*
+ * @iov: the runtime's copy of the array; @a/@l: the runtime's copy of the
+ * destination of a datagram (NULL: connected); streams ignore it.
+ */
 static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags,
-		     const struct sockaddr *a, socklen_t l)
+		     const struct sockaddr_storage *a, socklen_t l)
 {
 	struct gl_sock *s = lock_sock(fd);
 	long r;
@@ -168,7 +192,7 @@ static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags,
 	if (!s)
 		return -ENOTSOCK;
 	if (s->dgram)
-		r = gl_send_dgram(&gl_rt, s, iov, n, flags, a, l);
+		r = gl_send_dgram(&gl_rt, s, iov, n, flags, (const struct sockaddr *)a, l);
 	else
 		r = gl_send_stream(&gl_rt, s, iov, n, flags);
 	gl_rt_unlock();
@@ -177,26 +201,35 @@ static ssize_t sendv(int fd, const struct iovec *iov, int n, int flags,
 }
 
 /*
- * @a/@l: where a datagram's source goes (a stream sets *@l = 0, as the
- * kernel for a connected stream); *@mflags gets MSG_TRUNC.
+ * @iov: the runtime's copy of the array; a datagram's source goes to
+ * @ss and *@sl (a stream has none: *@sl = 0, as the kernel for a
+ * connected stream); *@mflags gets MSG_TRUNC.  A count or -errno.
  */
 static ssize_t recvv(int fd, const struct iovec *iov, int n, int flags,
-		     struct sockaddr *a, socklen_t *l, int *mflags)
+		     struct sockaddr_storage *ss, socklen_t *sl, int *mflags)
 {
 	struct gl_sock *s = lock_sock(fd);
 	long r;
 
+	*sl = 0;
 	if (!s)
 		return -ENOTSOCK;
-	if (s->dgram) {
-		r = gl_recv_dgram(&gl_rt, s, iov, n, flags, a, l, mflags);
-	} else {
+	if (s->dgram)
+		r = gl_recv_dgram(&gl_rt, s, iov, n, flags, ss, sl, mflags);
+	else
 		r = gl_recv_stream(&gl_rt, s, iov, n, flags);
-		if (r >= 0 && a && l)
-			*l = 0;
-	}
 	gl_rt_unlock();
-	return ret_errno(r);
+	return r;
+}
+
+/* recvv into the caller's @buf of @n bytes, without an address. */
+static ssize_t recv1(int fd, void *buf, size_t n, int flags)
+{
+	struct iovec iov = { buf, n };
+	struct sockaddr_storage ss;
+	socklen_t sl;
+
+	return ret_errno(recvv(fd, &iov, 1, flags, &ss, &sl, NULL));
 }
 
 ssize_t send(int fd, const void *buf, size_t n, int flags)
@@ -212,31 +245,69 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockad
 	       socklen_t l)
 {
 	struct iovec iov = { (void *)buf, n };
+	struct sockaddr_storage ss;
+	long r;
 
 	if (!OFFLOADED(fd))
 		return gl_real.sendto(fd, buf, n, flags, a, l);
-	return sendv(fd, &iov, 1, flags, a, l);	/* TCP ignores the address */
+	if (!a)
+		return sendv(fd, &iov, 1, flags, NULL, 0);
+	r = gl_user_addr_in(a, l, &ss);	/* copied even for TCP, which ignores it */
+	if (r)
+		return ret_errno(r);
+	return sendv(fd, &iov, 1, flags, &ss, l);
 }
 
-ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+/*
+ * The kernel's copy_msghdr_from_user: the caller's msghdr @um into @m,
+ * its name into @ss (sendmsg; NULL: recvmsg, which writes it later) with
+ * *@nl its length (0: none), its iovec array into @small or *@iov
+ * (gl_user_iov_put).  0, -EFAULT, -EINVAL, -EMSGSIZE, -ENOMEM.
+ */
+static int msghdr_in(const struct msghdr *um, struct msghdr *m, struct sockaddr_storage *ss,
+		     socklen_t *nl, struct iovec *small, struct iovec **iov)
 {
-	if (!OFFLOADED(fd))
-		return gl_real.sendmsg(fd, m, flags);
-	if (!m)
-		return ret_errno(-EFAULT);
+	int r = gl_user_read(m, um, sizeof(*m));
+
+	if (r)
+		return r;
+	if ((int)m->msg_namelen < 0)
+		return -EINVAL;
+	/* the kernel cuts a longer name to sockaddr_storage; none without a pointer */
+	*nl = !m->msg_name ? 0 : m->msg_namelen < sizeof(*ss) ? m->msg_namelen : sizeof(*ss);
+	if (ss) {
+		r = gl_user_read(ss, m->msg_name, *nl);
+		if (r)
+			return r;
+	}
 	if (m->msg_iovlen > IOV_MAX)
-		return ret_errno(-EMSGSIZE);
-	return sendv(fd, m->msg_iov, (int)m->msg_iovlen, flags,
-		     m->msg_name, m->msg_name ? m->msg_namelen : 0);
+		return -EMSGSIZE;
+	return gl_user_iov_get(m->msg_iov, (int)m->msg_iovlen, small, iov);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *um, int flags)
+{
+	struct iovec small[GL_USER_IOV_SMALL], *iov;
+	struct sockaddr_storage ss;
+	struct msghdr m;
+	socklen_t nl;
+	long r;
+
+	if (!OFFLOADED(fd))
+		return gl_real.sendmsg(fd, um, flags);
+	r = msghdr_in(um, &m, &ss, &nl, small, &iov);
+	if (r)
+		return ret_errno(r);
+	r = sendv(fd, iov, (int)m.msg_iovlen, flags, nl ? &ss : NULL, nl);
+	gl_user_iov_put(iov, small);
+	return r;
 }
 
 ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	struct iovec iov = { buf, n };
-
 	if (!OFFLOADED(fd))
 		return gl_real.recv(fd, buf, n, flags);
-	return recvv(fd, &iov, 1, flags, NULL, NULL, NULL);
+	return recv1(fd, buf, n, flags);
 }
 
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
@@ -248,10 +319,20 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *l)
 {
 	struct iovec iov = { buf, n };
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	ssize_t r;
 
 	if (!OFFLOADED(fd))
 		return gl_real.recvfrom(fd, buf, n, flags, a, l);
-	return recvv(fd, &iov, 1, flags, a, a ? l : NULL, NULL);
+	r = recvv(fd, &iov, 1, flags, &ss, &sl, NULL);
+	if (r >= 0 && a) {	/* after the data is taken, as the kernel */
+		int err = gl_user_addr_out(&ss, sl, a, l);
+
+		if (err)
+			r = err;
+	}
+	return ret_errno(r);
 }
 
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
@@ -261,38 +342,43 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 	return recvfrom(fd, buf, n, flags, a, l);
 }
 
-ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+ssize_t recvmsg(int fd, struct msghdr *um, int flags)
 {
+	struct iovec small[GL_USER_IOV_SMALL], *iov;
+	struct sockaddr_storage ss;
+	struct msghdr m;
+	socklen_t sl;
+	int mf = 0;
 	ssize_t r;
 
 	if (!OFFLOADED(fd))
-		return gl_real.recvmsg(fd, m, flags);
-	if (!m)
-		return ret_errno(-EFAULT);
-	if (m->msg_iovlen > IOV_MAX)
-		return ret_errno(-EMSGSIZE);
-	{
-		socklen_t nl = m->msg_name ? m->msg_namelen : 0;
-		int mf = 0;
+		return gl_real.recvmsg(fd, um, flags);
+	r = msghdr_in(um, &m, NULL, &sl, small, &iov);
+	if (r)
+		return ret_errno(r);
+	r = recvv(fd, iov, (int)m.msg_iovlen, flags, &ss, &sl, &mf);
+	gl_user_iov_put(iov, small);
+	if (r < 0)
+		return ret_errno(r);
+	/* the kernel's order: name and its length, flags, control length */
+	if (m.msg_name) {
+		int err = gl_user_addr_out(&ss, sl, m.msg_name, &um->msg_namelen);
 
-		r = recvv(fd, m->msg_iov, (int)m->msg_iovlen, flags, m->msg_name,
-			  m->msg_name ? &nl : NULL, &mf);
-		if (r >= 0) {
-			m->msg_namelen = m->msg_name ? nl : 0;
-			m->msg_controllen = 0;
-			m->msg_flags = mf;
-		}
+		if (err)
+			return ret_errno(err);
 	}
+	m.msg_controllen = 0;
+	if (gl_user_write(&um->msg_flags, &mf, sizeof(mf)) ||
+	    gl_user_write(&um->msg_controllen, &m.msg_controllen, sizeof(m.msg_controllen)))
+		return ret_errno(-EFAULT);
 	return r;
 }
 
 ssize_t read(int fd, void *buf, size_t n)
 {
-	struct iovec iov = { buf, n };
-
 	if (!OFFLOADED(fd))
 		return gl_real.read(fd, buf, n);
-	return recvv(fd, &iov, 1, 0, NULL, NULL, NULL);
+	return recv1(fd, buf, n, 0);
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -310,22 +396,40 @@ ssize_t write(int fd, const void *buf, size_t n)
 	return sendv(fd, &iov, 1, 0, NULL, 0);
 }
 
-ssize_t readv(int fd, const struct iovec *iov, int n)
+ssize_t readv(int fd, const struct iovec *uiov, int n)
 {
+	struct iovec small[GL_USER_IOV_SMALL], *iov;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	ssize_t r;
+
 	if (!OFFLOADED(fd))
-		return gl_real.readv(fd, iov, n);
+		return gl_real.readv(fd, uiov, n);
 	if (n < 0 || n > IOV_MAX)
 		return ret_errno(-EINVAL);
-	return recvv(fd, iov, n, 0, NULL, NULL, NULL);
+	r = gl_user_iov_get(uiov, n, small, &iov);
+	if (r)
+		return ret_errno(r);
+	r = recvv(fd, iov, n, 0, &ss, &sl, NULL);
+	gl_user_iov_put(iov, small);
+	return ret_errno(r);
 }
 
-ssize_t writev(int fd, const struct iovec *iov, int n)
+ssize_t writev(int fd, const struct iovec *uiov, int n)
 {
+	struct iovec small[GL_USER_IOV_SMALL], *iov;
+	ssize_t r;
+
 	if (!OFFLOADED(fd))
-		return gl_real.writev(fd, iov, n);
+		return gl_real.writev(fd, uiov, n);
 	if (n < 0 || n > IOV_MAX)
 		return ret_errno(-EINVAL);
-	return sendv(fd, iov, n, 0, NULL, 0);
+	r = gl_user_iov_get(uiov, n, small, &iov);
+	if (r)
+		return ret_errno(r);
+	r = sendv(fd, iov, n, 0, NULL, 0);
+	gl_user_iov_put(iov, small);
+	return r;
 }
 
 ssize_t sendfile(int out, int in, off_t *off, size_t count)
@@ -543,32 +647,30 @@ int ioctl(int fd, unsigned long req, ...)
 	if (!s)
 		return gl_real.ioctl(fd, req, arg);
 	switch (req) {
-	case FIONBIO:
-		if (!arg) {
-			r = -EFAULT;
-			break;
-		}
-		s->nonblock = *(int *)arg != 0;
-		{
-			int fl = gl_real.fcntl(fd, F_GETFL);
+	case FIONBIO: {
+		int on, fl;
 
-			if (fl >= 0)
-				gl_real.fcntl(fd, F_SETFL, s->nonblock ? fl | O_NONBLOCK
-								     : fl & ~O_NONBLOCK);
-		}
-		break;
-	case FIONREAD:
-		if (!arg) {
-			r = -EFAULT;
+		r = gl_user_read(&on, arg, sizeof(on));
+		if (r)
 			break;
-		}
+		s->nonblock = on != 0;
+		fl = gl_real.fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			gl_real.fcntl(fd, F_SETFL, s->nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+		break;
+	}
+	case FIONREAD: {
+		int n;
+
 		if (s->listening) {
 			r = -EINVAL;
 			break;
 		}
 		gl_chan_pump(&gl_rt);
-		*(int *)arg = s->rx_bytes > 0x7fffffff ? 0x7fffffff : (int)s->rx_bytes;
+		n = s->rx_bytes > 0x7fffffff ? 0x7fffffff : (int)s->rx_bytes;
+		r = gl_user_write(arg, &n, sizeof(n));
 		break;
+	}
 	default:
 		r = -ENOTTY;
 	}
@@ -583,7 +685,10 @@ int setsockopt(int fd, int level, int name, const void *v, socklen_t l)
 
 	if (!s)
 		return gl_real.setsockopt(fd, level, name, v, l);
-	r = gl_ctl_setsockopt(&gl_rt, s, level, name, v, l);
+	if ((int)l < 0)
+		r = -EINVAL;
+	else
+		r = gl_ctl_setsockopt(&gl_rt, s, level, name, v, l);
 	gl_rt_unlock();
 	return (int)ret_errno(r);
 }
@@ -591,37 +696,53 @@ int setsockopt(int fd, int level, int name, const void *v, socklen_t l)
 int getsockopt(int fd, int level, int name, void *v, socklen_t *l)
 {
 	struct gl_sock *s = lock_sock(fd);
+	uint8_t val[SRPC_DATA_MAX];
+	socklen_t kl;
+	int len;
 	long r;
 
 	if (!s)
 		return gl_real.getsockopt(fd, level, name, v, l);
-	r = gl_ctl_getsockopt(&gl_rt, s, level, name, v, l);
+	r = gl_user_read(&len, l, sizeof(len));
+	if (!r && len < 0)
+		r = -EINVAL;
+	if (!r) {
+		/* no option is longer: the kernel too gives min(len, its size) */
+		kl = (socklen_t)len < sizeof(val) ? (socklen_t)len : sizeof(val);
+		r = gl_ctl_getsockopt(&gl_rt, s, level, name, val, &kl);
+	}
 	gl_rt_unlock();
+	if (!r)
+		r = gl_user_write(v, val, kl);
+	if (!r)
+		r = gl_user_write(l, &kl, sizeof(kl));
+	return (int)ret_errno(r);
+}
+
+static int getname(int fd, bool peer, struct sockaddr *a, socklen_t *l)
+{
+	struct gl_sock *s = lock_sock(fd);
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	long r;
+
+	if (!s)
+		return (peer ? gl_real.getpeername : gl_real.getsockname)(fd, a, l);
+	r = gl_ctl_getname(&gl_rt, s, peer, &ss, &sl);
+	gl_rt_unlock();
+	if (!r)
+		r = gl_user_addr_out(&ss, sl, a, l);
 	return (int)ret_errno(r);
 }
 
 int getsockname(int fd, struct sockaddr *a, socklen_t *l)
 {
-	struct gl_sock *s = lock_sock(fd);
-	long r;
-
-	if (!s)
-		return gl_real.getsockname(fd, a, l);
-	r = gl_ctl_getname(&gl_rt, s, false, a, l);
-	gl_rt_unlock();
-	return (int)ret_errno(r);
+	return getname(fd, false, a, l);
 }
 
 int getpeername(int fd, struct sockaddr *a, socklen_t *l)
 {
-	struct gl_sock *s = lock_sock(fd);
-	long r;
-
-	if (!s)
-		return gl_real.getpeername(fd, a, l);
-	r = gl_ctl_getname(&gl_rt, s, true, a, l);
-	gl_rt_unlock();
-	return (int)ret_errno(r);
+	return getname(fd, true, a, l);
 }
 
 int poll(struct pollfd *fds, nfds_t n, int timeout)

@@ -20,6 +20,7 @@
 #include "gl_fd.h"
 #include "gl_ring.h"
 #include "gl_sock.h"
+#include "gl_user.h"
 #include "gl_wait.h"
 
 static void send_close(struct gl_rt *rt, uint32_t id)
@@ -105,17 +106,15 @@ int gl_ctl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
 	return ret;
 }
 
-static void copy_addr(const struct srpc_msg *m, struct sockaddr *a, socklen_t *l)
+/* The TOE's address in @m as the kernel's copy in @ss, *@sl (the caller gives it out). */
+static void copy_addr(const struct srpc_msg *m, struct sockaddr_storage *ss, socklen_t *sl)
 {
-	socklen_t real = m->dlen;
-
-	if (!a || !l)
-		return;
-	memcpy(a, m->data, *l < real ? *l : real);
-	*l = real;
+	*sl = m->dlen < sizeof(*ss) ? m->dlen : sizeof(*ss);
+	memcpy(ss, m->data, *sl);
 }
 
-int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, socklen_t *l, int flags)
+int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *ss, socklen_t *sl,
+		  int flags)
 {
 	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
 	struct gl_waiter w;
@@ -127,8 +126,6 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, sockl
 		return -EOPNOTSUPP;
 	if (!s->listening)
 		return -EINVAL;
-	if (a && !l)
-		return -EFAULT;
 	for (;;) {
 		w.family = s->family;
 		/*
@@ -164,7 +161,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr *a, sockl
 		s->rseq++;
 	}
 	w.made->nonblock = (flags & SOCK_NONBLOCK) != 0;
-	copy_addr(&w.resp, a, l);
+	copy_addr(&w.resp, ss, sl);
 	return made_fd(rt, w.made, (flags & SOCK_CLOEXEC) != 0);
 }
 
@@ -267,13 +264,15 @@ int gl_ctl_shutdown(struct gl_rt *rt, struct gl_sock *s, int how)
 	return 0;
 }
 
+/* SO_RCVTIMEO/SO_SNDTIMEO: the caller's timeval at @v, @l bytes, in ms (-1: none) or -errno. */
 static int timeo_ms(const void *v, socklen_t l)
 {
 	struct timeval tv;
 
 	if (l < sizeof(tv))
 		return -EINVAL;
-	memcpy(&tv, v, sizeof(tv));
+	if (gl_user_read(&tv, v, sizeof(tv)))
+		return -EFAULT;
 	if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000)
 		return -EDOM;
 	if (tv.tv_sec == 0 && tv.tv_usec == 0)
@@ -287,10 +286,9 @@ int gl_ctl_setsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 		      socklen_t l)
 {
 	struct gl_waiter w = { 0 };
+	uint8_t val[SRPC_DATA_MAX];
 	int err;
 
-	if (!v && l)
-		return -EFAULT;
 	if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO)) {
 		int ms = timeo_ms(v, l);
 
@@ -302,10 +300,20 @@ int gl_ctl_setsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 			s->sndtimeo_ms = ms;
 		return 0;
 	}
-	err = srpc_check_sockopt(level, name, l, true);
+	err = srpc_check_sockopt(level, name, l, true);	/* the length first, as the kernel */
 	if (err)
 		return err;
-	return gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, v, l);
+	if (gl_user_read(val, v, l))	/* l <= SRPC_DATA_MAX now */
+		return -EFAULT;
+	return gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
+}
+
+/* Does the kernel know option level @level for @s (whatever the option)? */
+static bool level_known(const struct gl_sock *s, int level)
+{
+	return level == SOL_SOCKET || level == IPPROTO_IP ||
+	       level == (s->dgram ? IPPROTO_UDP : IPPROTO_TCP) ||
+	       (level == IPPROTO_IPV6 && s->family == AF_INET6);
 }
 
 static void put_int(void *v, socklen_t *l, int val)
@@ -322,10 +330,8 @@ int gl_ctl_getsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 	struct gl_waiter w = { 0 };
 	int ret;
 
-	if (!v || !l)
-		return -EFAULT;
-	if ((int)*l < 0)
-		return -EINVAL;
+	if (!level_known(s, level))	/* the kernel's IPv4 and IPv6 layers differ here */
+		return s->family == AF_INET6 ? -ENOPROTOOPT : -EOPNOTSUPP;
 	if (level == SOL_SOCKET) {
 		switch (name) {
 		case SO_ERROR:
@@ -374,21 +380,18 @@ int gl_ctl_getsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 	return 0;
 }
 
-int gl_ctl_getname(struct gl_rt *rt, struct gl_sock *s, bool peer, struct sockaddr *a, socklen_t *l)
+int gl_ctl_getname(struct gl_rt *rt, struct gl_sock *s, bool peer, struct sockaddr_storage *ss,
+		   socklen_t *sl)
 {
 	struct gl_waiter w = { 0 };
 	int ret;
 
-	if (!a || !l)
-		return -EFAULT;
-	if ((int)*l < 0)
-		return -EINVAL;
 	if (peer && !s->connected)
 		return -ENOTCONN;
 	ret = gl_chan_call(rt, &w, peer ? SRPC_REQ_GETPEERNAME : SRPC_REQ_GETSOCKNAME, s->id,
 			   0, 0, 0, NULL, 0);
 	if (ret)
 		return ret;
-	copy_addr(&w.resp, a, l);
+	copy_addr(&w.resp, ss, sl);
 	return 0;
 }

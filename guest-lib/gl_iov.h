@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private header of the guest runtime: iovec arithmetic of the data path
- * (inline: every send and receive copies through it).
+ * (inline: every send and receive copies through it).  The iovec arrays
+ * are the runtime's own copies; the memory they point to is the caller's
+ * and is reached through gl_user.h only.
  */
 #ifndef TOCHAIN_GL_IOV_H
 #define TOCHAIN_GL_IOV_H
@@ -12,6 +14,8 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+#include "gl_user.h"
 
 /* Total length of @iov, SSIZE_MAX at most. */
 static inline size_t gl_iov_total(const struct iovec *iov, int n)
@@ -26,10 +30,12 @@ static inline size_t gl_iov_total(const struct iovec *iov, int n)
 	return t;
 }
 
-/* Copy @len bytes from the iovec array at byte @pos into @dst. */
-static inline void gl_iov_gather(const struct iovec *iov, int n, size_t pos, uint8_t *dst,
+/* Copy @len bytes from the iovec array at byte @pos into @dst: the bytes copied (fewer: a fault). */
+static inline size_t gl_iov_gather(const struct iovec *iov, int n, size_t pos, uint8_t *dst,
 				 size_t len)
 {
+	size_t done = 0;
+
 	for (int i = 0; i < n && len; i++) {
 		size_t l = iov[i].iov_len;
 
@@ -39,17 +45,22 @@ static inline void gl_iov_gather(const struct iovec *iov, int n, size_t pos, uin
 		}
 		size_t k = l - pos < len ? l - pos : len;
 
-		memcpy(dst, (const uint8_t *)iov[i].iov_base + pos, k);
+		if (gl_user_read(dst, (const uint8_t *)iov[i].iov_base + pos, k))
+			break;
+		done += k;
 		dst += k;
 		len -= k;
 		pos = 0;
 	}
+	return done;
 }
 
-/* Copy @len bytes from @src into the iovec array at byte @pos. */
-static inline void gl_iov_scatter(const struct iovec *iov, int n, size_t pos, const uint8_t *src,
+/* Copy @len bytes from @src into the iovec array at byte @pos: the bytes copied (fewer: a fault). */
+static inline size_t gl_iov_scatter(const struct iovec *iov, int n, size_t pos, const uint8_t *src,
 				  size_t len)
 {
+	size_t done = 0;
+
 	for (int i = 0; i < n && len; i++) {
 		size_t l = iov[i].iov_len;
 
@@ -59,11 +70,14 @@ static inline void gl_iov_scatter(const struct iovec *iov, int n, size_t pos, co
 		}
 		size_t k = l - pos < len ? l - pos : len;
 
-		memcpy((uint8_t *)iov[i].iov_base + pos, src, k);
+		if (gl_user_write((uint8_t *)iov[i].iov_base + pos, src, k))
+			break;
+		done += k;
 		src += k;
 		len -= k;
 		pos = 0;
 	}
+	return done;
 }
 
 #endif /* TOCHAIN_GL_IOV_H */

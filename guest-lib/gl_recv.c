@@ -33,14 +33,15 @@ static int claim(struct gl_rt *rt, struct gl_sock *s)
 }
 
 ssize_t gl_recv_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
-		      int flags, struct sockaddr *a, socklen_t *l, int *mflags)
+		      int flags, struct sockaddr_storage *ss, socklen_t *sl, int *mflags)
 {
 	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
 	size_t total = gl_iov_total(iov, n);
 	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
 
-	if (a && !l)
-		return -EFAULT;
+	*sl = 0;
+	if (flags & MSG_ERRQUEUE)
+		return -EAGAIN;	/* nothing is ever queued there */
 	for (;;) {
 		int err;
 
@@ -50,19 +51,15 @@ ssize_t gl_recv_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 			const uint8_t *p = tcr_region_slot(rt->r, idx) + rt->buf_off[idx];
 			uint32_t plen = rt->buf_len[idx] - SRPC_DGRAM_HDR;
 			size_t k = total < plen ? total : plen;
-			struct sockaddr_storage ss;
-			socklen_t sl;
+			bool fault;
 			struct srpc_dgram h;
 
 			/* the TOE's header: one copy, then checked */
 			memcpy(&h, p, sizeof(h));
-			gl_iov_scatter(iov, n, 0, p + SRPC_DGRAM_HDR, k);
-			if (srpc_dgram_addr(&h, &ss, &sl))
-				sl = 0;
-			if (a) {
-				memcpy(a, &ss, *l < sl ? *l : sl);
-				*l = sl;
-			}
+			/* a fault loses the datagram, as the kernel's (it dequeues first) */
+			fault = gl_iov_scatter(iov, n, 0, p + SRPC_DGRAM_HDR, k) < k;
+			if (srpc_dgram_addr(&h, ss, sl))
+				*sl = 0;
 			if (mflags && (k < plen || (h.flags & SRPC_DGRAM_TRUNC)))
 				*mflags |= MSG_TRUNC;
 			if (!(flags & MSG_PEEK)) {
@@ -72,6 +69,8 @@ ssize_t gl_recv_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 				gl_ring_done_add(rt, idx);
 				gl_ring_done_flush(rt);
 			}
+			if (fault)
+				return -EFAULT;
 			return (flags & MSG_TRUNC) ? (ssize_t)plen : (ssize_t)k;
 		}
 		if (s->err) {
@@ -96,9 +95,14 @@ ssize_t gl_recv_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 	size_t total = gl_iov_total(iov, n), got = 0;
 	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
 	bool peek = flags & MSG_PEEK;
+	bool trunc = flags & MSG_TRUNC;	/* a stream's MSG_TRUNC: discard, copy nothing */
 
+	if (flags & MSG_ERRQUEUE)
+		return -EAGAIN;	/* nothing is ever queued there */
 	if (s->listening || (!s->connected && !s->connecting && !s->reset))
 		return -ENOTCONN;
+	if (flags & MSG_OOB)
+		return -EINVAL;	/* the kernel's answer without urgent data; the TOE reads none */
 	for (;;) {
 		int err;
 
@@ -114,7 +118,8 @@ ssize_t gl_recv_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 			size_t k = s->pre_len - s->pre_off;
 
 			k = total - got < k ? total - got : k;
-			gl_iov_scatter(iov, n, got, s->pre + s->pre_off, k);
+			if (!trunc && gl_iov_scatter(iov, n, got, s->pre + s->pre_off, k) < k)
+				return got ? (ssize_t)got : -EFAULT;	/* nothing taken */
 			got += k;
 			if (!peek) {
 				s->pre_off += k;
@@ -133,8 +138,13 @@ ssize_t gl_recv_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 			uint32_t avail = rt->buf_len[idx] - off;
 			size_t k = total - got < avail ? total - got : avail;
 
-			gl_iov_scatter(iov, n, got,
-				       tcr_region_slot(rt->r, idx) + rt->buf_off[idx] + off, k);
+			if (!trunc && gl_iov_scatter(iov, n, got, tcr_region_slot(rt->r, idx) +
+						     rt->buf_off[idx] + off, k) < k) {
+				/* the kernel copies before it consumes: these bytes stay */
+				if (!peek && got)
+					gl_ring_done_flush(rt);
+				return got ? (ssize_t)got : -EFAULT;
+			}
 			got += k;
 			off += (uint32_t)k;
 			if (off == rt->buf_len[idx]) {

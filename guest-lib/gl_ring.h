@@ -42,14 +42,15 @@ static inline void gl_ring_done_add(struct gl_rt *rt, uint32_t idx)
 }
 
 /*
- * Send buffer @idx on TX: a request, or @len bytes of socket @sock.  A full
- * ring breaks the channel.
+ * Send buffer @idx on TX: a request, or @len bytes of socket @sock, with
+ * @flags (SRPC_TX_*, data only).  A full ring breaks the channel.
  */
-static inline void gl_ring_submit(struct gl_rt *rt, uint32_t idx, enum tcr_op op, uint32_t sock,
-				  uint32_t len)
+static inline void gl_ring_submit_flags(struct gl_rt *rt, uint32_t idx, enum tcr_op op,
+					uint32_t sock, uint32_t len, uint16_t flags)
 {
 	struct tcr_desc d = { 0 };
 
+	d.flags = flags;
 	d.slot = idx;
 	d.len = len;
 	d.op = (uint16_t)op;
@@ -62,6 +63,12 @@ static inline void gl_ring_submit(struct gl_rt *rt, uint32_t idx, enum tcr_op op
 	}
 	if (tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_TX]))
 		gl_wake_host(&rt->wake);
+}
+
+static inline void gl_ring_submit(struct gl_rt *rt, uint32_t idx, enum tcr_op op, uint32_t sock,
+				  uint32_t len)
+{
+	gl_ring_submit_flags(rt, idx, op, sock, len, 0);
 }
 
 #endif /* TOCHAIN_GL_RING_H */

@@ -21,6 +21,23 @@
 #include "gl_send.h"
 #include "gl_sock.h"
 
+/*
+ * The MSG_* flags a buffer passes on to the TOE's kernel send: MSG_MORE
+ * on every buffer of the call (the kernel holds the last partial segment
+ * until a send without it), MSG_OOB on the @last one (the urgent byte is
+ * the last byte of the call).
+ */
+static uint16_t tx_flags(int flags, bool last)
+{
+	uint16_t f = 0;
+
+	if (flags & MSG_MORE)
+		f |= SRPC_TX_MORE;
+	if ((flags & MSG_OOB) && last)
+		f |= SRPC_TX_OOB;
+	return f;
+}
+
 ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
 		       int flags)
 {
@@ -59,11 +76,20 @@ ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 			break;
 		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
 		    gl_chan_take_buf(rt, &idx) == 0) {
+			uint32_t got;
+
 			k = total - sent < slot ? (uint32_t)(total - sent) : slot;
-			gl_iov_gather(iov, n, sent, tcr_region_slot(rt->r, idx), k);
+			got = (uint32_t)gl_iov_gather(iov, n, sent, tcr_region_slot(rt->r, idx), k);
+			if (!got) {	/* a bad buffer: the kernel sends what it could read */
+				rt->stash[rt->nstash++] = idx;
+				return sent ? (ssize_t)sent : -EFAULT;
+			}
 			s->tx_inflight++;
-			gl_ring_submit(rt, idx, TCR_OP_DATA, s->id, k);
-			sent += k;
+			sent += got;
+			gl_ring_submit_flags(rt, idx, TCR_OP_DATA, s->id, got,
+					     tx_flags(flags, sent == total || got < k));
+			if (got < k)
+				return (ssize_t)sent;
 			continue;
 		}
 		if (sent && nb)
@@ -91,6 +117,8 @@ ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
 	struct srpc_dgram h;
 
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;	/* as the kernel's UDP */
 	memset(&h, 0, sizeof(h));
 	if (a) {
 		int err = gl_sock_check_addr(s, a, l);
@@ -124,10 +152,13 @@ ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 			uint8_t *slot = tcr_region_slot(rt->r, idx);
 
 			memcpy(slot, &h, sizeof(h));
-			gl_iov_gather(iov, n, 0, slot + SRPC_DGRAM_HDR, total);
+			if (gl_iov_gather(iov, n, 0, slot + SRPC_DGRAM_HDR, total) < total) {
+				rt->stash[rt->nstash++] = idx;
+				return -EFAULT;
+			}
 			s->tx_inflight++;
-			gl_ring_submit(rt, idx, TCR_OP_DATA, s->id,
-				       SRPC_DGRAM_HDR + (uint32_t)total);
+			gl_ring_submit_flags(rt, idx, TCR_OP_DATA, s->id,
+					     SRPC_DGRAM_HDR + (uint32_t)total, tx_flags(flags, true));
 			return rt->broken ? -ENETDOWN : (ssize_t)total;
 		}
 		if (nb)

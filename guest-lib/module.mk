@@ -2,7 +2,7 @@
 # tochain-run.  The shared library is compiled on its own (never with the
 # sanitizers: it is loaded into programs that are not) and exports only
 # the interposed libc symbols (guest-lib/gl.map).
-GL_SRCS := guest-lib/gl_real.c guest-lib/gl_vm.c guest-lib/gl_wake.c guest-lib/gl_rt.c \
+GL_SRCS := guest-lib/gl_real.c guest-lib/gl_user.c guest-lib/gl_vm.c guest-lib/gl_wake.c guest-lib/gl_rt.c \
 	guest-lib/gl_fd.c guest-lib/gl_wait.c guest-lib/gl_sock.c guest-lib/gl_claim.c \
 	guest-lib/gl_chan.c guest-lib/gl_send.c guest-lib/gl_recv.c guest-lib/gl_ctl.c \
 	guest-lib/gl_poll.c guest-lib/gl_epoll.c guest-lib/gl_fork.c guest-lib/gl_exec.c \
@@ -32,7 +32,8 @@ $(BUILD)/obj/tests/unit/test_gl_dns.o: CPPFLAGS += -Iguest-lib
 # refuses to start with a non-ASan library preloaded before it.
 TEST_PROGS += $(BUILD)/tests/bin/conform
 $(BUILD)/tests/bin/conform: tests/conformance/conform.c tests/conformance/conform_stream.c \
-		tests/conformance/conform_sockets.c tests/conformance/conform.h
+		tests/conformance/conform_sockets.c tests/conformance/conform_errors.c \
+		tests/conformance/conform.h
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lpthread
 

@@ -65,6 +65,7 @@ void toe_params_default(struct toe_params *p)
 static void toe_free(struct toe *t)
 {
 	free(t->ctl_path);
+	free(t->buf_txf);
 	free(t->buf_src);
 	free(t->buf_seq);
 	free(t->sock_path);
@@ -139,10 +140,12 @@ struct toe *toe_create(const struct toe_params *p)
 	t->buf_dst = calloc(t->nitems, sizeof(*t->buf_dst));
 	t->buf_seq = calloc(t->nitems, sizeof(uint64_t));
 	t->buf_src = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_txf = calloc(t->nitems, sizeof(uint8_t));
 	t->sock_path = malloc(strlen(p->region_path) + 6);
 	t->ctl_path = malloc(strlen(p->region_path) + 5);
 	if (!t->ch || !t->forks || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
 	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq || !t->buf_src ||
+	    !t->buf_txf ||
 	    !t->sock_path || !t->ctl_path)
 		goto out_free;
 	sprintf(t->ctl_path, "%s.ctl", p->region_path);

@@ -102,6 +102,7 @@ struct toe {
 	struct toe_dgaddr *buf_dst;	/* destination of a TX datagram */
 	uint64_t *buf_seq;	/* stream offset of an RX buffer's first byte */
 	uint32_t *buf_src;	/* R.out copy: the guest buffer it was copied from */
+	uint8_t *buf_txf;	/* SRPC_TX_* of a TX data buffer: MSG_* for its send */
 	/* the per-direction stages: the socket layer fills the input queues */
 	struct bufq in_input, in_output;	/* inbound */
 	struct bufq out_input, out_output;	/* outbound */

@@ -219,6 +219,17 @@ void toe_sock_fail(struct toe *t, struct toe_sock *s, int err)
  * pending socket error (EV_ERROR), as the kernel reports it to the next
  * call; the socket stays usable.
  */
+/*
+ * The MSG_* flags the guest's send call gave buffer @idx (SRPC_TX_*):
+ * MSG_MORE holds a partial segment (a UDP datagram grows) until a send
+ * without it, MSG_OOB sends the buffer's last byte as urgent data.
+ */
+static int tx_msg_flags(const struct toe *t, uint32_t idx)
+{
+	return (t->buf_txf[idx] & SRPC_TX_MORE ? MSG_MORE : 0) |
+	       (t->buf_txf[idx] & SRPC_TX_OOB ? MSG_OOB : 0);
+}
+
 static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 {
 	while (s->txq.n) {
@@ -227,7 +238,7 @@ static void dgram_flush_tx(struct toe *t, struct toe_sock *s)
 		ssize_t n;
 
 		n = sendto(s->fd, toe_item_data(t, idx) + t->buf_off[idx], t->buf_len[idx],
-			   MSG_NOSIGNAL | MSG_DONTWAIT,
+			   MSG_NOSIGNAL | MSG_DONTWAIT | tx_msg_flags(t, idx),
 			   dst->len ? (const struct sockaddr *)&dst->a : NULL, dst->len);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
@@ -309,7 +320,7 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 			 * guest's slot, zero copy (design section 3).
 			 */
 			n = send(s->fd, toe_item_data(t, idx) + t->buf_off[idx] + s->tx_off,
-				 len - s->tx_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+				 len - s->tx_off, MSG_NOSIGNAL | MSG_DONTWAIT | tx_msg_flags(t, idx));
 			if (n < 0) {
 				if (errno == EAGAIN || errno == EINTR)
 					break;
@@ -807,6 +818,7 @@ void toe_sock_on_tx_data(struct toe *t, uint32_t ch, uint32_t idx, const struct 
 
 	t->buf_off[idx] = d->off;
 	t->buf_len[idx] = d->len;
+	t->buf_txf[idx] = (uint8_t)(d->flags & (SRPC_TX_MORE | SRPC_TX_OOB));
 	if (s && s->dgram) {
 		struct toe_dgaddr *dst = &t->buf_dst[idx];
 

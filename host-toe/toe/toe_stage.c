@@ -171,6 +171,7 @@ static bool stage_out(struct toe *t)
 		t->buf_len[x] = len;
 		t->buf_off[x] = 0;
 		t->buf_dst[x] = t->buf_dst[idx];
+		t->buf_txf[x] = t->buf_txf[idx];
 		toe_bufq_pop(t, &t->out_input);
 		/*
 		 * The copy is what goes on; the guest's buffer (never read

@@ -138,6 +138,15 @@ struct srpc_heir {
 	__u32 epoch;		/* its epoch */
 };
 
+/*
+ * Flags of a guest data buffer on TX (struct tcr_desc.flags, written by
+ * the guest, read once by the TOE): the MSG_* flags of the send call
+ * that the TOE passes on to its kernel send of these bytes.  Other bits
+ * are ignored.
+ */
+#define SRPC_TX_MORE		0x1u	/* MSG_MORE: more follows, hold a partial segment/datagram */
+#define SRPC_TX_OOB		0x2u	/* MSG_OOB: the buffer's last byte is urgent (streams) */
+
 /* A request the TOE decoded and validated: its private copy. */
 struct srpc_req {
 	struct srpc_msg m;		/* the copy (data beyond dlen zeroed) */

@@ -11,7 +11,8 @@
  * contain addresses, ports or fd numbers (which differ between runs),
  * only what a program may rely on.
  *
- * The checks are in conform_stream.c and conform_sockets.c (conform.h).
+ * The checks are in conform_stream.c, conform_sockets.c and
+ * conform_errors.c (conform.h).
  *
  * Peer ports: 7001 echo, 7002 reset after accept, 7003 "hello" then
  * shutdown(SHUT_WR), 7004 control ("CONNECT port": connect back, send
@@ -83,6 +84,7 @@ static int guest(const char *ip)
 	t_signals();
 	t_close_many();
 	t_udp();
+	t_errors();
 	t_passthrough();
 	printf("failures %d\n", failures);
 	return failures ? 1 : 0;

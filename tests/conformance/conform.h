@@ -4,7 +4,8 @@
  * share.  conform.c has the helpers, the guest driver, the peer and main;
  * conform_stream.c the TCP stream checks (connect, data, bulk, close,
  * sendfile); conform_sockets.c the listener, epoll, exec, UDP, signal and
- * close_range checks.  Every check prints one line (CHECK, SHOW).
+ * close_range checks; conform_errors.c bad pointers, lengths, options and
+ * the MSG_* flags.  Every check prints one line (CHECK, SHOW).
  */
 #ifndef CONFORM_H
 #define CONFORM_H
@@ -55,6 +56,8 @@ void t_peer_close(void);
 void t_sendfile(void);
 
 /* conform_sockets.c */
+/* Ask the peer to connect to our @port and do a ping/pong; the control fd. */
+int ctrl_connect_back(int port);
 void t_listen(void);
 void t_epoll(void);
 int exec_child(int fd);
@@ -63,5 +66,8 @@ void t_passthrough(void);
 void t_udp(void);
 void t_signals(void);
 void t_close_many(void);
+
+/* conform_errors.c */
+void t_errors(void);
 
 #endif

@@ -6,7 +6,7 @@
 #include "conform.h"
 
 /* Ask the peer to connect to our @port and do a ping/pong. */
-static int ctrl_connect_back(int port)
+int ctrl_connect_back(int port)
 {
 	char cmd[32];
 	int c = connect_to(7004);
