@@ -53,10 +53,8 @@ endif
 # @SBINDIR@, @BINDIR@ in the unit templates
 dist_subst = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g'
 
-# tochain-run preloads <its dir>/../lib/libtochain-preload.so; an ids rules
-# file given to tochaind must carry its variables (only that file is
-# copied), hence local-with-vars.rules; an operator's /etc/default files
-# are kept.
+# tochain-run preloads <its dir>/../lib/libtochain-preload.so; an
+# operator's /etc/default files are kept.
 install-files:
 	@for f in $(DIST_BUILT); do [ -f $$f ] || { echo "install: $$f missing: run make first" >&2; exit 1; }; done
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PKGLIBDIR) \
@@ -72,9 +70,6 @@ install-files:
 	install -m 0644 $(GL_SO) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(DIST_RULES_FW) $(DESTDIR)$(DATADIR)/rules/fw/
 	install -m 0644 $(DIST_RULES_IDS) $(DESTDIR)$(DATADIR)/rules/ids/
-	{ echo '# vars.conf and local.rules in one file, for sfc-ctl and topologies.'; \
-	  cat vnfs/ids/rules/vars.conf vnfs/ids/rules/local.rules; } > $(DESTDIR)$(DATADIR)/rules/ids/local-with-vars.rules
-	chmod 0644 $(DESTDIR)$(DATADIR)/rules/ids/local-with-vars.rules
 	install -m 0644 $(DIST_RULES_WAF) $(DESTDIR)$(DATADIR)/rules/waf/
 	install -m 0644 $(DIST_TOPOS) $(DESTDIR)$(DATADIR)/examples/
 	for m in $(DIST_MAN); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/; done

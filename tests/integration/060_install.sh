@@ -26,7 +26,7 @@ for p in "${progs[@]}"; do [ -x "$root/$p" ] || fail "$p missing or not executab
 files=(usr/lib/libtochain-preload.so
 	lib/systemd/system/tochaind.service lib/systemd/system/tochain-sched.service
 	etc/default/tochaind etc/default/tochain-sched
-	usr/share/tochain/rules/fw/example.rules usr/share/tochain/rules/ids/local-with-vars.rules
+	usr/share/tochain/rules/fw/example.rules usr/share/tochain/rules/ids/local.rules usr/share/tochain/rules/ids/vars.conf
 	usr/share/tochain/rules/waf/waf.conf.example usr/share/tochain/examples/web-chain.topo
 	usr/share/man/man8/sfc-ctl.8 usr/share/man/man8/tochaind.8 usr/share/man/man8/tochain-sched.8
 	usr/share/man/man8/tochain-vnf.8 usr/share/man/man1/tochain-run.1
@@ -59,7 +59,7 @@ case "$out" in *libtochain-preload.so*) fail "tochain-run: $out" ;; esac
 vnf=$root/usr/sbin/tochain-vnf rules=$root/usr/share/tochain/rules
 "$vnf" --kind fw --rules "$rules/fw/example.rules" --calibrate --seconds 0.05 >/dev/null ||
 	fail "fw sample rules"
-"$vnf" --kind ids --rules "$rules/ids/local-with-vars.rules" --calibrate --seconds 0.05 >/dev/null ||
+"$vnf" --kind ids --rules "$rules/ids/local.rules" --vars "$rules/ids/vars.conf" --calibrate --seconds 0.05 >/dev/null ||
 	fail "ids sample rules"
 if [ -d /usr/share/modsecurity-crs/rules ]; then
 	"$vnf" --kind waf --rules "$rules/waf/waf.conf.example" --calibrate --seconds 0.05 >/dev/null ||

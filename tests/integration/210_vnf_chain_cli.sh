@@ -17,7 +17,7 @@ tc_need_root "network namespaces"
 td_setup 210
 sfc vm add web1 --ip 10.65.0.2/24 >/dev/null
 sfc vm add web2 --ip 10.65.0.3/24 >/dev/null
-echo 'accept all' >"$work/fw.rules"
+printf '# accept all\npolicy in accept\npolicy out accept\n' >"$work/fw.rules"
 sfc vnf add fw --kind fw --rules "$work/fw.rules" --threads 2 --on-failure open >/dev/null
 sfc vnf add n1 --kind null --rate 400000 >/dev/null
 sfc vnf add n2 --kind null >/dev/null
