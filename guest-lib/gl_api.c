@@ -6,7 +6,8 @@
  * pointer is not trusted: msghdrs, iovec arrays, addresses, lengths and
  * option values are copied in and out through gl_user.h, in the kernel's
  * order, so that a bad pointer gives EFAULT where the kernel's does (and
- * what a receive took before it is taken, as there).
+ * what a receive took before it is taken, as there).  The waiting calls
+ * (poll, select, epoll) are in gl_api_wait.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,24 +36,15 @@
 #include "gl_sock.h"
 #include "gl_user.h"
 #include "gl_vm.h"
+#include "gl_api.h"
 
 /* The exported names: prototypes so -Wmissing-prototypes holds for the _chk ones. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *a, socklen_t *l);
-int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 int fcntl64(int fd, int cmd, ...);
 ssize_t sendfile64(int out, int in, off_t *off, size_t count);
-
-static long ret_errno(long r)
-{
-	if (r < 0) {
-		errno = (int)-r;
-		return -1;
-	}
-	return r;
-}
 
 static void maybe_sigpipe(long r, int flags)
 {
@@ -74,7 +66,6 @@ static struct gl_sock *lock_sock(int fd)
 	return s;
 }
 
-#define OFFLOADED(fd) (gl_fd_sock(fd) != NULL)
 
 __attribute__((constructor)) static void gl_init(void)
 {
@@ -743,161 +734,6 @@ int getsockname(int fd, struct sockaddr *a, socklen_t *l)
 int getpeername(int fd, struct sockaddr *a, socklen_t *l)
 {
 	return getname(fd, true, a, l);
-}
-
-int poll(struct pollfd *fds, nfds_t n, int timeout)
-{
-	gl_real_init();
-	return (int)ret_errno(gl_poll(fds, n, timeout, NULL));
-}
-
-int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
-{
-	(void)fdslen;
-	return poll(fds, n, timeout);
-}
-
-int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
-{
-	int ms = -1;
-
-	gl_real_init();
-	if (ts) {
-		if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
-			return (int)ret_errno(-EINVAL);
-		ms = ts->tv_sec > 1000000 ? 1000000000 :
-		     (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
-	}
-	return (int)ret_errno(gl_poll(fds, n, ms, mask));
-}
-
-/* select/pselect through gl_poll when an offloaded fd is in the sets. */
-static int select_common(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms,
-			 const sigset_t *mask)
-{
-	struct pollfd *p;
-	int n = 0, ready, count = 0;
-
-	if (nfds < 0 || nfds > FD_SETSIZE)
-		return -EINVAL;
-	p = calloc((size_t)nfds + 1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	for (int fd = 0; fd < nfds; fd++) {
-		short ev = 0;
-
-		if (r && FD_ISSET(fd, r))
-			ev |= POLLIN;
-		if (w && FD_ISSET(fd, w))
-			ev |= POLLOUT;
-		if (e && FD_ISSET(fd, e))
-			ev |= POLLPRI;
-		if (!ev)
-			continue;
-		p[n].fd = fd;
-		p[n].events = ev;
-		n++;
-	}
-	ready = gl_poll(p, (nfds_t)n, ms, mask);
-	if (ready < 0) {
-		free(p);
-		return ready;
-	}
-	for (int i = 0; i < n; i++)
-		if (p[i].revents & POLLNVAL) {
-			free(p);
-			return -EBADF;
-		}
-	if (r)
-		FD_ZERO(r);
-	if (w)
-		FD_ZERO(w);
-	if (e)
-		FD_ZERO(e);
-	for (int i = 0; i < n; i++) {
-		short rev = p[i].revents;
-
-		if (r && (p[i].events & POLLIN) && (rev & (POLLIN | POLLHUP | POLLERR))) {
-			FD_SET(p[i].fd, r);
-			count++;
-		}
-		if (w && (p[i].events & POLLOUT) && (rev & (POLLOUT | POLLERR))) {
-			FD_SET(p[i].fd, w);
-			count++;
-		}
-		if (e && (p[i].events & POLLPRI) && (rev & POLLPRI)) {
-			FD_SET(p[i].fd, e);
-			count++;
-		}
-	}
-	free(p);
-	return count;
-}
-
-static bool sets_offloaded(int nfds, fd_set *r, fd_set *w, fd_set *e)
-{
-	if (nfds > FD_SETSIZE)
-		nfds = FD_SETSIZE;
-	for (int fd = 0; fd < nfds; fd++)
-		if (((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e))) &&
-		    OFFLOADED(fd))
-			return true;
-	return false;
-}
-
-int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
-{
-	int ms = -1;
-
-	gl_real_init();
-	if (!sets_offloaded(nfds, r, w, e))
-		return gl_real.select(nfds, r, w, e, tv);
-	if (tv) {
-		if (tv->tv_sec < 0 || tv->tv_usec < 0)
-			return (int)ret_errno(-EINVAL);
-		ms = (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000);
-	}
-	return (int)ret_errno(select_common(nfds, r, w, e, ms, NULL));
-}
-
-int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
-	    const sigset_t *mask)
-{
-	int ms = -1;
-
-	gl_real_init();
-	if (!sets_offloaded(nfds, r, w, e))
-		return gl_real.pselect(nfds, r, w, e, ts, mask);
-	if (ts) {
-		if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
-			return (int)ret_errno(-EINVAL);
-		ms = (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
-	}
-	return (int)ret_errno(select_common(nfds, r, w, e, ms, mask));
-}
-
-int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-	gl_real_init();
-	if (!OFFLOADED(fd))
-		return gl_real.epoll_ctl(epfd, op, fd, ev);
-	return (int)ret_errno(gl_epoll_ctl(epfd, op, fd, ev));
-}
-
-int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
-{
-	gl_real_init();
-	if (!gl_rt.epolls)
-		return gl_real.epoll_wait(epfd, evs, max, timeout);
-	return (int)ret_errno(gl_epoll_wait(epfd, evs, max, timeout, NULL));
-}
-
-int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
-{
-	gl_real_init();
-	if (!gl_rt.epolls)
-		return gl_real.epoll_pwait(epfd, evs, max, timeout, mask);
-	return (int)ret_errno(gl_epoll_wait(epfd, evs, max, timeout, mask));
 }
 
 /*

@@ -13,8 +13,9 @@ TOE_ALL_LIBS := $(TOE_LIB) $(CTL_LIB) $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(
 $(eval $(call program,tochain-toe,$(call objs,host-toe/toe/main.c) $(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 
 $(eval $(call unit_test,test_toe_guest,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
+$(eval $(call unit_test,test_toe_data,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_ctl,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_ctl.o: CPPFLAGS += $(TOE_INC)
+$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o: CPPFLAGS += $(TOE_INC)
 
 # Hostile guest for test 413: rewrites outbound payload after submitting it.
 $(eval $(call test_prog,toe-toctou,$(call objs,tests/progs/toe_toctou.c) $(SRPC_LIB) $(REGION_LIB)))
