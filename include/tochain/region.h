@@ -69,7 +69,9 @@ int tcr_geometry_compute(const struct tcr_params *p, struct tcr_geometry *g);
 bool tcr_name_valid(const char *name);
 
 /*
- * Host: create (or truncate) @path, size it, map it and format it.
+ * Host: create @path, or format an existing one in place (never
+ * truncated: a guest may have it mapped; it only grows, and an existing
+ * region's generation moves on), size it, map it and format it.
  * On hugetlbfs the size is rounded up to the huge page size.
  * Returns the handle, or NULL with errno set.
  */

@@ -204,9 +204,11 @@ static uint64_t backing_align(int fd)
 
 struct tcr_region *tcr_region_create(const char *path, const struct tcr_params *p)
 {
+	const struct tcr_header *h;
 	struct tcr_region *r;
 	struct tcr_geometry g;
-	uint64_t size;
+	uint64_t size, old_gen;
+	struct stat st;
 	void *base;
 	int fd, err;
 
@@ -222,8 +224,18 @@ struct tcr_region *tcr_region_create(const char *path, const struct tcr_params *
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st))
+		goto out_close;
+	/*
+	 * Format in place: a guest (QEMU's memory backend, a stand-in
+	 * process) may have the file mapped, and truncating it would take its
+	 * pages away under it (SIGBUS beyond the end).  The file only grows;
+	 * a larger one keeps its size, which the header then says.
+	 */
 	size = align_up(g.region_size, backing_align(fd));
-	if (ftruncate(fd, 0) || ftruncate(fd, (off_t)size))
+	if ((uint64_t)st.st_size > size)
+		size = (uint64_t)st.st_size;
+	else if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size))
 		goto out_close;
 	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
@@ -233,7 +245,16 @@ struct tcr_region *tcr_region_create(const char *path, const struct tcr_params *
 		goto out_unmap;
 	r->geo = g;
 	memcpy(r->name, p->name, strlen(p->name) + 1);
-	format(r, p, 1);
+	/*
+	 * A region formatted before (a TOE restarted) gets the next
+	 * generation, so that whoever is still attached to the old one sees
+	 * it reset.  The old value is anyone's to have written: only "differs
+	 * from it" matters.
+	 */
+	h = (const struct tcr_header *)base;
+	old_gen = st.st_size >= (off_t)sizeof(*h) && tc_load_relaxed(&h->magic) == TCR_MAGIC ?
+		tc_load_relaxed(&h->generation) : 0;
+	format(r, p, old_gen + 1 ? old_gen + 1 : 1);
 	return r;
 
 out_unmap:

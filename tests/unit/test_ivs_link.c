@@ -506,6 +506,7 @@ START_TEST(follow_toe)
 	struct tcr_link *t = table();
 	struct ivs_link_stats st;
 	struct tcr_region *again;
+	struct tcr_geometry geo;
 	struct fake_qemu q;
 	struct runner r;
 	struct ivs_link *l;
@@ -533,11 +534,18 @@ START_TEST(follow_toe)
 	ck_assert_int_eq(r.ret, 1);	/* still running */
 	ck_assert(!readable(q.sock, 0));	/* the server did not drop QEMU */
 
-	/* a new TOE formats the same file (truncating it first) and listens */
+	/* a new TOE formats the same file in place: QEMU's BAR keeps its pages */
 	again = tcr_region_create(region, &p);
 	ck_assert_ptr_nonnull(again);
 	ck_assert_int_eq(stat(region, &sb), 0);
-	ck_assert_int_lt(sb.st_size, bar);	/* smaller than the BAR again */
+	ck_assert_int_eq(sb.st_size, bar);	/* not truncated */
+	/* something else shrinks it to the TOE's own size anyway: the link grows it back */
+	ck_assert_int_eq(tcr_geometry_compute(&p, &geo), 0);
+	fd = open(region, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)geo.region_size), 0);
+	close(fd);
+	ck_assert_int_lt((off_t)geo.region_size, bar);
 	toe_restart();
 	/* every vector of the guest is rung: old claimers look at their channel */
 	ck_assert(readable(q.own_efd[0], 3000));

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tochain/barrier.h>
@@ -101,6 +102,48 @@ START_TEST(create_then_attach_from_file)
 	tcr_region_destroy(v);
 	tcr_region_destroy(g);
 	tcr_region_destroy(h);
+}
+END_TEST
+
+/*
+ * A TOE that starts again on a region a guest still has mapped formats it
+ * in place: same file, never shrunk (the guest's pages stay), the next
+ * generation, so the guest sees the reset.
+ */
+START_TEST(create_again_formats_in_place)
+{
+	struct tcr_region *h = tcr_region_create(path, &P), *g, *h2;
+	struct stat st0, st1;
+	size_t big;
+	int fd;
+
+	ck_assert_ptr_nonnull(h);
+	g = tcr_region_attach(path, TCR_ATTACH_GUEST);	/* the guest's mapping */
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_eq(tcr_region_header(g)->generation, 1);
+	tcr_region_destroy(h);	/* the TOE goes away; the guest stays */
+	ck_assert_int_eq(stat(path, &st0), 0);
+	/* a region file larger than the new geometry needs, e.g. an earlier TOE's */
+	big = g->map_size + 16 * TCR_PAGE;
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)big), 0);
+	close(fd);
+
+	h2 = tcr_region_create(path, &P);
+	ck_assert_ptr_nonnull(h2);
+	ck_assert_int_eq(stat(path, &st1), 0);
+	ck_assert_uint_eq(st1.st_ino, st0.st_ino);
+	ck_assert_uint_eq((uint64_t)st1.st_size, big);	/* not shrunk */
+	ck_assert_uint_eq(tcr_region_header(h2)->region_size, big);
+	/* the guest's old mapping is the new region: READY, next generation */
+	ck_assert_uint_eq(tc_load_acquire(&tcr_region_header(g)->state), TCR_STATE_READY);
+	ck_assert_uint_eq(tcr_region_header(g)->generation, 2);
+	ck_assert(tcr_region_stale(g));
+	tcr_region_slot(h2, 3)[0] = 0x77;
+	ck_assert_uint_eq(tcr_region_slot(g, 3)[0], 0x77);
+	tcr_region_destroy(g);
+	tcr_region_destroy(h2);
 }
 END_TEST
 
@@ -250,6 +293,7 @@ int main(void)
 	tcase_add_test(tc, geometry_rejects_bad_parameters);
 	tcase_add_test(tc, names);
 	tcase_add_test(tc, create_then_attach_from_file);
+	tcase_add_test(tc, create_again_formats_in_place);
 	tcase_add_test(tc, create_rejects_bad_input);
 	tcase_add_test(tc, attach_validates_every_header_field);
 	tcase_add_test(tc, attach_rejects_short_and_odd_files);
