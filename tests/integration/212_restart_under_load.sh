@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # timeout: 180
 # tochaind SIGKILLed and restarted while a client fetches through a chain:
-# no clean request fails, the chain stays (chain ls, the TOE's chain
+# requests are in flight at each kill (a rate-limited download spans both
+# kills and restarts; the sequential fetches complete before and after
+# them), no clean request fails and the download arrives whole, the chain stays (chain ls, the TOE's chain
 # version unchanged, VNF pids unchanged); a VNF instance killed with
 # SIGKILL is restarted by the daemon and rejoins (fetches work again).
 set -euo pipefail
@@ -24,6 +26,7 @@ T
 sfc apply -f "$work/t.topo" >/dev/null || fail "apply"
 mkdir "$work/www"
 head -c 65536 /dev/urandom >"$work/www/blob"
+head -c $((6 << 20)) /dev/urandom >"$work/www/big"
 td_client 10.64.0.1
 td_serve web1 "$work/www" 8080
 tc_wait_port "$CL" 10.64.0.2 8080 15 || fail "the web server did not come up"
@@ -31,14 +34,24 @@ ver_in=$(sfc --json chain show web-in | td_json 'j["toe"]["version"]')
 ver_out=$(sfc --json chain show web-out | td_json 'j["toe"]["version"]')
 pids=$(sfc --json vnf ls | td_json '" ".join(str(i["pid"]) for v in j["vnfs"] for i in v["instances"])')
 
-# A bounded load: 150 sequential fetches, failures counted.
+# A bounded load: 150 sequential fetches, failures counted, the time each
+# one completed in $work/load.times (ns).
 ip netns exec "$CL" bash -c 'ok=0; bad=0; for i in $(seq 150); do
 	if curl -s -o /dev/null --max-time 10 -w "%{http_code}" http://10.64.0.2:8080/blob | grep -q 200; then
-		ok=$((ok+1)); else bad=$((bad+1)); fi; done; echo "$ok $bad"' >"$work/load" &
+		ok=$((ok+1)); else bad=$((bad+1)); fi; date +%s%N >>'"$work/load.times"'; done; echo "$ok $bad"' >"$work/load" &
 load=$!
-sleep 0.5
+# One connection open across both kills: 6 MiB at 1 MiB/s.
+ip netns exec "$CL" curl -s -o "$work/big.got" --limit-rate 1M --max-time 30 http://10.64.0.2:8080/big &
+slow=$!
+got() { [ -s "$work/big.got" ]; }
+tc_wait_for 5 got || fail "the slow download did not start"
+sleep 0.3
+[ -s "$work/load.times" ] || fail "no fetch of the load completed before the first kill"
 echo "--- tochaind SIGKILLed twice under load"
+n=()
 for k in 1 2; do
+	kill -0 $slow 2>/dev/null || fail "the slow download was not in flight at kill $k"
+	n+=("$(wc -l <"$work/load.times")")
 	td_kill9 || fail "kill"
 	sleep 0.3
 	t0=$(date +%s%N)
@@ -46,10 +59,18 @@ for k in 1 2; do
 	echo "restart $k: tochaind serving again after $(( ($(date +%s%N) - t0) / 1000000 )) ms (reconciled 1 VM, 2 chains, 3 instances)"
 	sleep 0.3
 done
+kill -0 $slow 2>/dev/null || fail "the slow download was not in flight across both restarts"
+n+=("$(wc -l <"$work/load.times")")
+echo "in flight at the kills: the slow download ($(stat -c %s "$work/big.got") bytes so far); fetches completed before kill 1: ${n[0]}, before kill 2: ${n[1]}, by the last restart: ${n[2]}"
 wait $load
+rc=0
+wait $slow || rc=$?
+[ $rc = 0 ] || fail "the slow download across the kills failed: curl $rc"
+cmp -s "$work/big.got" "$work/www/big" || fail "the slow download across the kills arrived changed"
 read -r ok bad <"$work/load"
-echo "load: $ok ok, $bad failed"
+echo "load: $ok ok, $bad failed; the slow download arrived whole"
 [ "$bad" = 0 ] && [ "$ok" = 150 ] || fail "$bad clean requests failed across the restarts"
+[ "$(wc -l <"$work/load.times")" -gt "${n[2]}" ] || fail "no fetch completed after the last restart"
 [ "$(sfc --json chain ls | td_json '" ".join(sorted(c["name"] for c in j["chains"]))')" = "web-in web-out" ] ||
 	fail "chain ls after the restarts"
 [ "$(sfc --json chain show web-in | td_json 'j["toe"]["version"]')" = "$ver_in" ] || fail "the in chain was set again"

@@ -79,11 +79,8 @@ tc_wait_port "$CL" 10.76.0.2 8080 15 || fail "the web server did not come up"
 url=http://10.76.0.2:8080
 get() { ip netns exec "$CL" curl -s -o "$work/got" -w '%{http_code}' --max-time 10 "$@" || true; }
 attack() { # must be reset, and the guest's server must never see the request
-	local rc=0
-	ip netns exec "$CL" curl -sS -o /dev/null --max-time 10 "$url/x?f=/etc/passwd" 2>"$work/aerr" || rc=$?
-	[ $rc = 56 ] || [ $rc = 52 ] || fail "$1: the attack was not reset (curl $rc)"
-	grep -q "etc/passwd" "$work/py-web1.log" && fail "$1: the attack reached the guest's server"
-	echo "$1: attack reset (curl $rc)"
+	tc_curl_reset "$CL" "$work/py-web1.log" "etc/passwd" "$url/x?f=/etc/passwd"
+	echo "$1: attack reset, the guest's server never saw it"
 }
 [ "$(get "$url/")" = 200 ] && cmp -s "$work/got" "$work/www/index.html" || fail "clean request through the sample ids"
 attack "sample ids"

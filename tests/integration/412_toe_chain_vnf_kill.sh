@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # timeout: 150
 # A VNF killed with SIGKILL under load, through the TOE.  Fail-closed VNF
-# c in the in chain: after its death every new request is reset
-# (denials with reason vnf-failed), nothing hangs; a new process attached
+# c in the in chain: the load across its death gets answers before and
+# resets (never a timeout) after; every new request is reset (denials
+# with reason vnf-failed) before the guest's server reads it; a new process attached
 # with vnf.attach rejoins and requests work again.  Fail-open VNF o: its
 # death costs no request (bypassed, logged), and a new process rejoins.
 # Every descriptor comes back (arrivals == finished == taken).
@@ -31,11 +32,18 @@ for i in 1 2 3; do [ "$(tt_fetch $url)" = 0 ] || fail "request before the kill";
 tt_load 3 $url $want $work/load-c
 sleep 1
 kill -9 ${VNF_PID[c]}
+t0=$(date +%s%N)
 wait $LOAD
-echo "closed, load across the kill: $(cat $work/load-c)"
+echo "closed, load across the kill: $(cat $work/load-c), $(( ($(date +%s%N) - t0) / 1000000 )) ms after the kill"
+# The load got answers before the kill and resets after it, and nothing
+# hung: every failure is a reset (56), none a timeout or a close (52).
+read -r _ ok _ bad <$work/load-c
+[ "$ok" -ge 1 ] || fail "no request succeeded before the kill: $(cat $work/load-c)"
+[ "$bad" -ge 1 ] || fail "no request failed after the fail-closed VNF died: $(cat $work/load-c)"
+[ "$(grep -c '^curl: (56) ' $work/load-c.err)" = "$bad" ] ||
+	fail "failures across the kill that are not resets: $(grep -v '^curl: (56) ' $work/load-c.err | head -3)"
 for i in 1 2 3; do
-	rc=$(tt_fetch $url)
-	[ "$rc" = 56 ] || [ "$rc" = 52 ] || fail "request $i after the fail-closed VNF died: curl $rc"
+	tc_curl_reset "$CL" $work/py.log "closed-$i" "$url?closed-$i"
 done
 grep -q 'vnf c failed (process died), policy closed' $work/toe.log || fail "no failure log line"
 ctl_ok stats | tt_json 'any(d["vnf"] == "c" and d["reason"] == "vnf-failed" for d in j["denials"])' | grep -q True ||

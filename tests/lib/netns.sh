@@ -12,6 +12,15 @@
 #   tc_on_exit CMD...            run CMD at cleanup (before namespaces go;
 #                                common.sh)
 #   tc_wait_port NS ADDR PORT [SECONDS]   wait until a TCP port accepts
+#   tc_curl_reset NS LOG MARK CURL-ARGS...
+#                                a request a chain denies: curl in NS sees its
+#                                connection reset (exit 56, an RST; 52, a close
+#                                without an answer, is not a reset), and the
+#                                guest program's request log LOG (python3
+#                                http.server's) never shows MARK, a part of this
+#                                request's line no other request has; the log
+#                                must show other requests (else it proves
+#                                nothing); curl's message in $TC_RESET_ERR
 #
 # Call them directly, not in $(...): they record what to clean up.
 # tests/lib/common.sh (fail, tc_wait_for, tc_need_*) comes with this file.
@@ -78,4 +87,18 @@ tc_wait_port() {
 		return 0
 	echo "port $addr:$port in $ns did not open within ${secs}s" >&2
 	return 1
+}
+
+tc_curl_reset() {
+	local ns=$1 log=$2 mark=$3 rc=0
+	shift 3
+	TC_RESET_ERR=$(ip netns exec "$ns" curl -sS -o /dev/null --max-time 10 "$@" 2>&1) || rc=$?
+	[ "$rc" = 56 ] || fail "not reset: curl $rc ${TC_RESET_ERR:-(no error)}: curl $*"
+	grep -q 'HTTP/1\.[01]" ' "$log" ||
+		fail "$log shows no request: it cannot show that the denied one did not arrive"
+	# the guest program logs a request line as it reads it: give a leaked one time to show
+	sleep 0.3
+	if grep -qF -- "$mark" "$log"; then
+		fail "the denied request reached the guest program: $(grep -F -- "$mark" "$log" | head -1)"
+	fi
 }
