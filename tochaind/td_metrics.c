@@ -428,6 +428,9 @@ static void render_chains(struct td_metrics *m, struct daemon *d, struct td_mbuf
 				  (double)json_array_size(json_object_get(c, "vnfs_down")));
 	}
 
+	for (unsigned int k = 0; k < TD_MAX_VMS; k++)	/* VMs gone: their slots free */
+		if (m->last[k].vm[0] && !td_state_find_vm(&d->st, m->last[k].vm))
+			m->last[k].vm[0] = '\0';
 	for (unsigned int k = 0; k < d->st.nvms; k++)
 		count_vm_denials(m, d->st.vms[k].name, dens);
 	td_metrics_family(b, "tochain_denials_total", "counter",
