@@ -478,15 +478,27 @@ static void render_vms(struct daemon *d, struct td_mbuf *b)
 	}
 }
 
+/* Every host instance's restarts: @total (never reset) or its back-off's. */
+static void host_inst_family(struct daemon *d, struct td_mbuf *b, const char *name, const char *type,
+			     const char *help, bool total)
+{
+	td_metrics_family(b, name, type, help);
+	for (unsigned int i = 0; i < d->st.ninsts; i++) {
+		const struct td_inst *in = &d->st.insts[i];
+		const char *l[] = { "vnf", in->vnf, "vm", in->vm, NULL };
+
+		if (!in->domain[0])
+			td_metrics_sample(b, name, l, total ? (double)in->bo.total : in->bo.restarts);
+	}
+}
+
 static void render_vnfs(struct daemon *d, struct td_mbuf *b)
 {
-	static const char *const kinds[] = { "fw", "ids", "waf", "null" };
-
 	td_metrics_family(b, "tochain_vnf_rate_packets_per_second", "gauge",
 			  "The VNF's f in use: --rate, else its calibration (0: unknown)");
 	for (unsigned int i = 0; i < d->st.nvnfs; i++) {
 		const struct td_vnf *v = &d->st.vnfs[i];
-		const char *l[] = { "vnf", v->name, "kind", kinds[v->kind & 3], NULL };
+		const char *l[] = { "vnf", v->name, "kind", td_kind_name(v->kind), NULL };
 
 		td_metrics_sample(b, "tochain_vnf_rate_packets_per_second", l, (double)td_vnf_f(v));
 	}
@@ -500,30 +512,39 @@ static void render_vnfs(struct daemon *d, struct td_mbuf *b)
 
 		td_metrics_sample(b, "tochain_vnf_instance_up", l, vm && td_vnfinst_alive(vm, in));
 	}
-	td_metrics_family(b, "tochain_vnf_instance_restarts_total", "counter",
-			  "Restarts of the VNF's host instance for the VM since tochaind started");
-	for (unsigned int i = 0; i < d->st.ninsts; i++) {
-		const struct td_inst *in = &d->st.insts[i];
-		const char *l[] = { "vnf", in->vnf, "vm", in->vm, NULL };
+	host_inst_family(d, b, "tochain_vnf_instance_restarts_total", "counter",
+			 "Restarts of the VNF's host instance for the VM since tochaind started", true);
+	host_inst_family(d, b, "tochain_vnf_instance_backoff_restarts", "gauge",
+			 "Restarts since the host instance last ran 10 s (its restart back-off)", false);
+}
 
-		if (!in->domain[0])
-			td_metrics_sample(b, "tochain_vnf_instance_restarts_total", l, (double)in->bo.total);
-	}
-	td_metrics_family(b, "tochain_vnf_instance_backoff_restarts", "gauge",
-			  "Restarts since the host instance last ran 10 s (its restart back-off)");
-	for (unsigned int i = 0; i < d->st.ninsts; i++) {
-		const struct td_inst *in = &d->st.insts[i];
-		const char *l[] = { "vnf", in->vnf, "vm", in->vm, NULL };
+/* A counter of sched.show's integer @key. */
+static void sched_scalar(struct td_mbuf *b, json_t *s, const char *name, const char *help,
+			 const char *key)
+{
+	td_metrics_family(b, name, "counter", help);
+	td_metrics_sample(b, name, NULL, (double)json_integer_value(json_object_get(s, key)));
+}
 
-		if (!in->domain[0])
-			td_metrics_sample(b, "tochain_vnf_instance_backoff_restarts", l, in->bo.restarts);
+/* A counter of every chain's integer @key in sched.show's "chains". */
+static void sched_chains(struct td_mbuf *b, json_t *s, const char *name, const char *help,
+			 const char *key)
+{
+	size_t i;
+	json_t *x;
+
+	td_metrics_family(b, name, "counter", help);
+	json_array_foreach(json_object_get(s, "chains"), i, x) {
+		const char *l[] = { "chain", jstr(x, "chain"), "vm", jstr(x, "vm"), NULL };
+
+		td_metrics_sample(b, name, l, (double)json_integer_value(json_object_get(x, key)));
 	}
 }
 
 /* tochain-sched's view, when its socket is there. */
 static void render_sched(struct daemon *d, struct td_mbuf *b)
 {
-	json_t *s = td_cpusched_show(d, TD_METRICS_SCHED_MS), *x, *pc, *sl;
+	json_t *s = td_cpusched_show(d, TD_METRICS_SCHED_MS), *pc, *sl;
 	json_t *plan = json_object_get(s, "plan");
 	double period = (double)json_integer_value(json_object_get(plan, "period"));
 	size_t i, j, k;
@@ -539,33 +560,17 @@ static void render_sched(struct daemon *d, struct td_mbuf *b)
 
 		td_metrics_sample(b, "tochain_sched_mode", l, 1);
 	}
-	td_metrics_family(b, "tochain_sched_periods_total", "counter", "Periods tochain-sched ran");
-	td_metrics_sample(b, "tochain_sched_periods_total", NULL,
-			  (double)json_integer_value(json_object_get(s, "periods")));
-	td_metrics_family(b, "tochain_sched_early_ends_total", "counter",
-			  "Slots that ended early (a chain's work done), all chains");
-	td_metrics_sample(b, "tochain_sched_early_ends_total", NULL,
-			  (double)json_integer_value(json_object_get(s, "early_ends")));
+	sched_scalar(b, s, "tochain_sched_periods_total", "Periods tochain-sched ran", "periods");
+	sched_scalar(b, s, "tochain_sched_early_ends_total",
+		     "Slots that ended early (a chain's work done), all chains", "early_ends");
 	td_metrics_family(b, "tochain_sched_period_seconds", "gauge", "Length of a scheduling period");
 	td_metrics_sample(b, "tochain_sched_period_seconds", NULL,
 			  (double)json_integer_value(json_object_get(s, "tick_us")) *
 			  (double)json_integer_value(json_object_get(s, "period")) / 1e6);
-	td_metrics_family(b, "tochain_sched_chain_early_ends_total", "counter",
-			  "Slots of the chain that ended early");
-	json_array_foreach(json_object_get(s, "chains"), i, x) {
-		const char *l[] = { "chain", jstr(x, "chain"), "vm", jstr(x, "vm"), NULL };
-
-		td_metrics_sample(b, "tochain_sched_chain_early_ends_total", l,
-				  (double)json_integer_value(json_object_get(x, "early_ends")));
-	}
-	td_metrics_family(b, "tochain_sched_chain_bad_counters_total", "counter",
-			  "Counter snapshots of the chain tochain-sched refused");
-	json_array_foreach(json_object_get(s, "chains"), i, x) {
-		const char *l[] = { "chain", jstr(x, "chain"), "vm", jstr(x, "vm"), NULL };
-
-		td_metrics_sample(b, "tochain_sched_chain_bad_counters_total", l,
-				  (double)json_integer_value(json_object_get(x, "bad_counters")));
-	}
+	sched_chains(b, s, "tochain_sched_chain_early_ends_total", "Slots of the chain that ended early",
+		     "early_ends");
+	sched_chains(b, s, "tochain_sched_chain_bad_counters_total",
+		     "Counter snapshots of the chain tochain-sched refused", "bad_counters");
 	/* the plan's slots of each (chain, VNF), over the period: CPUs' worth */
 	td_metrics_family(b, "tochain_sched_quota_cpus", "gauge",
 			  "CPUs' worth tochain-sched's plan gives a chain's VNF (its slots' ticks "
