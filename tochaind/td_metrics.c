@@ -128,8 +128,15 @@ void td_metrics_sample(struct td_mbuf *b, const char *name, const char *const *l
 		td_mbuf_printf(b, " %sInf\n", v > 0 ? "+" : "-");
 	else if (v == floor(v) && fabs(v) < 1e15)
 		td_mbuf_printf(b, " %.0f\n", v);
-	else
-		td_mbuf_printf(b, " %.17g\n", v);
+	else {
+		/* the shortest of 15 or 17 digits that reads back as @v */
+		char t[32];
+
+		snprintf(t, sizeof(t), "%.15g", v);
+		if (strtod(t, NULL) != v)
+			snprintf(t, sizeof(t), "%.17g", v);
+		td_mbuf_printf(b, " %s\n", t);
+	}
 }
 
 /* ---- HTTP (pure) ---------------------------------------------------- */
@@ -605,7 +612,7 @@ static void render_sched(struct daemon *d, struct td_mbuf *b)
 
 static void render(struct td_metrics *m, struct daemon *d, struct td_mbuf *b)
 {
-	long long t0 = (long long)tu_now_ms();
+	uint64_t t0 = tu_now_ns();
 
 	render_vms(d, b);
 	render_chains(m, d, b);
@@ -614,7 +621,7 @@ static void render(struct td_metrics *m, struct daemon *d, struct td_mbuf *b)
 	td_metrics_family(b, "tochain_scrape_duration_seconds", "gauge",
 			  "Time tochaind took to gather this answer");
 	td_metrics_sample(b, "tochain_scrape_duration_seconds", NULL,
-			  (double)((long long)tu_now_ms() - t0) / 1000);
+			  (double)(tu_now_ns() - t0) / 1e9);
 }
 
 /* ---- the endpoint ----------------------------------------------------- */

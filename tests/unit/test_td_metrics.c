@@ -71,18 +71,22 @@ START_TEST(test_family_and_samples)
 	td_metrics_sample(&b, "tochain_x", NULL, -INFINITY);
 	td_metrics_sample(&b, "tochain_x", NULL, 18446744073709551615.0);
 	td_metrics_sample(&b, "tochain_x", NULL, -3);
+	td_metrics_sample(&b, "tochain_x", NULL, 0.04);
+	td_metrics_sample(&b, "tochain_x", NULL, 0.1 + 0.2);
 	ck_assert(!b.oom);
 	ck_assert_str_eq(b.s,
 		"# HELP tochain_chain_arrivals_total Help with \\\\ and\\nnewline \"quoted\"\n"
 		"# TYPE tochain_chain_arrivals_total counter\n"
 		"tochain_chain_arrivals_total{vm=\"web1\",chain=\"web-in\"} 42\n"
-		"tochain_chain_arrivals_total{vm=\"we\\\"b\\\\1\\n\",rule=\"7\"} 1.0000000000000001e+300\n"
+		"tochain_chain_arrivals_total{vm=\"we\\\"b\\\\1\\n\",rule=\"7\"} 1e+300\n"
 		"tochain_up 0.25\n"
 		"tochain_x NaN\n"
 		"tochain_x +Inf\n"
 		"tochain_x -Inf\n"
 		"tochain_x 1.8446744073709552e+19\n"
-		"tochain_x -3\n");
+		"tochain_x -3\n"
+		"tochain_x 0.04\n"
+		"tochain_x 0.30000000000000004\n");
 	check_grammar(b.s);
 	td_mbuf_free(&b);
 }
