@@ -6,7 +6,8 @@
 # parses as the Prometheus exposition format 0.0.4 (every line a comment
 # or a sample, HELP and TYPE before a family's samples), arrivals and
 # done grow, the denial is counted once with its VNF and rule, the SLA,
-# the queues and the instances are there; another path gets 404, garbage
+# the queues, the instances and tochain-sched's (dry-run) quota and
+# early ends are there; another path gets 404, garbage
 # and an oversized request 400, idle connections beyond the limit are
 # held off, and none of it keeps sfc-ctl from being answered.
 set -euo pipefail
@@ -86,6 +87,14 @@ scrape() {
 }
 chain=(vm=web1 chain=web-in dir=in)
 
+# tochain-sched with the dry-run backend (it writes no cgroup) where
+# td_start points tochaind: the chain's VNF threads get registered
+"$build/bin/tochain-sched" --backend dryrun --no-rt --print-every 100000 \
+	--socket "$work/no-sched.sock" >"$work/sched.log" 2>&1 &
+spid=$!
+tc_on_exit "kill $spid"
+tc_wait_for 10 test -S "$work/no-sched.sock" || fail "tochain-sched did not start"
+
 sfc vm add web1 --ip 10.64.0.2/24 >/dev/null
 sfc vnf add pass --kind null --rate 200000 >/dev/null
 sfc vnf add guard --kind null --rate 200000 --arg --deny-marker=ATTACK >/dev/null
@@ -112,7 +121,8 @@ for v in pass guard; do
 	[ "$(mval "$work/m1" tochain_vnf_instance_up vnf=$v vm=web1)" = 1 ] || fail "instance $v not up"
 	[ "$(mval "$work/m1" tochain_vnf_instance_restarts_total vnf=$v vm=web1)" = 0 ] || fail "instance $v restarts"
 done
-[ "$(mval "$work/m1" tochain_sched_up)" = 0 ] || fail "tochain-sched is not there, sched_up should be 0"
+[ "$(mval "$work/m1" tochain_sched_up)" = 1 ] || fail "tochain-sched runs, sched_up should be 1"
+[ "$(mval "$work/m1" tochain_sched_mode mode=sync)" = 1 ] || fail "sched mode"
 [ "$a0" -ge 1 ] && [ "$d0" -ge 1 ] || fail "arrivals $a0 done $d0 after a request"
 
 echo "--- during traffic"
@@ -133,6 +143,20 @@ echo "arrivals: $a0 before, $a2 and $a3 during (done $d3, rate $r3/s); the sampl
 grep -v '^#' "$work/m3"
 [ "$a2" -gt "$a0" ] && [ "$a3" -gt "$a2" ] && [ "$d3" -gt "$d0" ] || fail "arrivals/done did not grow during traffic"
 python3 -c "import sys; sys.exit(not float('$r3') > 0)" || fail "no rate achieved during traffic: $r3"
+
+p2=$(mval "$work/m2" tochain_sched_periods_total)
+p3=$(mval "$work/m3" tochain_sched_periods_total)
+[ "$p3" -gt "$p2" ] || fail "tochain-sched's periods did not grow: $p2 -> $p3"
+# the plan has the chain's VNFs once their threads are registered
+for i in $(seq 20); do
+	curl -sS --max-time 10 -o "$work/ms" "$murl"
+	q=$(mval "$work/ms" tochain_sched_quota_cpus chain=web-in vnf=guard)
+	[ "$q" != none ] && break
+	sleep 0.5
+done
+echo "cpu sched: $(sfc --json chain show web-in | td_json 'j["sched"]'); quota of guard $q CPUs, early ends $(mval "$work/ms" tochain_sched_chain_early_ends_total chain=web-in vm=web1)"
+python3 -c "import sys; sys.exit(not 0 < float('$q') <= 1)" 2>/dev/null || fail "no scheduler quota for guard: $q"
+[ "$(mval "$work/ms" tochain_sched_chain_early_ends_total chain=web-in vm=web1)" != none ] || fail "no early ends of web-in"
 
 echo "--- an attack"
 set +e
