@@ -133,6 +133,18 @@ sleep 1
 scrape
 sleep 1
 scrape
+# the plan has the chain's VNFs (with traffic) once their threads are registered
+for i in $(seq 20); do
+	curl -sS --max-time 10 -o "$work/ms" "$murl"
+	q=$(mval "$work/ms" tochain_sched_quota_cpus chain=web-in vnf=guard)
+	[ "$q" != none ] && break
+	sleep 0.5
+done
+echo "cpu sched: $(sfc --json chain show web-in | td_json 'j["sched"]'); quota of guard $q CPUs, early ends $(mval "$work/ms" tochain_sched_chain_early_ends_total chain=web-in vm=web1)"
+python3 -c "import sys; sys.exit(not 0 < float('$q') <= 1)" 2>/dev/null ||
+	fail "no scheduler quota for guard: $q: $(grep '^tochain_sched' "$work/ms")"
+[ "$(mval "$work/ms" tochain_sched_chain_early_ends_total chain=web-in vm=web1)" != none ] || fail "no early ends of web-in"
+
 rm -f "$work/load"
 wait $load
 a2=$(mval "$work/m2" tochain_chain_arrivals_total "${chain[@]}")
@@ -147,17 +159,6 @@ python3 -c "import sys; sys.exit(not float('$r3') > 0)" || fail "no rate achieve
 p2=$(mval "$work/m2" tochain_sched_periods_total)
 p3=$(mval "$work/m3" tochain_sched_periods_total)
 [ "$p3" -gt "$p2" ] || fail "tochain-sched's periods did not grow: $p2 -> $p3"
-# the plan has the chain's VNFs once their threads are registered
-for i in $(seq 20); do
-	curl -sS --max-time 10 -o "$work/ms" "$murl"
-	q=$(mval "$work/ms" tochain_sched_quota_cpus chain=web-in vnf=guard)
-	[ "$q" != none ] && break
-	sleep 0.5
-done
-echo "cpu sched: $(sfc --json chain show web-in | td_json 'j["sched"]'); quota of guard $q CPUs, early ends $(mval "$work/ms" tochain_sched_chain_early_ends_total chain=web-in vm=web1)"
-python3 -c "import sys; sys.exit(not 0 < float('$q') <= 1)" 2>/dev/null || fail "no scheduler quota for guard: $q"
-[ "$(mval "$work/ms" tochain_sched_chain_early_ends_total chain=web-in vm=web1)" != none ] || fail "no early ends of web-in"
-
 echo "--- an attack"
 set +e
 ip netns exec "$CL" curl -sS --max-time 10 -o /dev/null "http://10.64.0.2:8080/x?q=ATTACK" 2>/dev/null
