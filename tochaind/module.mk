@@ -4,7 +4,7 @@
 TOCHAIND_SRCS := $(filter-out tochaind/td_main.c,$(wildcard tochaind/*.c))
 TOCHAIND_LIB := $(BUILD)/lib/libtochain-daemon.a
 TOCHAIND_HS := $(BUILD)/lib/libtochain-sched.a
-TOCHAIND_LDLIBS := -ljansson $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
+TOCHAIND_LDLIBS := -ljansson -lm $(shell pkg-config --libs libvirt libvirt-qemu 2>/dev/null || echo -lvirt-qemu -lvirt)
 LIBS += $(TOCHAIND_LIB)
 TOCHAIND_DEPS := $(TOCHAIND_LIB) $(UTIL_LIB) $(CTL_LIB) $(CGROUP_LIB) $(TOCHAIND_HS) $(REGION_LIB)
 $(TOCHAIND_LIB): $(call objs,$(TOCHAIND_SRCS))
@@ -26,3 +26,5 @@ $(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_grant,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_backoff.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_backoff,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_td_metrics.o: CPPFLAGS += -Itochaind
+$(eval $(call unit_test,test_td_metrics,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))

@@ -28,8 +28,10 @@ bool td_backoff_waits(const struct td_backoff *b, long long now)
 
 void td_backoff_started(struct td_backoff *b, long long now)
 {
-	if (b->down)
+	if (b->down) {
 		b->restarts++;
+		b->total++;	/* a counter for the metrics (td_metrics.h) */
+	}
 	b->down = false;
 	b->started_ms = now;
 	b->retry_ms = 0;

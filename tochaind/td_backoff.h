@@ -22,6 +22,7 @@
 
 struct td_backoff {
 	unsigned int restarts;	/* restarts since it last ran TD_BACKOFF_STABLE_MS */
+	unsigned long long total;	/* restarts since the daemon started: never reset */
 	bool down;		/* seen dead, not restarted yet */
 	long long started_ms;	/* start of the current process, 0: unknown */
 	long long retry_ms;	/* while down: no restart before */

@@ -224,6 +224,20 @@ json_t *td_cpusched_cmd_forward(struct daemon *d, const char *cmd, json_t *args)
 	return reply;
 }
 
+json_t *td_cpusched_show(struct daemon *d, int timeout_ms)
+{
+	const char *why = NULL;
+	json_t *rep, *res;
+
+	if (access(d->cfg->sched_socket, F_OK))
+		return NULL;
+	rep = ctl_call_timeout(d->cfg->sched_socket, "sched.show", NULL, timeout_ms, &why);
+	res = json_is_true(json_object_get(rep, "ok")) ? json_object_get(rep, "result") : NULL;
+	json_incref(res);
+	json_decref(rep);
+	return json_is_object(res) ? res : (json_decref(res), NULL);
+}
+
 void td_cpusched_tick(struct daemon *d)
 {
 	for (unsigned int i = 0; i < TD_MAX_VMS; i++)

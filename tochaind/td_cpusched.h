@@ -55,4 +55,11 @@ const char *td_cpusched_vm_note(struct daemon *d, const char *vm);
 /* sched.show, sched.mode: @cmd sent to tochain-sched, its reply returned as it is. */
 json_t *td_cpusched_cmd_forward(struct daemon *d, const char *cmd, json_t *args);
 
+/*
+ * tochain-sched's sched.show result (host-sched/README.md: mode, periods,
+ * early_ends, chains, plan, ...), asked within @timeout_ms; NULL when
+ * its socket is absent, it does not answer or refuses.  For the metrics.
+ */
+json_t *td_cpusched_show(struct daemon *d, int timeout_ms);
+
 #endif

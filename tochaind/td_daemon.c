@@ -2,7 +2,8 @@
 /*
  * tochaind's control socket, its dispatch table and its main loop; see
  * td_daemon.h.  The commands live with their objects (td_vm, td_vnf,
- * td_chain, td_stats, td_change, td_cpusched); this file only calls them.
+ * td_chain, td_stats, td_change, td_cpusched); this file only calls them,
+ * and the metrics endpoint's (td_metrics).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include "td_cpusched.h"
 #include "td_daemon.h"
 #include "td_libvirt.h"
+#include "td_metrics.h"
 #include "td_priv.h"
 #include "td_repair.h"
 #include "td_stats.h"
@@ -34,6 +36,8 @@
 
 /* --libvirt-uri (td_libvirt.h); NULL: qemu:///system */
 static const char *libvirt_uri;
+/* --metrics ADDR:PORT (td_metrics.h); NULL: no metrics endpoint */
+static const char *metrics_addr;
 
 /* The commands of the control protocol (docs/CONTROL-PROTOCOL.md) but
  * version and the CPU scheduler's, which are passed on (td_cpusched.h). */
@@ -64,7 +68,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: tochaind [--foreground] [--state-dir DIR] [--socket PATH] "
 		"[--fabric-ns NS] [--bridge BR] [--region-dir DIR] [--toe PATH]\n"
-		"                [--vnf PATH] [--vmlink PATH] [--sched-socket PATH] [--libvirt-uri URI]\n");
+		"                [--vnf PATH] [--vmlink PATH] [--sched-socket PATH] [--libvirt-uri URI]\n"
+		"                [--metrics ADDR:PORT]\n");
 }
 
 int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foreground)
@@ -81,6 +86,7 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 		{ "vmlink", required_argument, NULL, 'K' },
 		{ "sched-socket", required_argument, NULL, 'c' },
 		{ "libvirt-uri", required_argument, NULL, 'L' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -171,6 +177,16 @@ int td_daemon_parse(int argc, char **argv, struct td_config *cfg, int *foregroun
 			else
 				libvirt_uri = optarg;
 			break;
+		case 'M': {
+			struct sockaddr_storage ss;
+			socklen_t sslen;
+
+			if (td_metrics_parse_addr(optarg, &ss, &sslen))
+				why = "--metrics: ADDR:PORT or [ADDR6]:PORT, numeric, port 1-65535";
+			else
+				metrics_addr = optarg;
+			break;
+		}
 		case 'h': usage(); exit(0);
 		default: usage(); return 2;
 		}
@@ -337,6 +353,12 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 		td_log("control socket %s: %s", cfg->socket, strerror(-lfd));
 		return 1;
 	}
+	if (metrics_addr && !(d->metrics = td_metrics_create(metrics_addr, err, sizeof(err)))) {
+		td_log("%s", err);
+		close(lfd);
+		unlink(cfg->socket);
+		return 1;
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -347,8 +369,9 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	td_vm_reconcile(d);
 	td_repair_reconcile(d);
-	td_log("serving %s (state %s, fabric %s/%s, %u VMs, %s)", cfg->socket, d->state_path,
-	       cfg->fabric_ns, cfg->bridge, d->st.nvms, cfg->have_cg ? cg_kind_name(cfg->cg.kind) : "no cgroups");
+	td_log("serving %s (state %s, fabric %s/%s, %u VMs, %s)%s%s", cfg->socket, d->state_path,
+	       cfg->fabric_ns, cfg->bridge, d->st.nvms, cfg->have_cg ? cg_kind_name(cfg->cg.kind) : "no cgroups",
+	       metrics_addr ? "; metrics on http://" : "", metrics_addr ? metrics_addr : "");
 	if (ready[1] >= 0) {
 		if (write(ready[1], "R", 1) != 1)
 			return 1;
@@ -356,10 +379,12 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 	}
 	last_tick = tu_now_ms();
 	for (rc = -1; rc < 0;) {
-		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct pollfd p[2 + TD_METRICS_NFDS] = { { .fd = lfd, .events = POLLIN },
+							 { .fd = sfd, .events = POLLIN } };
+		unsigned int np = 2 + (d->metrics ? td_metrics_pollfds(d->metrics, p + 2) : 0);
 		struct signalfd_siginfo si;
 
-		if (poll(p, 2, 500) < 0 && errno != EINTR)
+		if (poll(p, np, 500) < 0 && errno != EINTR)
 			break;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
@@ -369,6 +394,8 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 			;
 		if (p[0].revents & POLLIN)
 			serve_one(d, lfd);
+		if (d->metrics)
+			td_metrics_serve(d->metrics, d, p + 2, np - 2);
 		/* A TOE that died is restarted (its region is reset). */
 		for (unsigned int i = 0; i < d->st.nvms && rc < 0; i++) {
 			struct td_vm *vm = &d->st.vms[i];
@@ -392,6 +419,7 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 	/* TOEs and VNF instances keep running: a restarted daemon finds them. */
 	close(lfd);
 	unlink(cfg->socket);
+	td_metrics_destroy(d->metrics);
 	td_libvirt_destroy(d->lv);
 	td_log("exiting; %u TOEs left running", d->st.nvms);
 	return 0;

@@ -11,7 +11,9 @@
  * use td_priv.c's log and save, and td_state):
  *   td_daemon    socket, dispatch table, main loop: the handlers and
  *                ticks of td_vm, td_vnf, td_chain, td_stats, td_change
- *                (apply), td_cpusched, td_repair
+ *                (apply), td_cpusched, td_repair; td_metrics' endpoint
+ *   td_metrics   the metrics endpoint: td_stats, td_cpusched, td_vm,
+ *                td_link, td_vnfinst
  *   td_vnf       VNF commands: td_change, td_vnfinst, td_inst, td_grant
  *   td_chain     chain commands: td_change, td_vnfinst, td_toe, td_cpusched
  *   td_change    a state change planned (td_apply) and realized:
@@ -34,6 +36,7 @@
 #include "td_vm.h"
 
 struct td_libvirt;
+struct td_metrics;
 
 struct daemon {
 	struct td_config *cfg;
@@ -56,6 +59,7 @@ struct daemon {
 	struct td_cpusched cpusched;	/* registrations with tochain-sched */
 	struct td_grant_log glog;	/* grants taken from VNF domains (td_grant.h) */
 	long long guest_retry_ms[TD_MAX_VMS];	/* no check of VM i's in-guest VNFs before */
+	struct td_metrics *metrics;	/* --metrics endpoint (td_metrics.h), or NULL */
 };
 
 /* A command of the control protocol: its reply (ctl_reply_ok/fail). */

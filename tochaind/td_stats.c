@@ -28,20 +28,10 @@ static json_t *vnfs_down(struct daemon *d, const struct td_vm *vm, const struct 
 	return a;
 }
 
-/* stats: each VM's TOE asked once. */
-json_t *td_stats_cmd(struct daemon *d, json_t *args)
+json_t *td_stats_gather(struct daemon *d, const char *only)
 {
-	int bad = 0;
-	const char *only = td_arg_str(args, "name", &bad);
 	json_t *chains = json_array(), *denials = json_array();
 
-	if (bad)
-		return ctl_reply_fail("stats: CHAIN must be a string");
-	if (only && !td_state_find_chain(&d->st, only)) {
-		json_decref(chains);
-		json_decref(denials);
-		return ctl_reply_fail("no chain named '%.40s'", only);
-	}
 	for (unsigned int i = 0; i < d->st.nvms; i++) {
 		struct td_vm *vm = &d->st.vms[i];
 		json_t *st = NULL;
@@ -89,5 +79,18 @@ json_t *td_stats_cmd(struct daemon *d, json_t *args)
 		}
 		json_decref(st);
 	}
-	return ctl_reply_ok(json_pack("{s:o, s:o}", "chains", chains, "denials", denials));
+	return json_pack("{s:o, s:o}", "chains", chains, "denials", denials);
+}
+
+/* stats: each VM's TOE asked once. */
+json_t *td_stats_cmd(struct daemon *d, json_t *args)
+{
+	int bad = 0;
+	const char *only = td_arg_str(args, "name", &bad);
+
+	if (bad)
+		return ctl_reply_fail("stats: CHAIN must be a string");
+	if (only && !td_state_find_chain(&d->st, only))
+		return ctl_reply_fail("no chain named '%.40s'", only);
+	return ctl_reply_ok(td_stats_gather(d, only));
 }

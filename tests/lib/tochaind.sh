@@ -12,7 +12,8 @@
 #                        --foreground: in the background with stderr
 #                        appended to LOG, pid in $TD_PID, fails unless it
 #                        answers within 10 s
-#   td_start             (re)start tochaind on the same state (td_setup's)
+#   td_start             (re)start tochaind on the same state (td_setup's),
+#                        with $TD_OPTS (words) added when set
 #   td_kill9             SIGKILL tochaind
 #   sfc ARGS...          sfc-ctl against it
 #   td_field KIND NAME KEY   a field of `sfc-ctl --json KIND show NAME`
@@ -52,7 +53,7 @@ td_daemon() {
 
 td_start() {
 	td_daemon --fabric-ns "$fab" --bridge tcbr0 --region-dir "$work/regions" \
-		--sched-socket "$work/no-sched.sock"
+		--sched-socket "$work/no-sched.sock" ${TD_OPTS:-}
 }
 
 td_pid() {

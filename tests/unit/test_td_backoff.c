@@ -32,6 +32,7 @@ START_TEST(test_dying_grows)
 		now = b.retry_ms;
 		td_backoff_started(&b, now);
 		ck_assert_uint_eq(b.restarts, i + 1);
+		ck_assert_uint_eq(b.total, i + 1);
 		ck_assert(!td_backoff_waits(&b, now));
 	}
 	ck_assert_int_eq(td_backoff_delay(b.restarts), TD_BACKOFF_MAX_MS);
@@ -49,6 +50,7 @@ START_TEST(test_stable_resets)
 	ck_assert_uint_eq(b.restarts, 7);
 	td_backoff_died(&b, 100000 + TD_BACKOFF_STABLE_MS);
 	ck_assert_uint_eq(b.restarts, 0);
+	ck_assert_uint_eq(b.total, 1);	/* the metrics' counter is never reset */
 	ck_assert_int_eq(b.retry_ms, 100000 + TD_BACKOFF_STABLE_MS + TD_BACKOFF_MIN_MS);
 	/* hurried (new rules): due at once, the count stays */
 	td_backoff_hurry(&b);
