@@ -2,6 +2,7 @@
 /* Unit tests for host-toe/chain/ch_table.c: config checks, versions, RCU replacement. */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <urcu/urcu-memb.h>
 
@@ -124,7 +125,7 @@ static void *reader(void *arg)
 		/* The table's contents were written before it was published. */
 		if (tb->cfg.nhops != tb->version % 4 || tb->cfg.hop[0].vnf[0] != 0)
 			s->bad++;
-		s->reads++;
+		__atomic_fetch_add(&s->reads, 1, __ATOMIC_RELAXED);
 		/* Hold a few for a while: in-flight descriptors. */
 		if (held[k % 8])
 			ch_table_put(s->t, held[k % 8]);
@@ -145,6 +146,12 @@ START_TEST(replace_under_readers)
 
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, reader, &s);
+	/*
+	 * The writer starts once a reader reads: on a loaded machine the
+	 * replacements could otherwise all be over before a reader ran.
+	 */
+	for (int i = 0; i < 5000 && !__atomic_load_n(&s.reads, __ATOMIC_RELAXED); i++)
+		usleep(1000);
 	for (uint64_t v = 1; v <= 2000; v++) {
 		/* Version v carries v % 4 hops, so readers can check contents. */
 		struct ch_chain_cfg c = cfg_hops((uint32_t)(v % 4), 1);
