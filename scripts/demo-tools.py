@@ -4,7 +4,7 @@
   demo-tools.py load HOST PORT PATH RATE SECONDS OUT.csv
       open-loop load: RATE requests/s for SECONDS, each on a fresh
       connection (Connection: close), whatever the answers do; at most
-      MAX_OPEN (400) in flight, each given up after 10 s; OUT.csv gets
+      MAX_OPEN (400) in flight, each given up after 5 s; OUT.csv gets
       "start,end,status" per request (status 0: failed or given up).
       Prints one JSON line: offered, served (200s/s over the run), p50 and
       p99 latency of the 200s, failed.
@@ -28,7 +28,7 @@ import sys
 import time
 
 MAX_OPEN = 400
-TIMEOUT = 10.0
+TIMEOUT = 5.0
 
 
 async def one(host, port, req, rec):
@@ -150,24 +150,24 @@ def plot(samples, events, loads, out):
     with open(base + "-sla.dat", "w") as f:
         for i, (t, v) in enumerate(sla):
             f.write("%.2f %g\n%.2f %g\n" % (t, v, sla[i + 1][0] if i + 1 < len(sla) else tend, v))
-    with open(base + "-denials.dat", "w") as f:
-        for t, text in marks:
-            f.write('%.2f "%s"\n' % (t, text.replace('"', "'")))
     ymax = max([v for _, v in sla] + [1]) * 1.9
+    with open(base + "-denials.dat", "w") as f:  # labels one above the other
+        for i, (t, text) in enumerate(marks):
+            f.write('%.2f %g "%s"\n' % (t, ymax * (0.08 + 0.09 * (len(marks) - 1 - i)), text.replace('"', "'")))
     gp = ["set terminal pngcairo size 1100,560 font 'DejaVu Sans,10'",
           "set output '%s'" % out,
           "set title 'make demo: nginx in VM web1 behind its security chain, through the TOE'",
           "set xlabel 'seconds since the chain was built'",
           "set ylabel 'per second'",
           "set yrange [0:%g]" % ymax, "set xrange [0:%g]" % tend,
-          "set key top left", "set grid ytics"]
+          "set key below horizontal", "set grid ytics"]
     for i, (t, text) in enumerate(phases):
         gp.append("set arrow from %.2f, graph 0 to %.2f, graph 1 nohead dt 3 lc rgb '#888888'" % (t, t))
         gp.append("set label '%s' at %.2f, graph 0.96 left offset 0.5,0 tc rgb '#444444'" % (text, t))
     gp.append("plot '%s-chain.dat' using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'in chain: packets/s done'," % base
               + " '%s-served.dat' using 1:2 with points pt 7 ps 0.5 lc rgb '#2ca02c' title 'client: requests/s served (200)'," % base
               + " '%s-sla.dat' using 1:2 with lines lw 2 dt 2 lc rgb '#d62728' title 'SLA (packets/s)'," % base
-              + " '%s-denials.dat' using 1:(%g):2 with labels point pt 9 ps 1.6 lc rgb '#ff7f0e' rotate by 90 left offset 0,0.8 font ',8' title 'denial (reset)'" % (base, ymax * 0.05))
+              + " '%s-denials.dat' using 1:2:3 with labels point pt 9 ps 1.6 lc rgb '#ff7f0e' left offset 1,0 font ',8' title 'denial (reset)'" % base)
     with open(base + ".gp", "w") as f:
         f.write("\n".join(gp) + "\n")
     subprocess.run(["gnuplot", base + ".gp"], check=True, cwd=d or ".")
