@@ -5,7 +5,8 @@
       open-loop load: RATE requests/s for SECONDS, each on a fresh
       connection (Connection: close), whatever the answers do; at most
       MAX_OPEN (400) in flight, each given up after 5 s; OUT.csv gets
-      "start,end,status" per request (status 0: failed or given up).
+      "start,end,status" per request (status -1: no connection, -2: no
+      answer in time, -3: reset or empty answer, -4: not sent).
       Prints one JSON line: offered, served (200s/s over the run), p50 and
       p99 latency of the 200s, failed.
   demo-tools.py sample SFC_CTL CHAIN OUT.jsonl
@@ -33,18 +34,21 @@ TIMEOUT = 5.0
 
 async def one(host, port, req, rec):
     t0 = time.time()
-    status = 0
+    status = -1  # no connection
     try:
         r, w = await asyncio.wait_for(asyncio.open_connection(host, port), TIMEOUT)
+        status = -2  # connected, no answer in time
         try:
             w.write(req)
             data = await asyncio.wait_for(r.read(), TIMEOUT - (time.time() - t0))
             m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
-            status = int(m.group(1)) if m else 0
+            status = int(m.group(1)) if m else -3
         finally:
             w.close()
-    except (OSError, asyncio.TimeoutError):
-        status = 0
+    except OSError:
+        status = -3 if status == -2 else status  # reset or refused
+    except asyncio.TimeoutError:
+        pass
     rec.append((t0, time.time(), status))
 
 
@@ -60,7 +64,7 @@ async def load(host, port, path, rate, secs, out):
             await asyncio.sleep(delay)
         tasks = {t for t in tasks if not t.done()}
         if len(tasks) >= MAX_OPEN:
-            rec.append((time.time(), time.time(), 0))  # not sent: too many in flight
+            rec.append((time.time(), time.time(), -4))  # not sent: too many in flight
             continue
         tasks.add(asyncio.ensure_future(one(host, port, req, rec)))
     if tasks:
@@ -72,7 +76,11 @@ async def load(host, port, path, rate, secs, out):
     pct = lambda p: ok[min(len(ok) - 1, int(p * len(ok)))] * 1000 if ok else 0
     print(json.dumps({"offered": rate, "requests": n, "served": len(ok) / secs,
                       "p50_ms": pct(0.5), "p99_ms": pct(0.99),
-                      "failed": sum(1 for r in rec if r[2] != 200)}))
+                      "failed": sum(1 for r in rec if r[2] != 200),
+                      "no_connection": sum(1 for r in rec if r[2] == -1),
+                      "no_answer": sum(1 for r in rec if r[2] == -2),
+                      "reset": sum(1 for r in rec if r[2] == -3),
+                      "not_sent": sum(1 for r in rec if r[2] == -4)}))
 
 
 def sample(sfc, chain, out):

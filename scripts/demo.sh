@@ -231,14 +231,16 @@ run() { # mode
 	echo "$(now) phase $mode mode, SLA $sla" >>"$events"
 	say "$mode: open-loop load, $rate requests/s for ${secs}s (one connection each) ..."
 	js=$(ip netns exec "$CL" python3 "$tools" load 10.0.0.2 80 /index.html "$rate" "$secs" "$out/demo-load-$mode.csv")
-	local pps
-	pps=$(sfc --json stats web1-in | td_json 'j["chains"][0]["pps"]')
-	results+=("$(echo "$js" | M=$mode S=$sla P=$pps python3 -c '
+	# a measurement, not a pass mark; but nothing served means something broke
+	echo "$js" | td_json 'j["served"] >= 0.1 * j["offered"]' | grep -qx True ||
+		fail "$mode: the load was hardly served: $js"
+	results+=("$(echo "$js" | M=$mode S=$sla python3 -c '
 import json, os, sys
 j = json.load(sys.stdin)
 s = float(os.environ["S"])
-print("%-5s SLA %4d packets/s | served %6.1f requests/s (%3.0f%% of the SLA; offered %d) | p50 %5.0f ms, p99 %5.0f ms | not served %d" % (
-    os.environ["M"], s, j["served"], 100 * j["served"] / s, j["offered"], j["p50_ms"], j["p99_ms"], j["failed"]))')")
+print("%-5s SLA %d packets/s: served %.1f requests/s (%.0f%% of the SLA; offered %d), p50 %.0f ms, p99 %.0f ms; not served %d (no answer within 5 s %d, reset %d, no connection %d)" % (
+    os.environ["M"], s, j["served"], 100 * j["served"] / s, j["offered"], j["p50_ms"], j["p99_ms"], j["failed"],
+    j["no_answer"], j["reset"], j["no_connection"] + j["not_sent"]))')")
 	say "${results[-1]}"
 }
 run sync
