@@ -167,7 +167,7 @@ def plot(samples, events, loads, out):
           "set title 'make demo: nginx in VM web1 behind its security chain, through the TOE'",
           "set xlabel 'seconds since the chain was built'",
           "set ylabel 'per second'",
-          "set yrange [0:%g]" % ymax, "set xrange [0:%g]" % tend,
+          "set yrange [0:%g]" % ymax, "set xrange [0:%g]" % (tend + 4),
           "set key below horizontal", "set grid ytics"]
     for i, (t, text) in enumerate(phases):
         gp.append("set arrow from %.2f, graph 0 to %.2f, graph 1 nohead dt 3 lc rgb '#888888'" % (t, t))
