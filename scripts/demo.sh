@@ -1,95 +1,261 @@
 #!/usr/bin/env bash
-# make demo: the main job, end to end, on this machine.
-#
-# tochaind builds the TOE container of a VM "web1" (its own network
-# namespace with the VM's address on the fabric bridge, a cgroup, the
-# region, the TOE); an unmodified web server runs in a stand-in VM (a
-# namespace with nothing but loopback, so every byte it serves goes
-# through the region and the TOE) under tochain-run; a client namespace on
-# the fabric fetches a page and then loads nginx with wrk.  Prints
-# requests/s and the CPU each part used.  Everything is removed at exit.
+# make demo: what TOChain is for, end to end, on this machine (about two
+# minutes).  One line per step:
+#   1. tochain-sched and tochaind start (the demo's own cgroup, sockets,
+#      state, fabric namespace);
+#   2. VM web1 (its TOE container) and the chain fw -> (ids || waf),
+#      applied with `sfc-ctl apply -f` from the shipped example
+#      dist/examples/demo.topo, as `make install` puts it beside the
+#      sample rules;
+#   3. unmodified nginx in the stand-in VM web1 (a namespace with nothing
+#      but loopback) under tochain-run;
+#   4. a client outside the VM's network: clean requests are served, an
+#      SQL injection, a path traversal and an IDS signature are reset,
+#      each with the VNF and rule that denied it (`sfc-ctl stats --json`);
+#   5. an SLA on the chain (`sfc-ctl chain set-sla`) and the rate served
+#      beside it under an open-loop load, in sync then in cfs mode
+#      (`sfc-ctl sched mode`), with CPU-bound tenant processes beside;
+#   6. `sfc-ctl stats`;
+#   7. build/demo/demo.png: rate per second, the SLA, the denials.
+# Exits non-zero when a step fails (a clean request not served, an attack
+# not reset or denied by the wrong VNF).  Everything is removed at exit.
+# DEMO_SECONDS (15): each load run; DEMO_SLA (200 packets/s); DEMO_RATE
+# (1.2 x SLA requests/s offered); DEMO_TENANTS (3 CPU-bound processes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+top=$(pwd)
 build=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)
 . tests/lib/netns.sh
-tc_init
+. tests/lib/tochaind.sh
+tc_need_root "network namespaces and cgroups"
+tc_need_cmds ip nginx python3 curl gnuplot
+secs=${DEMO_SECONDS:-15}
+sla=${DEMO_SLA:-200}
+rate=${DEMO_RATE:-$((sla * 6 / 5))}
+tenants=${DEMO_TENANTS:-3}
+out=$build/demo
 bin=$build/bin
-work=$(mktemp -d /tmp/tochain-demo.XXXXXX)
-fab=tcdemo$TC_SUFFIX
+tools=$top/scripts/demo-tools.py
+t_start=$(date +%s)
+step() { printf '\n[%3ds] == %s\n' $(($(date +%s) - t_start)) "$*"; }
+say() { echo "   $*"; }
+now() { date +%s.%N; }
+
+# --- 1. the daemons ---
+step "1. tochain-sched (sync) and tochaind start"
+tc_init
+work=$(mktemp -d /dev/shm/tcdemo.XXXXXX)
+chmod 755 "$work"
+fab=tcfdemo-$TC_SUFFIX
+fab=${fab:0:20}
+schedcg=tcdemo-$TC_SUFFIX
 export TOCHAIN_SOCKET=$work/ctl.sock
-sfc() { "$bin/sfc-ctl" "$@"; }
-cleanup() {
-	sfc vm del web1 >/dev/null 2>&1 || true
-	pkill -f "tochaind --state-dir $work/state" || true
-	ip netns del "$fab" 2>/dev/null || true
-	rm -rf "$work"
+mkdir -p "$out"
+rm -f "$out"/demo*
+events=$out/demo-events.txt
+: >"$events"
+SCHED_PID=
+sched_stop() { # it thaws what it froze on SIGTERM: before anything else goes
+	[ -n "$SCHED_PID" ] || return 0
+	kill "$SCHED_PID" 2>/dev/null
+	tc_wait_exit 5 "$SCHED_PID" || kill -9 "$SCHED_PID"
+	"$bin/tochain-sched" --cgroup "$schedcg" --cleanup >/dev/null 2>&1
+	SCHED_PID=
 }
-tc_on_exit cleanup
-secs=${DEMO_SECONDS:-10}
+tc_on_exit td_cleanup
+tc_on_fail td_fail_logs
+"$bin/tochain-sched" --socket "$work/sched.sock" --mode sync --cgroup "$schedcg" \
+	--print-every 0 >"$work/sched.log" 2>&1 &
+SCHED_PID=$!
+tc_on_exit sched_stop
+tc_wait_for 5 test -S "$work/sched.sock" || { cat "$work/sched.log"; fail "tochain-sched did not start"; }
+td_daemon --fabric-ns "$fab" --bridge tcbr0 \
+	--region-dir "$work/regions" --sched-socket "$work/sched.sock"
+say "tochain-sched: $(sfc sched show | head -n 1)"
+say "tochaind: $(sfc version | head -n 1); state in $work"
 
-echo "== tochaind and the TOE container of VM web1 (10.70.0.2)"
-"$bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-	--fabric-ns "$fab" --region-dir "$work/regions"
-sfc vm add web1 --ip 10.70.0.2/24 >/dev/null
-sfc vm ls
-region=$(sfc --json vm show web1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["region"])')
-toe_cg=$(sfc --json vm show web1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["cgroup"])')
+# --- 2. VM web1 and the chain, from the example as installed ---
+step "2. sfc-ctl apply -f demo.topo: VM web1 (its TOE container) and the chain fw -> (ids || waf)"
+make -s --no-print-directory install-files DIST_NOBUILD=1 BUILD="$build" PREFIX=/usr \
+	DESTDIR="$work/root" >/dev/null
+share=$work/root/usr/share/tochain
+topo=$share/examples/demo.topo
+say "the example as \`make install\` puts it: $topo (rules beside it in ../rules/)"
+sfc apply -f "$topo" | sed 's/^/   /'
+sfc chain ls | sed 's/^/   /'
+python3 "$tools" sample "$bin/sfc-ctl" web1-in "$out/demo-samples.jsonl" &
+tc_on_exit "kill $!"
 
-echo
-echo "== nginx (master + 2 workers) in the stand-in VM (loopback only), under tochain-run"
+# --- 3. nginx in the stand-in VM ---
+step "3. unmodified nginx (master + 2 workers) in VM web1 (loopback only) under tochain-run"
+region=$(td_field vm web1 region)
 tc_isolated vmns vm-web1
 mkdir -p "$work/www" "$work/tmp"
-chmod 755 "$work"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 >"$work/www/index.html"
+echo "hello from web1, served through the TOE and the chain" >"$work/www/index.html"
 cat >"$work/nginx.conf" <<CONF
 daemon off;
 master_process on;
 worker_processes 2;
-error_log $work/error.log notice;
+error_log $work/nginx-error.log notice;
 pid $work/nginx.pid;
-events { worker_connections 512; }
+events { worker_connections 1024; }
 http {
 	access_log off;
-	sendfile on;
 	client_body_temp_path $work/tmp;
 	proxy_temp_path $work/tmp;
 	fastcgi_temp_path $work/tmp;
 	uwsgi_temp_path $work/tmp;
 	scgi_temp_path $work/tmp;
-	server { listen 8080; root $work/www; }
+	server { listen 80; root $work/www; }
 }
 CONF
 ip netns exec "$vmns" "$bin/tochain-run" --region "$region" -- \
-	nginx -c "$work/nginx.conf" -p "$work" >"$work/server.log" 2>&1 &
-tc_on_exit "kill -9 $!; pkill -9 -F $work/nginx.pid"
-TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host cli client 10.70.0.100/24
-tc_wait_port "$cli" 10.70.0.2 8080 20
+	nginx -c "$work/nginx.conf" -p "$work" >"$work/nginx.log" 2>&1 &
+NGINX_RUN=$!
+tc_on_exit "kill -9 $NGINX_RUN; pkill -9 -F $work/nginx.pid"
+# The client is on the Internet, outside the IDS's HOME_NET (vars.conf:
+# the private ranges): on-link routes across the fabric bridge.
+td_client 198.51.100.7
+toens=$(td_field vm web1 netns)
+dev=$(ip -n "$toens" -o -4 addr show | awk '$2 != "lo" {print $2; exit}')
+ip -n "$toens" route add 198.51.100.0/24 dev "$dev"
+ip -n "$CL" route add 10.0.0.0/24 dev eth0
+tc_wait_port "$CL" 10.0.0.2 80 20 || fail "nginx did not come up behind the TOE"
+say "nginx listens on 10.0.0.2:80 (the TOE's namespace); the client is 198.51.100.7"
 
-echo
-echo "== a client on the fabric bridge fetches the page through the TOE"
-ip netns exec "$cli" curl -sS -o "$work/got" -w 'HTTP %{http_code}, %{size_download} bytes in %{time_total}s\n' \
-	http://10.70.0.2:8080/index.html
-cmp -s "$work/got" "$work/www/index.html" && echo "content matches the server's file"
+# --- 4. clean requests and attacks ---
+step "4. a client's clean requests and three attacks"
+url=http://10.0.0.2
+ids_rules=$share/rules/ids/local.rules
+clean() { # what, curl args...: 200 with the file
+	local what=$1 code
+	shift
+	code=$(ip netns exec "$CL" curl -s -o "$work/got" -w '%{http_code}' --max-time 10 "$@") || true
+	[ "$code" = 200 ] || fail "clean request '$what' gave '$code', not 200"
+	cmp -s "$work/got" "$work/www/index.html" || fail "clean request '$what': the page arrived changed"
+	say "served  $what: HTTP $code"
+}
+attack() { # what, expected VNF (regex), expected rule (regex), curl args...
+	local what=$1 vnf=$2 rule=$3 rc=0 d kind msg
+	shift 3
+	sfc --json stats web1-in >"$work/before.json"
+	ip netns exec "$CL" curl -sS -o /dev/null --max-time 10 --path-as-is "$@" 2>"$work/err" || rc=$?
+	[ $rc = 56 ] || [ $rc = 52 ] || fail "attack '$what' was not reset: curl $rc $(cat "$work/err")"
+	# the newest denial that was not there before: "VNF RULE TIME"
+	sfc --json stats web1-in >"$work/after.json"
+	d=$(python3 - "$work/before.json" "$work/after.json" <<'PY'
+import json, sys
+old = {(d["time"], d["conn"]) for d in json.load(open(sys.argv[1]))["denials"]}
+new = [d for d in json.load(open(sys.argv[2]))["denials"] if (d["time"], d["conn"]) not in old]
+d = max(new, key=lambda d: d["time"]) if new else None
+print("%s %s %.3f" % (d["vnf"], d["rule"], d["time"]) if d else "none")
+PY
+)
+	set -- $d
+	[ "$1" != none ] || fail "attack '$what': reset, but stats shows no new denial"
+	[[ $1 =~ ^($vnf)$ ]] || fail "attack '$what' was denied by $1 (rule $2), not by $vnf"
+	[[ $2 =~ ^($rule)$ ]] || fail "attack '$what' was denied by rule $2 of $1, not $rule"
+	kind=waf
+	[ "$1" = web-ids ] && kind=ids
+	msg=$(python3 "$tools" rule "$kind" "$2" "$ids_rules")
+	say "RESET   $what (curl $rc): denied by $1, rule $2${msg:+ \"$msg\"}"
+	echo "$3 denial $1/$2" >>"$events"
+}
+clean "GET /" "$url/"
+clean "GET /index.html with a query" "$url/index.html?q=hello+world&page=2"
+clean "GET with a browser's User-Agent" "$url/index.html" -A "Mozilla/5.0 (X11; Linux x86_64) Firefox/115.0"
+attack "SQL injection ?id=1' OR '1'='1" web-waf '942[0-9]+' "$url/index.html?id=1%27%20OR%20%271%27%3D%271"
+attack "path traversal /../../etc/passwd" 'web-ids|web-waf' '90000(01|02)|93[0-9]+' "$url/../../etc/passwd"
+attack "IDS signature: GET /scripts/cmd.exe" web-ids 9000005 "$url/scripts/cmd.exe"
+clean "GET / after the attacks" "$url/"
+set +e
+ip netns exec "$CL" curl -sS -o /dev/null --max-time 3 http://10.0.0.2:3306/ 2>/dev/null
+rc=$?
+set -e
+[ $rc = 7 ] || [ $rc = 28 ] || fail "port 3306 was not refused by the firewall: curl $rc"
+say "refused a connection to port 3306 (curl $rc): the fw's nftables half in the TOE's namespace"
 
-echo
-echo "== wrk: 32 connections for ${secs}s"
-cpu_ns() { cat "/sys/fs/cgroup/cpuacct/$toe_cg/cpuacct.usage" 2>/dev/null ||
-	awk '/usage_usec/ {print $2 * 1000}' "/sys/fs/cgroup/$toe_cg/cpu.stat" 2>/dev/null || echo 0; }
-# CPU ticks of every process in the stand-in VM's namespace.
-vm_ticks() { local t=0 p; for p in $(ip netns pids "$vmns"); do
-	t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
-toe0=$(cpu_ns)
-srv0=$(vm_ticks)
-ip netns exec "$cli" wrk -t 2 -c 32 -d "${secs}s" --latency http://10.70.0.2:8080/index.html | tee "$work/wrk.txt"
-toe1=$(cpu_ns)
-srv1=$(vm_ticks)
-hz=$(getconf CLK_TCK)
-rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
-awk -v t0="$toe0" -v t1="$toe1" -v s0="$srv0" -v s1="$srv1" -v hz="$hz" -v secs="$secs" -v rps="$rps" 'BEGIN {
-	toe = (t1 - t0) / 1e9; srv = (s1 - s0) / hz;
-	printf "\nrequests/s %s; CPU over the run: TOE %.2f s (%.0f%% of a core), web server %.2f s (%.0f%% of a core)\n",
-		rps, toe, 100 * toe / secs, srv, 100 * srv / secs;
-	if (rps > 0) printf "CPU per request: TOE %.1f us, web server %.1f us\n", toe / (rps * secs) * 1e6, srv / (rps * secs) * 1e6;
-}'
-echo
-"$bin/tochain-region" info "$region"
+# --- 5. an SLA, and what sync and cfs give the chain ---
+step "5. an SLA of $sla packets/s on the in chain, under tochain-sched"
+rc=0
+sfc chain set-sla web1-in "$sla" >"$work/sla.out" 2>&1 || rc=$?
+if [ $rc != 0 ]; then
+	say "sfc-ctl chain set-sla web1-in $sla: refused: $(cat "$work/sla.out")"
+	grep -q "gang members need distinct pCPUs" "$work/sla.out" || fail "set-sla refused for another reason"
+	say "so, as the paper ran iptables beside the stack: fw leaves the in chain (its nftables half"
+	say "stays in the TOE's namespace, it still serves web1-out) and the SLA goes on (ids || waf)"
+	sed 's/hop=web-fw hop=web-ids,web-waf/hop=web-ids,web-waf/' "$topo" >"$share/examples/demo-sla.topo"
+	sfc apply -f "$share/examples/demo-sla.topo" | sed 's/^/   /'
+	sfc chain set-sla web1-in "$sla" >"$work/sla.out" 2>&1 || fail "set-sla: $(cat "$work/sla.out")"
+fi
+echo "$(now) sla $sla" >>"$events"
+say "sfc-ctl chain set-sla web1-in $sla: admitted, $(sfc --json stats web1-in |
+	td_json '"%.2f CPUs reserved over %d VNF vCPUs" % (j["chains"][0]["cpu_quota"], j["chains"][0]["vnf_vcpus"])')"
+# DEMO_REGISTER_VM=1: nginx's threads registered as the VM's (the
+# scheduler then gates them too, as the evaluation harness does)
+if [ "${DEMO_REGISTER_VM:-0}" = 1 ]; then
+	for pid in $(pgrep -f "nginx -c $work/nginx.conf"); do
+		for t in /proc/"$pid"/task/*; do
+			"$bin/tochain-sched" --socket "$work/sched.sock" --ctl sched.register \
+				"{\"role\":\"vm\",\"tid\":${t##*/},\"vm\":\"web1\"}" >/dev/null ||
+				fail "cannot register nginx thread ${t##*/} with tochain-sched"
+		done
+	done
+fi
+note=
+for i in $(seq 50); do
+	note=$(sfc --json chain show web1-in | td_json 'j["sched"]')
+	[[ $note == registered* ]] && break
+	sleep 0.2
+done
+[[ $note == registered* ]] || fail "the chain's VNF threads are not registered with tochain-sched: $note"
+say "chain web1-in: $note (the VNFs' service threads)"
+# CPU-bound tenants: stand-ins for other VMs' vCPUs on the same 2 CPUs
+if [ "$tenants" -gt 0 ]; then
+	for i in $(seq "$tenants"); do
+		timeout $((3 * secs + 60)) sh -c 'while :; do :; done' &
+		tc_on_exit "kill $!"	# timeout passes SIGTERM on
+	done
+	say "$tenants CPU-bound tenant processes compete for the CPUs (stand-ins for other VMs' vCPUs)"
+fi
+results=()
+run() { # mode
+	local mode=$1 js
+	sfc sched mode "$mode" >/dev/null
+	for i in $(seq 40); do
+		[ "$(sfc --json sched show | td_json 'j["mode"]')" = "$mode" ] && break
+		sleep 0.1
+	done
+	[ "$(sfc --json sched show | td_json 'j["mode"]')" = "$mode" ] || fail "the scheduler did not switch to $mode"
+	sleep 1
+	echo "$(now) phase $mode mode, SLA $sla" >>"$events"
+	say "$mode: open-loop load, $rate requests/s for ${secs}s (one connection each) ..."
+	js=$(ip netns exec "$CL" python3 "$tools" load 10.0.0.2 80 /index.html "$rate" "$secs" "$out/demo-load-$mode.csv")
+	# a measurement, not a pass mark; but nothing served means something broke
+	echo "$js" | td_json 'j["served"] >= 0.1 * j["offered"]' | grep -qx True ||
+		fail "$mode: the load was hardly served: $js"
+	results+=("$(echo "$js" | M=$mode S=$sla python3 -c '
+import json, os, sys
+j = json.load(sys.stdin)
+s = float(os.environ["S"])
+print("%-5s SLA %d packets/s: served %.1f requests/s (%.0f%% of the SLA; offered %d), p50 %.0f ms, p99 %.0f ms; not served %d (no answer within 5 s %d, reset %d, no connection %d)" % (
+    os.environ["M"], s, j["served"], 100 * j["served"] / s, j["offered"], j["p50_ms"], j["p99_ms"], j["failed"],
+    j["no_answer"], j["reset"], j["no_connection"] + j["not_sent"]))')")
+	say "${results[-1]}"
+}
+run sync
+run cfs
+echo "$(now) phase load ends" >>"$events"
+step "5. the SLA beside the rate achieved"
+for r in "${results[@]}"; do say "$r"; done
+
+# --- 6. stats ---
+step "6. sfc-ctl stats"
+sfc stats | sed 's/^/   /'
+
+# --- 7. the picture ---
+step "7. the run as a picture"
+sleep 1.2	# one more sample
+python3 "$tools" plot "$out/demo-samples.jsonl" "$events" "$out"/demo-load-*.csv "$out/demo.png"
+say "$out/demo.png"
+step "done in $(($(date +%s) - t_start)) s; everything the demo built is being removed"
