@@ -43,6 +43,21 @@ bool tu_proc_runs(pid_t pid, const char *prog, const char *arg)
 	return has_prog && has_arg;
 }
 
+/*
+ * Reap @pid if it is our child: it stopped matching because it is exiting
+ * (its command line is gone before it is a zombie), so this is brief.
+ */
+static void reap(pid_t pid)
+{
+	for (int i = 0; i < 200; i++) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return;
+		usleep(1000);
+	}
+}
+
 bool tu_proc_stop(pid_t pid, const char *prog, const char *arg, int grace_ms)
 {
 	if (!tu_proc_runs(pid, prog, arg))
@@ -50,16 +65,20 @@ bool tu_proc_stop(pid_t pid, const char *prog, const char *arg, int grace_ms)
 	kill(pid, SIGTERM);
 	for (int waited = 0; waited < grace_ms; waited += 10) {
 		waitpid(pid, NULL, WNOHANG);
-		if (!tu_proc_runs(pid, prog, arg))
+		if (!tu_proc_runs(pid, prog, arg)) {
+			reap(pid);
 			return true;
+		}
 		usleep(10000);
 	}
 	if (tu_proc_runs(pid, prog, arg))
 		kill(pid, SIGKILL);
 	for (int i = 0; i < 100; i++) {
 		waitpid(pid, NULL, WNOHANG);
-		if (!tu_proc_runs(pid, prog, arg))
+		if (!tu_proc_runs(pid, prog, arg)) {
+			reap(pid);
 			return true;
+		}
 		usleep(10000);
 	}
 	return false;
