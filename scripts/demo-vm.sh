@@ -1,120 +1,137 @@
 #!/usr/bin/env bash
-# make demo VM=qemu: the demo of scripts/demo.sh with the web server in a
-# real QEMU guest instead of a stand-in namespace.
+# make demo VM=qemu: the steps of `make demo` (scripts/demo-steps.sh) with
+# a real VM, run as an operator runs one: a libvirt domain defined from
+# its XML (`virsh define`, `virsh start`), its TOE attached with
+# `sfc-ctl vm add web1 --domain DOMAIN` (tochaind builds the TOE
+# container, starts the VM link and hot-plugs the region as an
+# ivshmem-doorbell <shmem>), then `sfc-ctl apply -f demo.topo` for the
+# chain fw -> (ids || waf) (the VM as added is kept: same ip and
+# region-size).  In the guest (the runtime guest of
+# tests/guest/build-guest.sh --runtime plus the host's nginx and its
+# libraries, scripts/demo-guest-init.sh as /init) unmodified nginx runs
+# under tochain-run once /dev/tochain/web1 appears.  Then the same
+# requests, attacks, SLA under sync and cfs, stats and PNG as the
+# stand-in demo.  At exit (also on failure or Ctrl-C): the chains and the
+# VM removed (the device unplugged), the domain destroyed and undefined,
+# the daemons stopped (libvirtd only if started here).
 #
-# tochaind builds the TOE container of VM "web1" (namespace with the VM's
-# address on the fabric bridge, cgroup, region, TOE); tochain-vmlink
-# attaches channels to that TOE for the guest's processes and is the
-# ivshmem server of the guest's ivshmem-doorbell device; the guest (the
-# runtime test image of tests/guest/build-guest.sh --runtime, TCG unless KVM
-# works) finds /dev/tochain/web1 and runs an unmodified
-# python3 -m http.server under tochain-run.  A client namespace on the
-# fabric fetches a page, then loads the server with wrk.  Prints
-# requests/s and the CPU each part used.  Everything is removed at exit.
+#   scripts/demo-vm.sh BUILD_DIR
 #
-#   scripts/demo-vm.sh BUILD_DIR        (DEMO_SECONDS=10 by default)
+# The domain is KVM where vm_accel (tests/guest/qemu.sh) finds it working,
+# else TCG; its emulator is the patched QEMU of `make qemu`
+# (/var/cache/tochain/qemu) when built, else Debian's.  DEMO_* as in
+# scripts/demo.sh; DEMO_REGISTER_VM=1 registers the domain's vCPU threads
+# as the VM's with tochain-sched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+top=$(pwd)
 build=$(cd "${1:?usage: demo-vm.sh BUILD_DIR}" && pwd)
 . tests/lib/netns.sh
+. tests/lib/tochaind.sh
 . tests/guest/qemu.sh
+. tests/guest/libvirt-domain.sh
+. scripts/demo-steps.sh
+tc_need_root "network namespaces, cgroups and libvirt"
+tc_need_cmds ip nginx python3 curl gnuplot cpio virsh libvirtd
+demo_init
+
+step "0. libvirtd, and the guest: the runtime image with the host's nginx"
 tc_init
-t_start=$(date +%s.%N)
-bin=$build/bin
-work=$(mktemp -d /tmp/tochain-demo-vm.XXXXXX)
-fab=tcdemo$TC_SUFFIX
-export TOCHAIN_SOCKET=$work/ctl.sock
-sfc() { "$bin/sfc-ctl" "$@"; }
-qpid= lpid=
-cleanup() {
-	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
-	[ -n "$lpid" ] && kill "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
-	sfc vm del web1 >/dev/null 2>&1 || true
-	pkill -f "tochaind --state-dir $work/state" || true
-	ip netns del "$fab" 2>/dev/null || true
-	rm -rf "$work"
+dom=tcdemo-web1-$TC_SUFFIX
+vm_cleanup() { # after td_cleanup's vm del: the domain, then what a failed vm del left
+	lv_domain_destroy "$dom"
+	if [ -n "${work:-}" ]; then
+		pkill -9 -f "tochain-vmlink --region $work/" 2>/dev/null
+		rm -f "/dev/shm/tochain-$fab-web1"
+	fi
+	lv_daemon_stop
 }
-tc_on_exit cleanup
-secs=${DEMO_SECONDS:-10}
+tc_on_exit vm_cleanup
+lv_daemon_start || fail "libvirtd does not start here"
+say "libvirtd answers on $LV_URI: $(lv_virsh version 2>/dev/null | grep -i 'running hypervisor' | sed 's/^ *//')"
+emu=$(ls -dt /var/cache/tochain/qemu/*/bin/qemu-system-x86_64 2>/dev/null | head -n 1 || true)
+if [ -n "$emu" ] && [ -x "$emu" ]; then
+	VM_QEMU=$emu
+	say "emulator: the patched QEMU of \`make qemu\`, $emu"
+else
+	VM_QEMU=$(command -v "$VM_QEMU") || fail "no QEMU"
+	say "emulator: Debian's $VM_QEMU (\`make qemu\` builds the patched one)"
+fi
+guest_rt=$(tests/guest/build-guest.sh "$build" --runtime) || fail "the guest image did not build"
+guest_extra() { # DIR: the host's nginx and its libraries, the demo's /init, config and page
+	local d=$1 lib
+	mkdir -p "$d/usr/sbin" "$d/etc" "$d/www"
+	cp /usr/sbin/nginx "$d/usr/sbin/nginx"
+	ldd /usr/sbin/nginx | awk '/=> \// { print $3 }' | while read -r lib; do
+		mkdir -p "$d$(dirname "$lib")"
+		cp -L "$lib" "$d$lib"
+	done
+	cp "$top/scripts/demo-guest-init.sh" "$d/init"
+	cp "$work/www/index.html" "$d/www/index.html"
+	cat >"$d/etc/nginx-demo.conf" <<'CONF'
+user root root;
+daemon off;
+master_process on;
+worker_processes 1;
+pid /var/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path /var/nginx/tmp;
+	proxy_temp_path /var/nginx/tmp;
+	fastcgi_temp_path /var/nginx/tmp;
+	uwsgi_temp_path /var/nginx/tmp;
+	scgi_temp_path /var/nginx/tmp;
+	server { listen 80; root /www; }
+}
+CONF
+}
 
-echo "== the guest image (kernel, driver, runtime, python3)"
-guest_rt=$(tests/guest/build-guest.sh "$build" --runtime)
-echo "$guest_rt"
+demo_daemons --libvirt-uri "$LV_URI"
+fail_logs_vm() {
+	echo "--- guest serial"; tr -d '\r' <"$work/guest/serial.log" 2>/dev/null | grep -av '^\[' | tail -n 20
+	echo "--- link"; tail -n 10 "$work/state/link-web1.log" 2>/dev/null
+	echo "--- qemu"; tail -n 10 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null
+}
+tc_on_fail fail_logs_vm
 
-echo
-echo "== tochaind and the TOE container of VM web1 (10.70.0.2)"
-"$bin/tochaind" --state-dir "$work/state" --socket "$TOCHAIN_SOCKET" \
-	--fabric-ns "$fab" --region-dir "$work/regions"
-sfc vm add web1 --ip 10.70.0.2/24 >/dev/null
-sfc vm ls
-region=$(sfc --json vm show web1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["region"])')
-toe_cg=$(sfc --json vm show web1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["cgroup"])')
-
-echo
-echo "== tochain-vmlink: 4 channels of the TOE for the guest's processes, doorbells over ivshmem"
-mkfifo "$work/ready"
-"$bin/tochain-vmlink" --region "$region" --doorbell "$work/ivs.sock" --slots 4 \
-	--ready-fd 3 3>"$work/ready" 2>"$work/link.log" &
-lpid=$!
-read -r -t 30 -n 1 _ <"$work/ready" || { echo "the link did not start"; cat "$work/link.log"; exit 1; }
-echo "region $region ($(stat -c %s "$region") bytes), ivshmem server $work/ivs.sock"
-
-echo
-mkdir -p "$work/extra/www" "$work/guest"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 >"$work/extra/www/index.html"
-cat >"$work/extra/guest.sh" <<'EOF'
-#!/bin/sh
-cd /www || exit 1
-tochain-run -- python3 -m http.server --bind 0.0.0.0 8080 >/tmp/http.log 2>&1 &
-echo "GUEST-HTTPD pid=$!"
-wait
-EOF
-chmod 755 "$work/extra/guest.sh"
+step "2. VM web1: a libvirt domain (virsh define, virsh start), its TOE (sfc-ctl vm add --domain), the chain (sfc-ctl apply -f demo.topo)"
+demo_page
+mkdir -p "$work/guest" "$work/extra"
+lv_domain_xml "$dom" "$guest_rt" "$work/guest" web1 >"$work/guest/$dom.xml" || fail "domain XML"
+guest_extra "$work/extra"
 (cd "$work/extra" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$work/extra.cpio"
-cat "$guest_rt/initramfs.cpio" "$work/extra.cpio" >"$work/guest/initramfs.cpio"
-ln -s "$(readlink -f "$guest_rt/kernel")" "$work/guest/kernel"
-vm_qemu_args "$work/guest" "$work/serial.log" "$work/qmp.sock" web1 \
-	-chardev "socket,id=ivs,path=$work/ivs.sock" -device "ivshmem-doorbell,chardev=ivs,vectors=4"
-echo "== QEMU guest web1 (${VM_ACCEL[*]}, 1 vCPU, 256 MiB, no NIC): python3 -m http.server under tochain-run"
+cat "$guest_rt/initramfs.cpio" "$work/extra.cpio" >"$work/guest/initrd.cpio"
+sed -i "s|<cmdline>.*</cmdline>|<cmdline>console=ttyS0 quiet panic=-1 tochain.cmd=web1</cmdline>|" \
+	"$work/guest/$dom.xml"
+say "domain XML $work/guest/$dom.xml: type $(sed -n "s/^<domain type='\([a-z]*\)'>/\1/p" "$work/guest/$dom.xml"), 1 vCPU, 256 MiB, no disk, no NIC, kernel and initramfs booted directly"
+lv_virsh define "$work/guest/$dom.xml" >"$work/define.out" || fail "virsh define: $(cat "$work/define.out")"
+say "virsh define $dom.xml: $(lv_virsh list --all --name | grep -cx "$dom") domain $dom, $(lv_virsh domstate "$dom")"
 t0=$(date +%s.%N)
-"$VM_QEMU" "${VM_ARGS[@]}" >"$work/qemu.out" 2>&1 &
-qpid=$!
-vm_wait_line "$work/serial.log" '^GUEST-REGION' 120 "$qpid" || { cat "$work/qemu.out"; exit 1; }
-tr -d '\r' <"$work/serial.log" | grep -a '^GUEST-REGION'
-vm_wait_line "$work/serial.log" '^GUEST-HTTPD' 60 "$qpid"
-TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host cli client 10.70.0.100/24
-tc_wait_port "$cli" 10.70.0.2 8080 90
-echo "boot to serving: $(vm_since "$t0") s"
+lv_virsh start "$dom" >/dev/null || fail "virsh start $dom"
+qpid=$(lv_qemu_pid "$dom")
+[ -n "$qpid" ] || fail "no QEMU pid for $dom"
+vm_wait_line "$work/guest/serial.log" '^GUEST-MODULE' 300 "$qpid" || fail "the guest did not boot"
+say "virsh start $dom: the guest's /init runs after $(vm_since "$t0") s"
+t0=$(date +%s.%N)
+sfc vm add web1 --ip 10.0.0.2/24 --region-size 16M --domain "$dom" >/dev/null || fail "sfc-ctl vm add --domain"
+say "sfc-ctl vm add web1 --ip 10.0.0.2/24 --region-size 16M --domain $dom: $(sfc --json vm show web1 |
+	td_json '"TOE %s, link %s (%s), region %s" % (j["toe"], j["link"], j["wait"], j["region"])')"
+vm_wait_line "$work/guest/serial.log" '^GUEST-REGION' 120 "$qpid" || fail "the guest did not see its region"
+say "the guest found /dev/tochain/web1 $(vm_since "$t0") s later"
+demo_apply
 
-echo
-echo "== a client on the fabric bridge fetches the page through the TOE"
-ip netns exec "$cli" curl -sS -o "$work/got" -w 'HTTP %{http_code}, %{size_download} bytes in %{time_total}s\n' \
-	http://10.70.0.2:8080/index.html
-cmp -s "$work/got" "$work/extra/www/index.html" && echo "content matches the guest's file"
+step "3. unmodified nginx (master + 1 worker, the host's binary) in VM web1 (no NIC) under tochain-run"
+vm_wait_line "$work/guest/serial.log" '^GUEST-NGINX' 120 "$qpid" || fail "nginx did not start in the guest"
+say "guest: $(tr -d '\r' <"$work/guest/serial.log" | grep -a '^GUEST-NGINX' | head -n 1 | cut -c 7-)"
+demo_client 240
 
-echo
-echo "== wrk: 4 connections for ${secs}s"
-cpu_ns() { cat "/sys/fs/cgroup/cpuacct/$toe_cg/cpuacct.usage" 2>/dev/null ||
-	awk '/usage_usec/ {print $2 * 1000}' "/sys/fs/cgroup/$toe_cg/cpu.stat" 2>/dev/null || echo 0; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-toe0=$(cpu_ns)
-q0=$(ticks "$qpid")
-l0=$(ticks "$lpid")
-ip netns exec "$cli" wrk -t 1 -c 4 -d "${secs}s" --latency http://10.70.0.2:8080/index.html | tee "$work/wrk.txt"
-toe1=$(cpu_ns)
-q1=$(ticks "$qpid")
-l1=$(ticks "$lpid")
-hz=$(getconf CLK_TCK)
-rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
-awk -v t0="$toe0" -v t1="$toe1" -v q0="$q0" -v q1="$q1" -v l0="$l0" -v l1="$l1" -v hz="$hz" \
-	-v secs="$secs" -v rps="$rps" 'BEGIN {
-	toe = (t1 - t0) / 1e9; vm = (q1 - q0) / hz; link = (l1 - l0) / hz;
-	printf "\nrequests/s %s; CPU over the run: TOE %.2f s (%.0f%% of a core), guest (QEMU) %.2f s (%.0f%%), link %.2f s (%.0f%%)\n",
-		rps, toe, 100 * toe / secs, vm, 100 * vm / secs, link, 100 * link / secs;
-	if (rps > 0) printf "CPU per request: TOE %.1f us, guest %.1f us, link %.1f us\n",
-		toe / (rps * secs) * 1e6, vm / (rps * secs) * 1e6, link / (rps * secs) * 1e6;
-}'
-echo
-"$bin/tochain-region" info "$region"
-echo
-echo "demo took $(vm_since "$t_start") s"
+demo_register_vm() {
+	local t
+	for t in $(td_field vm web1 vcpu_tids | tr -d '[],'); do
+		"$bin/tochain-sched" --socket "$work/sched.sock" --ctl sched.register \
+			"{\"role\":\"vm\",\"tid\":$t,\"vm\":\"web1\"}" >/dev/null ||
+			fail "cannot register vCPU thread $t with tochain-sched"
+	done
+}
+demo_mission
