@@ -19,6 +19,7 @@
 #                          the PNG; DEMO_REGISTER_VM=1 calls the caller's
 #                          demo_register_vm first (the VM's threads as
 #                          the VM's with tochain-sched)
+#   demo_done              the last line: what was removed goes at exit
 
 demo_init() {
 	secs=${DEMO_SECONDS:-15}
@@ -232,5 +233,7 @@ demo_mission() {
 	sleep 1.2	# one more sample
 	python3 "$tools" plot "$out/demo-samples.jsonl" "$events" "$out"/demo-load-*.csv "$out/demo.png"
 	say "$out/demo.png"
+}
+demo_done() {
 	step "done in $(($(date +%s) - t_start)) s; everything the demo built is being removed"
 }

@@ -135,3 +135,19 @@ demo_register_vm() {
 	done
 }
 demo_mission
+
+step "8. removal: sfc-ctl chain del, vnf del, vm del (the region unplugged), virsh destroy, virsh undefine"
+for c in web1-in web1-out; do sfc chain del "$c" >/dev/null || fail "sfc-ctl chain del $c"; done
+for v in web-fw web-ids web-waf; do sfc vnf del "$v" >/dev/null || fail "sfc-ctl vnf del $v"; done
+say "sfc-ctl chain del web1-in, web1-out; sfc-ctl vnf del web-fw, web-ids, web-waf: $(sfc --json chain ls |
+	td_json 'len(j["chains"])') chains, $(sfc --json vnf ls | td_json 'len(j["vnfs"])') VNFs left"
+t0=$(date +%s.%N)
+sfc vm del web1 >/dev/null || fail "sfc-ctl vm del web1"
+unplugged() { ! lv_virsh dumpxml "$dom" | grep -q "<shmem"; }
+tc_wait_for 60 unplugged || fail "the region is still plugged into $dom"
+say "sfc-ctl vm del web1: the TOE container gone, the <shmem> device detached from $dom ($(vm_since "$t0") s)"
+lv_virsh destroy "$dom" >/dev/null || fail "virsh destroy $dom"
+lv_virsh undefine "$dom" >/dev/null || fail "virsh undefine $dom"
+lv_virsh list --all --name | grep -qx "$dom" && fail "$dom is still defined"
+say "virsh destroy $dom; virsh undefine $dom: the domain is gone"
+demo_done

@@ -81,3 +81,4 @@ demo_register_vm() {
 	done
 }
 demo_mission
+demo_done
