@@ -5,7 +5,8 @@
 # region the host hot-plugs with `sfc-ctl vm add --domain`
 # (/dev/tochain/NAME, NAME from tochain.cmd=NAME), then runs the host's
 # nginx, unmodified, under tochain-run.  Lines starting with GUEST- are
-# for the host script.  Runs until the host destroys the domain.
+# for the host script; GUEST-UNPLUGGED when the node goes (vm del).  Runs
+# until the host destroys the domain.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -21,6 +22,7 @@ echo "GUEST-REGION /dev/tochain/$name uptime=$(cut -d' ' -f1 /proc/uptime)"
 mkdir -p /var/nginx/tmp
 tochain-run -- nginx -c /etc/nginx-demo.conf -p /var/nginx -e /var/nginx/error.log >/var/nginx/run.log 2>&1 &
 echo "GUEST-NGINX pid=$! $(nginx -v 2>&1)"
-wait
-echo "GUEST-NGINX-EXIT $(tail -n 3 /var/nginx/error.log /var/nginx/run.log)"
+# sfc-ctl vm del detaches the device: the driver removes the node
+while [ -e "/dev/tochain/$name" ]; do sleep 0.2; done
+echo "GUEST-UNPLUGGED /dev/tochain/$name gone uptime=$(cut -d' ' -f1 /proc/uptime)"
 while :; do sleep 3600; done

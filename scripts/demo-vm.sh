@@ -146,6 +146,8 @@ sfc vm del web1 >/dev/null || fail "sfc-ctl vm del web1"
 unplugged() { ! lv_virsh dumpxml "$dom" | grep -q "<shmem"; }
 tc_wait_for 60 unplugged || fail "the region is still plugged into $dom"
 say "sfc-ctl vm del web1: the TOE container gone, the <shmem> device detached from $dom ($(vm_since "$t0") s)"
+vm_wait_line "$work/guest/serial.log" '^GUEST-UNPLUGGED' 60 "$qpid" || fail "the guest did not see its region go"
+say "the guest saw /dev/tochain/web1 go ($(vm_since "$t0") s after vm del)"
 lv_virsh destroy "$dom" >/dev/null || fail "virsh destroy $dom"
 lv_virsh undefine "$dom" >/dev/null || fail "virsh undefine $dom"
 lv_virsh list --all --name | grep -qx "$dom" && fail "$dom is still defined"
