@@ -18,11 +18,15 @@
 #                  not recorded): more than the host can serve
 #   closed         medium's SLAs, wrk with 32 connections per chain
 #                  (closed loop: offered = what wrk got through)
-# Every request is GET /1k/products?id=1042&sort=price&order=asc (the
-# harness's clean probe: a query string for the WAF to inspect).
-# each in sync and in cfs mode (sfc-ctl sched mode).  Writes
-# BUILD/bench/sla-real.json, BUILD/bench/sla-real.png and a table; asserts
-# nothing.  Knobs (environment): SLA_SECONDS (8, measured window per run),
+# each in sync and in cfs mode (sfc-ctl sched mode).  Every request is
+# GET /1k/products?id=1042&sort=price&order=asc (the harness's clean
+# probe: a query string for the WAF to inspect).  Writes
+# BUILD/bench/sla-real.json, BUILD/bench/sla-real.png and a table, and
+# the CPU per request of the TOEs, the VNFs, the receivers and the daemons
+# in each run with tochain-sched's share of the host; details in
+# BUILD/bench/sla/ (runs.tsv, cpu.tsv, sched-MODE-LOAD.json = `sfc-ctl
+# sched show` as each run starts, logs/).  Asserts nothing.
+# Knobs (environment): SLA_SECONDS (8, measured window per run),
 # SLA_CHAINS, SLA_MODES ("sync cfs"), SLA_LOADS ("light medium heavy
 # closed"), SLA_LIGHT, SLA_MEDIUM, SLA_HEAVY.  About 3 minutes with the
 # defaults.
@@ -139,8 +143,12 @@ set_slas() { # SLA...
 ev_sfc "$name" sched mode cfs >/dev/null || ev_die "sfc-ctl sched mode cfs"
 set_slas "${sla_medium[@]}"
 t0=$(date +%s.%N)
-for ((i = 1; i <= nchains; i++)); do closed_loop "$i" 4 >/dev/null 2>&1 & done
-wait
+probes=()
+for ((i = 1; i <= nchains; i++)); do
+	closed_loop "$i" 4 >/dev/null 2>&1 &
+	probes+=($!)
+done
+wait "${probes[@]}"
 cap=0
 for ((i = 1; i <= nchains; i++)); do
 	cap=$((cap + $(count "$i" "$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 1 }')" "$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 4 }')")))
@@ -150,6 +158,22 @@ msum=0
 for s in "${sla_medium[@]}"; do msum=$((msum + s)); done
 heavy_x=$(awk -v c="$cap" -v h="$heavy" -v m="$msum" 'BEGIN { x = c * h / m; printf "%.2f", x < 1 ? 1 : x }')
 echo "capacity probe (cfs, closed loop, all chains): $cap requests/s; heavy offers $heavy x that: each chain ${heavy_x} x its SLA"
+
+# CPU per role over each run (eval/ev_proc.py: wherever tochain-sched
+# put the threads), divided by every request the receivers completed
+roles=$dir/roles
+{
+	echo "sched ${EV_TD_SCHED[$name]}"
+	echo "tochaind ${EV_ROLE_PIDS["$name chain:tochaind"]}"
+	echo "toe $(for ((i = 1; i <= nchains; i++)); do
+		ev_sfc "$name" --json vm show "vm$i" | python3 -c 'import json,sys; print(json.load(sys.stdin)["toe_pid"])'
+	done | tr '\n' ' ')"
+	echo "vnf $(ev_sfc "$name" --json vnf ls | python3 -c '
+import json, sys
+print(" ".join(str(i["pid"]) for v in json.load(sys.stdin)["vnfs"] for i in v.get("instances", [])))')"
+	echo "server $(for ((i = 1; i <= nchains; i++)); do echo "${EV_ROLE_PIDS["c$i server"]}"; done | tr '\n' ' ')"
+} >"$roles"
+printf 'mode\tload\trole\tcpu_ns\trequests\twall_ns\n' >"$out/cpu.tsv"
 
 res=$out/runs.tsv
 printf 'mode\tload\tchain\tsla\toffered\tachieved\tp99_ms\tsent\tdone\terrors\tunsent\tunanswered\n' >"$res"
@@ -163,6 +187,12 @@ one_load() {
 	esac
 	set_slas "${slas[@]}"
 	sleep 1
+	# the plan the scheduler runs this load with (threads, quotas, gating)
+	ev_sfc "$name" --json sched show >"$out/sched-$mode-$load.json" 2>/dev/null || true
+	local n0 w0
+	n0=$(cat "$EV_TMP"/c*/server/logs/access.log | wc -l)
+	python3 "$top/eval/ev_proc.py" snap "$roles" >"$EV_TMP/snap"
+	w0=$(date +%s%N)
 	t0=$(date +%s.%N)
 	for ((i = 1; i <= nchains; i++)); do
 		s=${slas[$((i - 1))]}
@@ -177,16 +207,22 @@ one_load() {
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || ev_log "$mode $load: a load generator failed"; done
+	local n1 w1 role ns sys csw
+	n1=$(cat "$EV_TMP"/c*/server/logs/access.log | wc -l)
+	w1=$(date +%s%N)
+	python3 "$top/eval/ev_proc.py" diff "$roles" "$EV_TMP/snap" | while read -r role ns sys csw; do
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$load" "$role" "$ns" "$((n1 - n0))" "$((w1 - w0))"
+	done >>"$out/cpu.tsv"
 	local a b
 	a=$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 1 }')
 	b=$(awk -v t="$t0" -v s="$secs" 'BEGIN { printf "%.3f", t + 1 + s }')
 	for ((i = 1; i <= nchains; i++)); do
-		local got log=$EV_TMP/load-$i.log off p99 sent=0 done=0 err=0 uns=0 una=0
+		local got log=$EV_TMP/load-$i.log off p99 sent=0 ndone=0 err=0 uns=0 una=0
 		got=$(count "$i" "$a" "$b")
 		if [ "$load" = closed ]; then
 			off=$(awk '/^Requests\/sec:/ { printf "%.1f", $2 }' "$log")
 			p99=$(wrk_p99_ms "$log")
-			done=$(awk '/requests in/ { print $1 }' "$log")
+			ndone=$(awk '/requests in/ { print $1 }' "$log")
 			err=$(awk '/Socket errors|Non-2xx/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) n += $i } END { print n + 0 }' "$log")
 		else
 			local kv
@@ -195,11 +231,11 @@ one_load() {
 			[ -n "${v[sent]:-}" ] || { cat "$log" >&2; ev_die "ev-load gave no result ($mode $load c$i)"; }
 			off=$(awk -v n="$((v[sent] + v[unsent]))" -v d="${v[duration_us]}" 'BEGIN { printf "%.1f", n * 1e6 / d }')
 			p99=$(awk -v u="${v[p99_us]}" 'BEGIN { printf "%.2f", u / 1000 }')
-			sent=${v[sent]} done=${v[done]} err=${v[errors]} uns=${v[unsent]} una=${v[unanswered]}
+			sent=${v[sent]} ndone=${v[done]} err=${v[errors]} uns=${v[unsent]} una=${v[unanswered]}
 		fi
 		printf '%s\t%s\tc%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$load" "$i" \
 			"${slas[$((i - 1))]}" "${off:-0}" "$(awk -v n="$got" -v s="$secs" 'BEGIN { printf "%.1f", n / s }')" \
-			"${p99:-0}" "$sent" "${done:-0}" "$err" "$uns" "$una" >>"$res"
+			"${p99:-0}" "$sent" "${ndone:-0}" "$err" "$uns" "$una" >>"$res"
 	done
 	printf '  %-4s %-6s' "$mode" "$load"
 	awk -F'\t' -v m="$mode" -v l="$load" '$1 == m && $2 == l { printf "  %s %s/%s/s", $3, $6, $4 }' "$res"
@@ -211,7 +247,6 @@ for mode in $modes; do
 	ev_sfc "$name" sched mode "$mode" >/dev/null || ev_die "sfc-ctl sched mode $mode"
 	for load in $loads; do one_load "$mode" "$load"; done
 done
-ev_sfc "$name" --json sched show >"$out/sched-show.json" 2>/dev/null || true
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r)"

@@ -68,10 +68,50 @@ def main():
                 run["mode"], run["load"], c["chain"], c["sla"], c["offered"], c["achieved"],
                 100 * c["achieved"] / c["sla"] if c["sla"] else 0, c["p99_ms"], run["jain"],
                 r["errors"], r["unsent"] or "-", r["unanswered"] or "-"))
+    cpu_table(d)
     print("json: " + jpath)
     if shutil.which("gnuplot"):
         plot(d, doc, ppath)
     return 0
+
+
+def cpu_table(d):
+    """DIR/cpu.tsv (mode, load, role, cpu_ns, requests, wall_ns): CPU-ms
+    per request each role used over a run (requests: all the receivers
+    completed), tochain-sched's share of the host, and the TOEs' CPU per
+    request under sync over cfs."""
+    path = os.path.join(d, "cpu.tsv")
+    if not os.path.exists(path):
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    runs, roles = OrderedDict(), []
+    for r in rows:
+        runs.setdefault((r["mode"], r["load"]), {})[r["role"]] = r
+        if r["role"] not in roles:
+            roles.append(r["role"])
+    ncpu = os.cpu_count() or 1
+    print()
+    print("CPU-ms per request by role over each run (all receivers' requests), "
+          "and tochain-sched's CPU as a share of the host (%d CPUs):" % ncpu)
+    print("%-4s  %-6s  %8s  " % ("mode", "load", "requests") +
+          "  ".join("%9s" % r for r in roles) + "  sched %host")
+    toe = {}
+    for (mode, load), by in runs.items():
+        any_r = next(iter(by.values()))
+        n, wall = int(any_r["requests"]), int(any_r["wall_ns"])
+        cells = []
+        for role in roles:
+            ns = int(by[role]["cpu_ns"]) if role in by else 0
+            cells.append("%9.3f" % (ns / 1e6 / n) if n else "%9s" % "-")
+        if "toe" in by and n:
+            toe[(mode, load)] = int(by["toe"]["cpu_ns"]) / 1e6 / n
+        sched = int(by["sched"]["cpu_ns"]) if "sched" in by else 0
+        print("%-4s  %-6s  %8d  " % (mode, load, n) + "  ".join(cells) +
+              "  %10.2f%%" % (100.0 * sched / wall / ncpu if wall else 0))
+    for (mode, load), v in toe.items():
+        if mode == "sync" and ("cfs", load) in toe and toe[("cfs", load)] > 0:
+            print("  TOE CPU per request, sync / cfs, %s: %.2f" % (load, v / toe[("cfs", load)]))
 
 
 def plot(d, doc, ppath):
