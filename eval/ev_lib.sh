@@ -55,7 +55,7 @@ EV_CONFIGS_UP=()
 ev_die() { echo "ev: $*" >&2; exit 1; }
 ev_log() { echo "ev: $*" >&2; }
 
-# --- cgroup CPU accounting (v1 cpuacct, or the v2 unified tree) ---
+# --- cgroups per role (v1 cpuacct, or the v2 unified tree): grouping and cleanup ---
 
 # ev_cg_detect: EV_CG_KIND (v1|v2) and EV_CG_ROOT (our group's path).
 # EV_CG=v1|v2 forces one (v2 works on a hybrid host's unified mount:
@@ -105,20 +105,6 @@ ev_proc_roles() {
 		[ "$role" = client ] && continue
 		echo "$role ${EV_ROLE_PIDS["$1 $role"]:-}"
 	done >"$2"
-}
-
-# CPU time of a role's group (and its children): "TOTAL_NS SYS_NS", SYS
-# the part spent in the kernel (system calls, and softirq work that ran on
-# the group's time).
-ev_cg_usage_ns() { # CFG ROLE
-	local d
-	d=$(ev_cg_path "$1" "$2")
-	if [ "$EV_CG_KIND" = v1 ]; then
-		echo "$(cat "$d/cpuacct.usage") $(cat "$d/cpuacct.usage_sys")"
-	else
-		awk '$1 == "usage_usec" { t = $2 } $1 == "system_usec" { s = $2 }
-			END { printf "%d000 %d000\n", t, s }' "$d/cpu.stat"
-	fi
 }
 
 # CPU time of the ksoftirqd threads (root cgroup: nobody's role), ns.
