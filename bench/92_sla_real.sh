@@ -28,7 +28,9 @@
 # sched show` as each run starts, logs/).  Asserts nothing.
 # Knobs (environment): SLA_SECONDS (8, measured window per run),
 # SLA_CHAINS, SLA_MODES ("sync cfs"), SLA_LOADS ("light medium heavy
-# closed"), SLA_LIGHT, SLA_MEDIUM, SLA_HEAVY.  About 3 minutes with the
+# closed"), SLA_LIGHT, SLA_MEDIUM, SLA_HEAVY, and SLA_F_IDS with SLA_F_WAF
+# (packets/s: use these f instead of calibrating, to compare runs on a
+# machine whose load moves the calibration).  About 3 minutes with the
 # defaults.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -48,6 +50,11 @@ for f in "$load_bin" "$build/bin/tochaind" "$build/bin/tochain-sched" "$build/bi
 done
 [[ $nchains =~ ^[1-9]$ ]] || { echo "bench sla: SLA_CHAINS must be 1..9" >&2; exit 2; }
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "bench sla: SLA_SECONDS must be a whole number" >&2; exit 2; }
+f_ids=${SLA_F_IDS:-} f_waf=${SLA_F_WAF:-}
+if [ -n "$f_ids$f_waf" ] && ! [[ $f_ids =~ ^[1-9][0-9]*$ && $f_waf =~ ^[1-9][0-9]*$ ]]; then
+	echo "bench sla: SLA_F_IDS and SLA_F_WAF must both be packets/s (whole numbers > 0)" >&2
+	exit 2
+fi
 
 EV_TOP=$top EV_BUILD=$(cd "$build" && pwd)
 . "$top/eval/ev_lib.sh"
@@ -68,11 +75,16 @@ vnf_lines() { # I [RATE_IDS RATE_WAF]
 		sed -n "s/^vnf \(ids\|waf\) \(.*\)/vnf \1$1 \2/p" |
 		sed "/^vnf ids/s/\$/${2:+ rate=$2}/; /^vnf waf/s/\$/${3:+ rate=$3}/"
 }
-vnf_lines 1 >"$dir/vnfs1.topology"
-ev_sfc "$name" apply -f "$dir/vnfs1.topology" >/dev/null || ev_die "sfc-ctl apply (vnfs)"
-f_of() { ev_sfc "$name" --json vnf calibrate "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["f"])'; }
-f_ids=$(f_of ids1) || ev_die "calibrate ids1"
-f_waf=$(f_of waf1) || ev_die "calibrate waf1"
+if [ -n "$f_ids" ]; then
+	f_from="given (SLA_F_IDS, SLA_F_WAF)"
+else
+	vnf_lines 1 >"$dir/vnfs1.topology"
+	ev_sfc "$name" apply -f "$dir/vnfs1.topology" >/dev/null || ev_die "sfc-ctl apply (vnfs)"
+	f_of() { ev_sfc "$name" --json vnf calibrate "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["f"])'; }
+	f_ids=$(f_of ids1) || ev_die "calibrate ids1"
+	f_waf=$(f_of waf1) || ev_die "calibrate waf1"
+	f_from=calibrated
+fi
 
 # classes 1, 2, 5, 1, 2, 5, ...; SLA_i = class_i * FRAC * H / sum(classes)
 classes=() csum=0
@@ -90,12 +102,12 @@ slas_for() { # FRAC -> one SLA per chain
 mapfile -t sla_light < <(slas_for "$light")
 mapfile -t sla_medium < <(slas_for "$medium")
 H=$(awk -v a="$f_ids" -v b="$f_waf" 'BEGIN { printf "%.0f", 2 / (1 / a + 1 / b) }')
-echo "calibrated f: ids $f_ids/s, waf $f_waf/s per service thread; VNF capacity H = 2 CPUs / (1/f_ids + 1/f_waf) = $H/s"
+echo "$f_from f: ids $f_ids/s, waf $f_waf/s per service thread; VNF capacity H = 2 CPUs / (1/f_ids + 1/f_waf) = $H/s"
 echo "SLAs (classes ${classes[*]}): light ${sla_light[*]} (sum $light H), medium ${sla_medium[*]} (sum $medium H); heavy: medium's, offered $heavy x the host's capacity; closed: medium's, wrk -c32"
 
 {
 	for ((i = 1; i <= nchains; i++)); do
-		if [ "$i" = 1 ]; then vnf_lines 1; else vnf_lines "$i" "$f_ids" "$f_waf"; fi
+		if [ "$i" = 1 ] && [ "$f_from" = calibrated ]; then vnf_lines 1; else vnf_lines "$i" "$f_ids" "$f_waf"; fi
 	done
 	for ((i = 1; i <= nchains; i++)); do
 		echo "vm vm$i ip=$net.$((i + 1))/24"
@@ -250,6 +262,6 @@ done
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r)"
-	echo "f: ids $f_ids/s waf $f_waf/s, H $H/s; classes ${classes[*]}; light $light H, medium $medium H; capacity probe $cap/s, heavy x$heavy_x SLA"
+	echo "f ($f_from): ids $f_ids/s waf $f_waf/s, H $H/s; classes ${classes[*]}; light $light H, medium $medium H; capacity probe $cap/s, heavy x$heavy_x SLA"
 } >"$out/meta.txt"
 python3 "$top/eval/ev_sla.py" "$out" "$build/bench/sla-real.json" "$build/bench/sla-real.png"
