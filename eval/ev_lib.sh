@@ -55,7 +55,7 @@ EV_CONFIGS_UP=()
 ev_die() { echo "ev: $*" >&2; exit 1; }
 ev_log() { echo "ev: $*" >&2; }
 
-# --- cgroup CPU accounting (v1 cpuacct, or the v2 unified tree) ---
+# --- cgroups per role (v1 cpuacct, or the v2 unified tree): grouping and cleanup ---
 
 # ev_cg_detect: EV_CG_KIND (v1|v2) and EV_CG_ROOT (our group's path).
 # EV_CG=v1|v2 forces one (v2 works on a hybrid host's unified mount:
@@ -85,20 +85,26 @@ ev_cg_attach() { # CFG ROLE PID
 	local d
 	d=$(ev_cg_path "$1" "$2")
 	mkdir -p "$d" && echo "$3" >"$d/cgroup.procs"
+	EV_ROLE_PIDS["$1 $2"]+=" $3"
 }
 
-# CPU time of a role's group (and its children): "TOTAL_NS SYS_NS", SYS
-# the part spent in the kernel (system calls, and softirq work that ran on
-# the group's time).
-ev_cg_usage_ns() { # CFG ROLE
-	local d
-	d=$(ev_cg_path "$1" "$2")
-	if [ "$EV_CG_KIND" = v1 ]; then
-		echo "$(cat "$d/cpuacct.usage") $(cat "$d/cpuacct.usage_sys")"
-	else
-		awk '$1 == "usage_usec" { t = $2 } $1 == "system_usec" { s = $2 }
-			END { printf "%d000 %d000\n", t, s }' "$d/cpu.stat"
-	fi
+# --- CPU time and context switches per role, from /proc (ev_proc.py) ---
+#
+# The cgroups above group and clean up what a configuration runs; the CPU
+# it uses is counted per process, because tochain-sched moves the VNFs'
+# and the VM's threads into cgroups of its own.  EV_ROLE_PIDS["CFG ROLE"]
+# lists the pids ev_spawn and ev_cg_attach saw; their descendants count
+# for the same role.
+declare -gA EV_ROLE_PIDS
+
+# ev_proc_roles CFG FILE: the roles file of ev_proc.py (every role of CFG
+# but the client, whose wrk lives only for one run: ev_proc.py run).
+ev_proc_roles() {
+	local role
+	for role in ${EV_ROLES[$1]}; do
+		[ "$role" = client ] && continue
+		echo "$role ${EV_ROLE_PIDS["$1 $role"]:-}"
+	done >"$2"
 }
 
 # CPU time of the ksoftirqd threads (root cgroup: nobody's role), ns.
@@ -129,6 +135,7 @@ ev_spawn() {
 			"$d" "$ns" "$@" >"$log" 2>&1 &
 	fi
 	EV_LAST_PID=$!
+	EV_ROLE_PIDS["$cfg $role"]+=" $EV_LAST_PID"
 }
 
 # Kills every task of our cgroups (they are all ours), then removes them.
@@ -219,8 +226,12 @@ ev_wait_http() {
 # --- the web server (nginx, static files) ---
 
 # ev_server_up CFG NS ADDR PORT: nginx serving /1k/* and /64k/* in NS.
+# EV_NGINX_ACCESS=1: it logs each request's completion time (epoch
+# seconds, ms resolution) to $EV_TMP/CFG/server/logs/access.log, so that
+# what the receiver got can be counted in a time window.
 ev_server_up() {
-	local cfg=$1 ns=$2 addr=$3 port=$4 dir=$EV_TMP/$1/server
+	local cfg=$1 ns=$2 addr=$3 port=$4 dir=$EV_TMP/$1/server access="access_log off;"
+	[ "${EV_NGINX_ACCESS:-0}" = 1 ] && access="log_format ev '\$msec'; access_log $dir/logs/access.log ev;"
 	mkdir -p "$dir/www" "$dir/logs"
 	head -c 1024 /dev/zero | tr '\0' 'a' >"$dir/www/1k.html"
 	head -c 65536 /dev/zero | tr '\0' 'b' >"$dir/www/64k.html"
@@ -235,7 +246,7 @@ pid $dir/nginx.pid;
 error_log $dir/logs/error.log warn;
 events { worker_connections 4096; }
 http {
-	access_log off;
+	$access
 	default_type text/html;
 	sendfile on;
 	tcp_nopush $EV_NGINX_NOPUSH;
@@ -488,26 +499,11 @@ ev_cfg_plain_up() { ev_chain_up plain "$1" 0; }
 EV_TOCHAIN_SLA=${EV_TOCHAIN_SLA:-200}
 ev_tochain_up() {
 	local name=$1 idx=$2 mode=$3 hin=$4 hout=$5 vnfs=$6
-	local dir=$EV_TMP/$1 net=$EV_ADDR_NET.$((16 * $2 + 1)) fab="evf$2-$EV_SUFFIX"
+	local dir=$EV_TMP/$1 net=$EV_ADDR_NET.$((16 * $2 + 1))
 	local bin=$EV_BUILD/bin sla="" g
-	fab=${fab:0:14}
 	mkdir -p "$dir/www-unused"
-	EV_TD_SOCK[$name]=$dir/ctl.sock
-	EV_TD_FAB[$name]=$fab
-	if [ "$mode" != none ]; then
-		ev_spawn "$name" chain:sched - "$dir/sched.log" "$bin/tochain-sched" \
-			--socket "$dir/sched.sock" --mode "$mode" --cgroup "ev-sched-$EV_SUFFIX-$2" \
-			--print-every 0
-		EV_TD_SCHED[$name]=$EV_LAST_PID
-		EV_TD_SCHEDCG[$name]=ev-sched-$EV_SUFFIX-$2
-		sla=" sla=$EV_TOCHAIN_SLA"
-	fi
-	ev_spawn "$name" chain:tochaind - "$dir/tochaind.log" "$bin/tochaind" --foreground \
-		--state-dir "$dir/state" --socket "$dir/ctl.sock" --fabric-ns "$fab" \
-		--bridge tcbr0 --region-dir "$dir/regions" --sched-socket "$dir/sched.sock"
-	local i
-	for ((i = 0; i < 100; i++)); do [ -S "$dir/ctl.sock" ] && break; sleep 0.1; done
-	[ -S "$dir/ctl.sock" ] || { cat "$dir/tochaind.log" >&2; ev_die "tochaind did not start"; }
+	ev_td_up "$name" "$idx" "$mode"
+	[ "$mode" != none ] && sla=" sla=$EV_TOCHAIN_SLA"
 	{
 		echo "vm web ip=$net.2/24"
 		echo "$vnfs"
@@ -524,16 +520,8 @@ ev_tochain_up() {
 		done
 	fi
 	ev_sfc "$name" apply -f "$dir/topology" >"$dir/apply.log" 2>&1 || { cat "$dir/apply.log" >&2; ev_die "$name: sfc-ctl apply"; }
-	if [ "${EV_FW_BESIDE:-0}" = 1 ]; then
-		ip netns exec "$fab-web" "$bin/tochain-fw-apply" apply "$EV_TOP/eval/rules/fw.rules" ||
-			ev_die "$name: tochain-fw-apply"
-	fi
-	# the client's port on the fabric bridge
-	ip link add "to-tc$2" netns "$EV_CLIENT_NS" type veth peer name "c$2" netns "$fab" ||
-		ev_die "veth to $fab"
-	ip -n "$fab" link set "c$2" master tcbr0 up
-	ip -n "$EV_CLIENT_NS" addr add "$net.1/24" dev "to-tc$2"
-	ip -n "$EV_CLIENT_NS" link set "to-tc$2" up
+	[ "${EV_FW_BESIDE:-0}" = 1 ] && ev_td_fw_beside "$name" web
+	ev_td_client_port "$name" "$idx" "$net.1/24"
 	# CPU accounting: the TOE and the VNF instances tochaind started
 	local toe js
 	js=$(ev_sfc "$name" --json vm show web) || ev_die "$name: vm show"
@@ -560,18 +548,66 @@ for v in json.load(sys.stdin)["vnfs"]:
 	EV_ROLES[$name]=$roles
 	ev_wait_http "$EV_CLIENT_NS" "http://$net.2/" || return 1
 	if [ "$mode" != none ]; then
-		# the VM's threads for the CPU scheduler: the server's processes
-		local t
-		for pid in $(pgrep -f "nginx -p $dir/server"); do
-			for t in /proc/"$pid"/task/*; do
-				"$bin/tochain-sched" --socket "$dir/sched.sock" --ctl sched.register \
-					"{\"role\":\"vm\",\"tid\":${t##*/},\"vm\":\"web\"}" >/dev/null ||
-					ev_log "$name: cannot register nginx thread ${t##*/}"
-			done
-		done
+		ev_td_register_vm "$name" web "$name"
 		g=$(ev_sfc "$name" chain show web-in | grep -i sched || true)
 		ev_log "$name: ${g:-no scheduler note}"
 	fi
+}
+
+# ev_td_up NAME IDX MODE: the daemons of TOChain configuration NAME:
+# tochain-sched in MODE (sync|cfs; cgroup v1/v2 backend, both CPUs
+# synchronous; none: no CPU scheduler), and tochaind with its own fabric
+# namespace, state, regions and sockets under $EV_TMP/NAME.
+ev_td_up() {
+	local name=$1 idx=$2 mode=$3 dir=$EV_TMP/$1 bin=$EV_BUILD/bin fab="evf$2-$EV_SUFFIX" i
+	fab=${fab:0:14}
+	mkdir -p "$dir"
+	EV_TD_SOCK[$name]=$dir/ctl.sock
+	EV_TD_FAB[$name]=$fab
+	if [ "$mode" != none ]; then
+		ev_spawn "$name" chain:sched - "$dir/sched.log" "$bin/tochain-sched" \
+			--socket "$dir/sched.sock" --mode "$mode" --cgroup "ev-sched-$EV_SUFFIX-$idx" \
+			--print-every 0
+		EV_TD_SCHED[$name]=$EV_LAST_PID
+		EV_TD_SCHEDCG[$name]=ev-sched-$EV_SUFFIX-$idx
+	fi
+	ev_spawn "$name" chain:tochaind - "$dir/tochaind.log" "$bin/tochaind" --foreground \
+		--state-dir "$dir/state" --socket "$dir/ctl.sock" --fabric-ns "$fab" \
+		--bridge tcbr0 --region-dir "$dir/regions" --sched-socket "$dir/sched.sock"
+	for ((i = 0; i < 100; i++)); do [ -S "$dir/ctl.sock" ] && break; sleep 0.1; done
+	[ -S "$dir/ctl.sock" ] || { cat "$dir/tochaind.log" >&2; ev_die "tochaind did not start"; }
+}
+
+# ev_td_fw_beside NAME VM: the firewall as nftables in VM's TOE namespace
+# (the paper's iptables beside the offloaded stack), from eval's fw.rules.
+ev_td_fw_beside() {
+	ip netns exec "${EV_TD_FAB[$1]}-$2" "$EV_BUILD/bin/tochain-fw-apply" apply "$EV_TOP/eval/rules/fw.rules" ||
+		ev_die "$1: tochain-fw-apply in $2's TOE namespace"
+}
+
+# ev_td_client_port NAME IDX ADDR/LEN: the client namespace's port on the
+# fabric bridge of configuration NAME.
+ev_td_client_port() {
+	local fab=${EV_TD_FAB[$1]}
+	ip link add "to-tc$2" netns "$EV_CLIENT_NS" type veth peer name "c$2" netns "$fab" ||
+		ev_die "veth to $fab"
+	ip -n "$fab" link set "c$2" master tcbr0 up
+	ip -n "$EV_CLIENT_NS" addr add "$3" dev "to-tc$2"
+	ip -n "$EV_CLIENT_NS" link set "to-tc$2" up
+}
+
+# ev_td_register_vm NAME VM SERVERCFG: the threads of the web server that
+# ev_server_up started for SERVERCFG become VM's threads for NAME's CPU
+# scheduler.
+ev_td_register_vm() {
+	local name=$1 vm=$2 pid t
+	for pid in $(pgrep -f "nginx -p $EV_TMP/$3/server"); do
+		for t in /proc/"$pid"/task/*; do
+			"$EV_BUILD/bin/tochain-sched" --socket "$EV_TMP/$name/sched.sock" --ctl sched.register \
+				"{\"role\":\"vm\",\"tid\":${t##*/},\"vm\":\"$vm\"}" >/dev/null ||
+				ev_log "$name: cannot register nginx thread ${t##*/}"
+		done
+	done
 }
 
 # ev_tochain_down NAME: what tochaind built goes through tochaind (chains,
@@ -586,10 +622,13 @@ ev_tochain_down() {
 		for i in $(seq 30); do kill -0 "${EV_TD_SCHED[$name]}" 2>/dev/null || break; sleep 0.1; done
 	fi
 	if [ -S "${EV_TD_SOCK[$name]}" ]; then
-		for c in web-in web-out; do ev_sfc "$name" chain del "$c" >/dev/null 2>&1; done
-		ev_sfc "$name" vm del web >/dev/null 2>&1
-		for c in $(ev_sfc "$name" --json vnf ls 2>/dev/null |
-			python3 -c 'import json,sys; print(" ".join(v["name"] for v in json.load(sys.stdin)["vnfs"]))' 2>/dev/null); do
+		for c in $(ev_sfc "$name" --json chain ls 2>/dev/null | ev_json_names chains); do
+			ev_sfc "$name" chain del "$c" >/dev/null 2>&1
+		done
+		for c in $(ev_sfc "$name" --json vm ls 2>/dev/null | ev_json_names vms); do
+			ev_sfc "$name" vm del "$c" >/dev/null 2>&1
+		done
+		for c in $(ev_sfc "$name" --json vnf ls 2>/dev/null | ev_json_names vnfs); do
 			ev_sfc "$name" vnf del "$c" >/dev/null 2>&1
 		done
 	fi
@@ -601,9 +640,17 @@ ev_tochain_down() {
 		kill -9 "${EV_TD_SCHED[$name]}" 2>/dev/null
 		"$EV_BUILD/bin/tochain-sched" --cgroup "${EV_TD_SCHEDCG[$name]}" --cleanup >/dev/null 2>&1
 	fi
-	ip netns del "${EV_TD_FAB[$name]}-web" 2>/dev/null
-	ip netns del "${EV_TD_FAB[$name]}" 2>/dev/null
+	for c in $(ip netns list | awk -v f="${EV_TD_FAB[$name]}" '$1 == f || index($1, f "-") == 1 { print $1 }'); do
+		ip netns del "$c" 2>/dev/null
+	done
 	true
+}
+
+# ev_json_names KEY: the "name" of each object in the list KEY of the JSON
+# object on stdin, one a line.
+ev_json_names() {
+	python3 -c 'import json, sys
+for o in json.load(sys.stdin).get(sys.argv[1], []): print(o["name"])' "$1" 2>/dev/null
 }
 
 # sfc-ctl against configuration NAME's tochaind.

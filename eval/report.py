@@ -75,6 +75,9 @@ def main():
             sys_ms = int(c["sys_ns"]) / 1e6 / reqs if reqs else 0.0
             per_run[k]["sys"] += sys_ms
             per_run[k]["sys:" + c["role"]] += sys_ms
+        # older files have no csw column; ksoftirqd has none
+        if c.get("csw") not in (None, ""):
+            per_run[k]["csw"] += int(c["csw"]) / reqs if reqs else 0.0
         if c["role"] not in roles_of[c["config"]]:
             roles_of[c["config"]].append(c["role"])
 
@@ -200,6 +203,10 @@ def main():
                            "%.2f" % (c1 / c0) if c0 else "-"], widths))
         print()
 
+    csw_table(keys, per_run, row, markdown)
+    aims(tp, total_med, cpu_med, sizes, row, markdown)
+    perf_table(out, row, markdown)
+
     # the plots stack each chain role apart (chain:ids, chain:waf, ...)
     chain_roles = sorted({r for _, r in detail})
     stack = ["client"] + chain_roles + ["toe", "server", "ksoftirqd"]
@@ -210,6 +217,123 @@ def main():
     if plots and shutil.which("gnuplot"):
         plot(out, configs, sizes, tp, cpu_tab, stack)
     return 0
+
+
+def csw_table(keys, per_run, row, markdown):
+    """Context switches (voluntary + involuntary) per request, all roles."""
+    lines = []
+    for cfg, size in keys:
+        xs = [per_run[k]["csw"] for k in per_run
+              if k[1] == cfg and k[2] == size and "csw" in per_run[k]]
+        if xs:
+            lines.append((cfg, size, med(xs)))
+    if not lines:
+        return
+    table(row, markdown, "Context switches per request (voluntary + involuntary, "
+          "every role but ksoftirqd; medians):", ["config", "size", "csw/req"], [15, 4, 8],
+          [[cfg, size, "%.2f" % m] for cfg, size, m in lines])
+
+
+# Issue 14's aims: (config, baseline, what).  "total" compares all roles'
+# CPU per request; "toe" the TOE's own CPU per request in both
+# configurations (req/s ratio: of the configurations).
+AIMS = [("tochain-nochain", "direct", "total"),
+        ("tochain-null", "plain", "total"),
+        ("tochain", "trad", "total"),
+        ("tochain:toe", "tochain-null:toe", "toe")]
+
+
+def aims(tp, total_med, cpu_med, sizes, row, markdown):
+    lines = []
+    for cfg, base, what in AIMS:
+        c1, c0 = cfg.split(":")[0], base.split(":")[0]
+        for size in sizes:
+            if (c1, size) not in tp or (c0, size) not in tp:
+                continue
+            if what == "toe":
+                a, xa = cpu_med(c1, size, "toe")
+                b, xb = cpu_med(c0, size, "toe")
+                if not xa or not xb:
+                    continue
+            else:
+                a, _ = total_med(c1, size)
+                b, _ = total_med(c0, size)
+            r0 = tp[(c0, size)][0]
+            lines.append([cfg, base, size,
+                          "%.2f" % (tp[(c1, size)][0] / r0) if r0 else "-",
+                          "%.2f" % (a / b) if b else "-"])
+    if not lines:
+        return
+    table(row, markdown, "Aims of issue 14 (medians; the TOE line: its own CPU per request):",
+          ["config", "baseline", "size", "req/s ratio", "CPU/req ratio"], [15, 16, 4, 11, 13],
+          lines)
+
+
+# The IDS and WAF engines' own code: Hyperscan, PCRE/PCRE2, libmodsecurity.
+ENGINE_DSOS = ("libhs.", "libpcre", "libmodsecurity.")
+
+
+def perf_table(out, row, markdown):
+    """CPU-ms per request from the perf profiles (the configuration's
+    processes, wrk and ksoftirqd): all, the engines' libraries, the rest,
+    and the rest without the load generator (wrk)."""
+    path = os.path.join(out, "perf.tsv")
+    if not os.path.exists(path):
+        return
+    per = OrderedDict()
+    for r in read_tsv(path):
+        k = (r["config"], r["size"])
+        d = per.setdefault(k, {"n": int(r["requests"]), "all": 0, "engine": 0, "client": 0})
+        if r["comm"] in ("swapper", "perf"):
+            continue
+        n = int(r["samples"])
+        d["all"] += n
+        if r["dso"].startswith(ENGINE_DSOS):
+            d["engine"] += n
+        elif r["comm"].startswith("wrk"):
+            d["client"] += n
+    if not per:
+        return
+    ms, lines = {}, []
+    for (cfg, size), d in per.items():
+        f = 1000.0 / 999 / d["n"] if d["n"] else float("nan")
+        out_ms = (d["all"] - d["engine"]) * f
+        ms[(cfg, size)] = out_ms - d["client"] * f
+        lines.append([cfg, size, "%.4f" % (d["all"] * f), "%.4f" % (d["engine"] * f),
+                      "%.4f" % out_ms, "%.4f" % ms[(cfg, size)]])
+    table(row, markdown, "From perf (one more run per configuration, cpu-clock 999 Hz, all "
+          "CPUs): CPU-ms per request inside the IDS/WAF engines' libraries "
+          "(%s) and outside them:" % ", ".join(e.rstrip(".") for e in ENGINE_DSOS),
+          ["config", "size", "all", "engines", "outside", "outside w/o wrk"],
+          [15, 4, 8, 8, 8, 15], lines)
+    for (cfg, size) in ms:
+        if cfg == "tochain" and ("trad", size) in ms and ms[("trad", size)] > 0:
+            print("  tochain / trad outside the engines, without wrk, %s: %.2f" %
+                  (size, ms[(cfg, size)] / ms[("trad", size)]))
+    print()
+
+
+def gnuplot(path, script, who):
+    """Writes the gnuplot SCRIPT (lines) to PATH and runs it; False (with
+    a message) if gnuplot failed."""
+    with open(path, "w") as f:
+        f.write("\n".join(script) + "\n")
+    r = subprocess.run(["gnuplot", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(who + ": gnuplot failed: " + r.stderr.strip(), file=sys.stderr)
+        return False
+    return True
+
+
+def table(row, markdown, title, head, widths, lines):
+    """Prints TITLE, then a table of LINES (lists of cells) under HEAD."""
+    print(title)
+    print(row(head, widths))
+    if markdown:
+        print("|" + "---|" * len(head))
+    for cells in lines:
+        print(row(cells, widths))
+    print()
 
 
 def plot(out, configs, sizes, tp, cpu_tab, stack):
@@ -268,12 +392,7 @@ def plot(out, configs, sizes, tp, cpu_tab, stack):
             "set key top left",
             "plot " + cols,
         ]
-    gp = os.path.join(out, "plots.gp")
-    with open(gp, "w") as f:
-        f.write("\n".join(script) + "\n")
-    r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
-    if r.returncode != 0:
-        print("report: gnuplot failed: " + r.stderr.strip(), file=sys.stderr)
+    if not gnuplot(os.path.join(out, "plots.gp"), script, "report"):
         return
     print("plots: " + ", ".join(
         os.path.join(pdir, n) for n in

@@ -8,7 +8,7 @@
 #   eval/run.sh [--configs "direct plain trad tochain-null tochain ..."] [--sizes "1k 64k"]
 #               [--rounds 3] [--seconds 8] [--warmup 1] [--connections 32]
 #               [--threads 2] [--attack-every 25] [--out DIR] [--probe-only]
-#               [--perf "trad tochain"]
+#               [--perf "trad tochain" | all | ""]
 #
 # DIR (default BUILD/bench/eval) gets runs.tsv, cpu.tsv, meta.txt and, at
 # exit, logs/ (the IDS proxies' denies and counters, nginx error logs
@@ -25,9 +25,9 @@ EV_TOP=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 EV_BUILD=${TOCHAIN_BUILD:-$EV_TOP/build}
 EV_BUILD=$(cd "$EV_BUILD" && pwd)
 
-configs="direct plain trad tochain-null tochain tochain-seq tochain-sync tochain-cfs" sizes="1k 64k" rounds=3 secs=8 warmup=1
+configs="direct tochain-nochain plain trad tochain-null tochain tochain-seq tochain-sync tochain-cfs" sizes="1k 64k" rounds=3 secs=8 warmup=1
 conns=32 threads=2 attack_every=25 out=$EV_BUILD/bench/eval probe_only=0
-perf_cfgs="trad tochain"
+perf_cfgs=all
 while [ $# -gt 0 ]; do
 	case $1 in
 	--configs) configs=$2; shift ;;
@@ -71,21 +71,23 @@ for c in $configs; do ev_probe "$c" || probe_rc=1; done
 mkdir -p "$out"
 runs=$out/runs.tsv cpu=$out/cpu.tsv
 printf 'round\tconfig\tsize\trequests\tseconds\trps\tp50_us\tp99_us\tsent\tattacks\ts2xx\ts403\tsother\tresets\terr_other\n' >"$runs"
-printf 'round\tconfig\tsize\trole\tcpu_ns\trequests\tsys_ns\n' >"$cpu"
+printf 'round\tconfig\tsize\trole\tcpu_ns\trequests\tsys_ns\tcsw\n' >"$cpu"
 
 # one_run ROUND CFG SIZE SECONDS: wrk in the client role's cgroup; ROUND 0
-# is the warm-up (not recorded).
+# is the warm-up (not recorded).  CPU time and context switches per role
+# from /proc before and after (eval/ev_proc.py: wherever tochain-sched
+# moved the threads), the client's from wrk's own rusage.
 one_run() {
-	local r=$1 c=$2 size=$3 s=$4 role res log b
+	local r=$1 c=$2 size=$3 s=$4 res log
 	log=$EV_TMP/wrk-$c-$size-$r.log
-	local -A before
-	for role in ${EV_ROLES[$c]}; do before[$role]=$(ev_cg_usage_ns "$c" "$role"); done
-	local now
-	local ks0
+	local roles=$EV_TMP/roles-$c snap=$EV_TMP/snap-$c wru=$EV_TMP/wrk-rusage
+	ev_proc_roles "$c" "$roles"
+	python3 "$EV_TOP/eval/ev_proc.py" snap "$roles" >"$snap"
+	local ks0 ks
 	ks0=$(ev_ksoftirqd_ns)
 	ev_cg_make "$c" client
 	bash -c 'echo $$ >"$0/cgroup.procs" && exec ip netns exec "$1" "${@:2}"' \
-		"$(ev_cg_path "$c" client)" "$EV_CLIENT_NS" \
+		"$(ev_cg_path "$c" client)" "$EV_CLIENT_NS" python3 "$EV_TOP/eval/ev_proc.py" run "$wru" -- \
 		wrk -t "$threads" -c "$conns" -d "${s}s" --timeout 5s --latency \
 		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
 		>"$log" 2>&1 || { cat "$log" >&2; ev_die "wrk failed ($c $size)"; }
@@ -101,15 +103,17 @@ one_run() {
 		"$(awk -v n="${v[requests]}" -v d="${v[duration_us]}" 'BEGIN { printf "%.1f", n * 1e6 / d }')" \
 		"${v[p50_us]}" "${v[p99_us]}" "${v[sent]}" "${v[attacks]}" "${v[s2xx]}" "${v[s403]}" \
 		"${v[sother]}" "${v[err_read]}" "$((v[err_connect] + v[err_write] + v[err_timeout]))" >>"$runs"
-	for role in ${EV_ROLES[$c]}; do
-		now=$(ev_cg_usage_ns "$c" "$role")
-		b=${before[$role]}
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" "$role" \
-			$((${now% *} - ${b% *})) "${v[requests]}" $((${now#* } - ${b#* })) >>"$cpu"
-	done
-	local ks
+	local role cpu_ns sys_ns csw
+	{
+		read -r cpu_ns sys_ns csw <"$wru"
+		echo "client $cpu_ns $sys_ns $csw"
+		python3 "$EV_TOP/eval/ev_proc.py" diff "$roles" "$snap"
+	} | while read -r role cpu_ns sys_ns csw; do
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" "$role" \
+			"$cpu_ns" "${v[requests]}" "$sys_ns" "$csw"
+	done >>"$cpu"
 	ks=$(($(ev_ksoftirqd_ns) - ks0))
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" ksoftirqd "$ks" "${v[requests]}" "$ks" >>"$cpu"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$size" ksoftirqd "$ks" "${v[requests]}" "$ks" "" >>"$cpu"
 	printf '  round %s %-8s %-4s %9s req/s  p50 %6s us  p99 %7s us  403 %5s  resets %5s\n' \
 		"$r" "$c" "$size" "$(tail -n 1 "$runs" | cut -f6)" "${v[p50_us]}" "${v[p99_us]}" \
 		"${v[s403]}" "${v[err_read]}"
@@ -125,28 +129,44 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 # perf_run CFG SIZE: one more load run of CFG under a system-wide perf
-# profile (cpu-clock, all CPUs); prints where the CPU time went, by
-# process and object, and as CPU-ms per request (DIR/perf-CFG.txt).
+# profile (cpu-clock, all CPUs), reported for CFG's processes, wrk and
+# ksoftirqd only; prints where the CPU time went, by
+# process and object, and as CPU-ms per request (DIR/perf-CFG.txt), and
+# adds the samples by process and object to DIR/perf.tsv (report.py
+# splits them into the IDS and WAF engines' libraries and the rest).
 perf_run() {
 	local c=$1 size=$2 data=$out/perf-$1.data rep=$out/perf-$1.txt log=$EV_TMP/wrk-perf-$1.log n
 	perf record -e cpu-clock -F 999 -a -g -o "$data" -- sleep "$secs" >/dev/null 2>&1 &
-	local pp=$!
+	local pp=$! wp pids
 	ip netns exec "$EV_CLIENT_NS" wrk -t "$threads" -c "$conns" -d "${secs}s" --timeout 5s \
 		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
-		>"$log" 2>&1
+		>"$log" 2>&1 &
+	wp=$!
+	# only this configuration's processes, wrk and ksoftirqd: the machine
+	# may run other work beside
+	ev_proc_roles "$c" "$EV_TMP/roles-$c"
+	pids=$(python3 "$EV_TOP/eval/ev_proc.py" pids "$EV_TMP/roles-$c"),$wp
+	pids+=$(printf ',%s' $(pgrep -x 'ksoftirqd/[0-9]+'))
+	wait "$wp" || true
 	wait "$pp" || { ev_log "perf record failed"; return 0; }
 	n=$(sed -n 's/^EVRESULT .*requests=\([0-9]*\).*/\1/p' "$log")
 	[ -n "$n" ] && [ "$n" -gt 0 ] || return 0
 	perf report -i "$data" --stdio --no-children -g none --show-nr-samples --sort comm,dso \
-		--percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' >"$rep.raw"
+		--pid "$pids" --percent-limit 0 -t $'\t' 2>/dev/null | grep -v '^#' | grep -v '^$' >"$rep.raw"
+	awk -F'\t' -v c="$c" -v s="$size" -v n="$n" -v secs="$secs" \
+		'{ gsub(/^ +| +$/, "", $2); gsub(/^ +| +$/, "", $3); gsub(/^ +| +$/, "", $4); printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c, s, n, secs, $3, $4, $2 }' \
+		"$rep.raw" >>"$out/perf.tsv"
 	{
-		echo "perf profile of $c, $size, $n requests in ${secs}s (cpu-clock at 999 Hz, $(nproc) CPUs; swapper = idle):"
-		awk -v n="$n" '{ printf "  %7s  %7.4f CPU-ms/req  %-16s %s\n", $1, $2 / 999 * 1000 / n, $3, $4 }' "$rep.raw"
+		echo "perf profile of $c, $size, $n requests in ${secs}s (cpu-clock at 999 Hz, $(nproc) CPUs; its processes, wrk and ksoftirqd):"
+		awk -F'\t' -v n="$n" '$1 + 0 >= 1 { gsub(/^ +| +$/, "", $3); gsub(/^ +| +$/, "", $4)
+			printf "  %7s  %7.4f CPU-ms/req  %-16s %s\n", $1, $2 / 999 * 1000 / n, $3, $4 }' "$rep.raw"
 	} >"$rep"
 	rm -f "$rep.raw" "$data"
 	cat "$rep"
 }
 if command -v perf >/dev/null && [ -n "$perf_cfgs" ]; then
+	[ "$perf_cfgs" = all ] && perf_cfgs=$configs
+	printf 'config\tsize\trequests\tseconds\tcomm\tdso\tsamples\n' >"$out/perf.tsv"
 	for c in $perf_cfgs; do
 		case " $configs " in *" $c "*) perf_run "$c" "${sizes%% *}" ;; esac
 	done
