@@ -126,7 +126,8 @@ for ((r = 1; r <= rounds; r++)); do
 done
 # perf_run CFG SIZE: one more load run of CFG under a system-wide perf
 # profile (cpu-clock, all CPUs); prints where the CPU time went, by
-# process and object, and as CPU-ms per request (DIR/perf-CFG.txt).
+# process and object, and as CPU-ms per request (DIR/perf-CFG.txt), and
+# by process and symbol (DIR/perf-CFG-sym.txt).
 perf_run() {
 	local c=$1 size=$2 data=$out/perf-$1.data rep=$out/perf-$1.txt log=$EV_TMP/wrk-perf-$1.log n
 	perf record -e cpu-clock -F 999 -a -g -o "$data" -- sleep "$secs" >/dev/null 2>&1 &
@@ -143,6 +144,9 @@ perf_run() {
 		echo "perf profile of $c, $size, $n requests in ${secs}s (cpu-clock at 999 Hz, $(nproc) CPUs; swapper = idle):"
 		awk -v n="$n" '{ printf "  %7s  %7.4f CPU-ms/req  %-16s %s\n", $1, $2 / 999 * 1000 / n, $3, $4 }' "$rep.raw"
 	} >"$rep"
+	# the same run by process and symbol: where each role's cycles go
+	perf report -i "$data" --stdio --no-children -g none --sort comm,dso,sym \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-sym.txt"
 	rm -f "$rep.raw" "$data"
 	cat "$rep"
 }
