@@ -133,7 +133,8 @@ done
 # ksoftirqd only; prints where the CPU time went, by
 # process and object, and as CPU-ms per request (DIR/perf-CFG.txt), and
 # adds the samples by process and object to DIR/perf.tsv (report.py
-# splits them into the IDS and WAF engines' libraries and the rest).
+# splits them into the IDS and WAF engines' libraries and the rest), and
+# by process and symbol (DIR/perf-CFG-sym.txt).
 perf_run() {
 	local c=$1 size=$2 data=$out/perf-$1.data rep=$out/perf-$1.txt log=$EV_TMP/wrk-perf-$1.log n
 	perf record -e cpu-clock -F 999 -a -g -o "$data" -- sleep "$secs" >/dev/null 2>&1 &
@@ -161,6 +162,9 @@ perf_run() {
 		awk -F'\t' -v n="$n" '$1 + 0 >= 1 { gsub(/^ +| +$/, "", $3); gsub(/^ +| +$/, "", $4)
 			printf "  %7s  %7.4f CPU-ms/req  %-16s %s\n", $1, $2 / 999 * 1000 / n, $3, $4 }' "$rep.raw"
 	} >"$rep"
+	# the same run by process and symbol: where each role's cycles go
+	perf report -i "$data" --stdio --no-children -g none --pid "$pids" --sort comm,dso,sym \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-sym.txt"
 	rm -f "$rep.raw" "$data"
 	cat "$rep"
 }

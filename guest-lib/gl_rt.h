@@ -21,6 +21,7 @@
 
 #include <tochain/chan.h>
 #include <tochain/region.h>
+#include <tochain/spin.h>
 
 #include "gl_wake.h"
 
@@ -61,6 +62,7 @@ struct gl_rt {
 	int nsleep;		/* how many */
 	int *kick_free;		/* idle kick eventfds (gl_wait.c) */
 	int nkick_free, nkick;	/* idle ones; all that exist */
+	struct tcr_spin spin;	/* poll before sleeping (gl_wait.c), under mu */
 	struct gl_epoll *epolls;	/* offloaded epoll registrations (gl_epoll.c) */
 };
 

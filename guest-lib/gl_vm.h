@@ -31,7 +31,7 @@
 struct gl_rt;
 
 #define GL_VM_IDLE_TICKS	50
-#define GL_VM_POLL_IDLE_US	10000
+#define GL_VM_POLL_IDLE_US	50000	/* as the host link: idle wakes per 50 ms */
 
 struct tcr_chan;
 

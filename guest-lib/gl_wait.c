@@ -68,7 +68,7 @@ struct gl_sleeper {
 	bool kicked;		/* written since it linked itself */
 };
 
-#define GL_SPIN_NS	20000
+#define GL_SPIN_MAX_NS	20000	/* ceiling of the adaptive poll (tochain/spin.h) */
 #define GL_NOKICK_MS	10
 
 /* A kick fd from the pool, or a new one; -1 without (mu held). */
@@ -166,6 +166,7 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 {
 	struct pollfd stackfds[19], *all = stackfds;
 	struct gl_sleeper me = { .kfd = -1 };
+	uint64_t slept = 0;
 	int r, err = 0;
 
 	if (!rt->attached || rt->broken) {
@@ -177,17 +178,29 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 	}
 	if (n == 0 && timeout_ms != 0) {
 		/*
-		 * Under load, poll a little before sleeping (bounded: an idle
-		 * program still sleeps at once after its last work).
+		 * Poll within the adaptive budget before sleeping: nothing on a
+		 * crowded host or after spins that found nothing, so an idle
+		 * program sleeps at once after its last work.
 		 */
-		int64_t end = (int64_t)tu_now_ns() + GL_SPIN_NS;
+		uint32_t budget;
 
-		do {
-			if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) ||
-			    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]))
-				return 0;
-			tc_cpu_relax();
-		} while ((int64_t)tu_now_ns() < end);
+		if (!rt->spin.max_ns)
+			tcr_spin_init(&rt->spin, GL_SPIN_MAX_NS);
+		budget = tcr_spin_budget(&rt->spin);
+		if (budget) {
+			int64_t end = (int64_t)tu_now_ns() + budget;
+
+			do {
+				if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) ||
+				    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE])) {
+					tcr_spin_spun(&rt->spin, true);
+					return 0;
+				}
+				tc_cpu_relax();
+			} while ((int64_t)tu_now_ns() < end);
+			tcr_spin_spun(&rt->spin, false);
+		}
+		slept = tu_now_ns();
 	}
 	if (n + 3 > sizeof(stackfds) / sizeof(stackfds[0])) {
 		all = malloc((n + 3) * sizeof(*all));
@@ -237,6 +250,8 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 		/* rule 3: the caller pumps before it releases mu (gl_chan_sleep) */
 		gl_wake_drain(&rt->wake);
 		*rang = true;
+		if (slept)
+			tcr_spin_woke(&rt->spin, tu_now_ns() - slept);
 	}
 	if (r >= 0) {
 		r = 0;

@@ -28,6 +28,7 @@
 #include "ch_psched_collect.h"
 #include "ch_psched_dispatch.h"
 #include "ch_psched_live.h"
+#include "ch_psched_wait.h"
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -536,103 +537,59 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 
 /* ---- the scheduler's own thread ------------------------------------ */
 
-static bool inputs_empty(struct ch_psched *s)
-{
-	for (uint32_t c = 0; c < s->cfg.nchains; c++)
-		if (ch_queue_len(s->chain[c].in))
-			return false;
-	return true;
-}
+#define SPIN_MAX_NS	50000	/* ceiling of the adaptive poll before sleeping */
 
 /*
- * Nothing in flight: sleep until a submit rings the doorbell, or 50 ms
- * (liveness checks, retired tables, restarts keep going; with nothing in
- * flight none of them is urgent).  Returns true when the doorbell rang
- * (or the inputs were not empty), false on a timeout.
+ * Poll for work within the adaptive budget (tochain/spin.h): polling pays
+ * only under load on a host with a CPU to spare; otherwise the spin takes
+ * the CPU from the VNFs or the TOE whose work we wait for.
  */
-static bool sched_sleep(struct ch_psched *s)
+static bool sched_spin(struct ch_psched *s)
 {
-	struct timespec ts = { 0, 50000000 };
-	uint32_t bell = tc_load_acquire(&s->doorbell);
-	bool rang = true;
+	uint32_t budget = tcr_spin_budget(&s->spin);
+	uint64_t end = tu_now_ns() + budget;
 
-	tc_store_relaxed(&s->sleeping, 1);
-	/* F1: the flag is visible before we re-check the queues; pairs with F2. */
-	tc_fence_seq_cst();
-	if (inputs_empty(s)) {
-		syscall(SYS_futex, &s->doorbell, FUTEX_WAIT_PRIVATE, bell, &ts, NULL, 0);
-		rang = tc_load_acquire(&s->doorbell) != bell;
-	}
-	tc_store_relaxed(&s->sleeping, 0);
-	return rang;
-}
-
-#define SPIN_NS	50000ull	/* idle polling before napping or sleeping */
-#define NAP_NS	50000		/* work out at the VNFs: look again after this */
-
-/* Sleep NAP_NS, or until a submit rings the doorbell. */
-static void sched_nap(struct ch_psched *s)
-{
-	struct timespec ts = { 0, NAP_NS };
-	uint32_t bell = tc_load_acquire(&s->doorbell);
-
-	tc_store_relaxed(&s->sleeping, 1);
-	/* F1 again: the flag is visible before we re-check the queues. */
-	tc_fence_seq_cst();
-	if (inputs_empty(s))
-		syscall(SYS_futex, &s->doorbell, FUTEX_WAIT_PRIVATE, bell, &ts, NULL, 0);
-	tc_store_relaxed(&s->sleeping, 0);
+	if (!budget)
+		return false;
+	do {
+		if (ch_psched_poll(s)) {
+			tcr_spin_spun(&s->spin, true);
+			return true;
+		}
+		tc_cpu_relax();
+	} while (tu_now_ns() < end && !tc_load_acquire(&s->stop));
+	tcr_spin_spun(&s->spin, false);
+	return false;
 }
 
 static void *sched_main(void *arg)
 {
 	struct ch_psched *s = arg;
-	const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
-	uint64_t spin = cal->invariant ? cal->hz / (1000000000ull / SPIN_NS) : SPIN_NS;
-	uint64_t idle_since = 0;
+	uint64_t slept = 0;	/* start of the sleep a wake-up ended, 0: none */
 
 	urcu_memb_register_thread();
+	tcr_spin_init(&s->spin, SPIN_MAX_NS);
 	while (!tc_load_acquire(&s->stop)) {
-		uint64_t now;
+		uint64_t t0;
 
+		/* Every poll moves all that is ready: a batch per wake-up. */
 		if (ch_psched_poll(s)) {
-			idle_since = 0;
+			if (slept)
+				tcr_spin_woke(&s->spin, tu_now_ns() - slept);
+			slept = 0;
+			s->fruitless = 0;
 			continue;
 		}
-		/*
-		 * Poll under load and for a short while after.  Then, with
-		 * work out at the VNFs, keep polling but yield the CPU (VNFs
-		 * may share it); with nothing in flight sleep until a submit.
-		 */
-		now = tcr_tsc_now();
-		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < spin) {
-			tc_cpu_relax();
+		if (slept && s->fruitless < UINT32_MAX)
+			s->fruitless++;	/* woken for nothing (ch_psched_wait.c) */
+		slept = 0;
+		if (sched_spin(s)) {
+			s->fruitless = 0;
 			continue;
 		}
-		if (s->nfree != s->cfg.max_flight || s->shead != s->stail) {
-			/*
-			 * Work out at the VNFs: their verdicts do not wake
-			 * this thread, so look again soon.  A short sleep, not
-			 * a sched_yield() loop: yielding spun in the kernel at
-			 * a whole CPU (perf: the TOE process's kernel time was
-			 * the largest item of a chained request, 2.5 CPU-ms),
-			 * taking the CPU from the VNFs it waits for.  A submit
-			 * rings the doorbell and ends the sleep early.
-			 */
-			sched_nap(s);
-			continue;
-		}
-		/*
-		 * A timed-out sleep found nothing to do: sleep again without
-		 * the polling phase, so that an idle scheduler costs a short
-		 * poll every 50 ms and nothing more.
-		 */
-		if (sched_sleep(s))
-			idle_since = 0;
-		else
-			idle_since = tcr_tsc_now() - spin - 1;
+		t0 = tu_now_ns();
+		if (ch_psched_wait(s))
+			slept = t0;
 	}
 	urcu_memb_unregister_thread();
 	return NULL;

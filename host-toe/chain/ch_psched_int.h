@@ -11,6 +11,7 @@
  *   ch_psched_collect.c   verdicts back from VNFs; results released in
  *                         arrival order
  *   ch_psched_live.c      VNF liveness, failure and restart; early-end flags
+ *   ch_psched_wait.c      the scheduler thread's sleep: doorbell and verdicts
  *
  * SYNCHRONIZATION.
  *  - Everything below "scheduler thread state" in the structs here, and
@@ -44,6 +45,7 @@
 #include <tochain/counters.h>
 #include <tochain/pool.h>
 #include <tochain/region.h>
+#include <tochain/spin.h>
 
 #include "ch_psched.h"
 #include "ch_queue.h"
@@ -84,6 +86,7 @@ struct vchan {
 	uint32_t outstanding;		/* work descriptors the thread holds */
 	uint64_t last_progress;		/* ns, monotonic */
 	bool kick;			/* enqueued on RX this round */
+	bool rings;			/* its verdicts wake us (a hint, ch_psched_wait.c) */
 };
 
 struct vnf {
@@ -145,6 +148,8 @@ struct ch_psched {
 	pthread_t thread;
 	bool running;
 	int stop;
+	struct tcr_spin spin;		/* scheduler thread: poll before sleeping */
+	uint32_t fruitless;		/* scheduler thread: wake-ups in a row that found nothing */
 	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
 	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
 	/* result notification (ch_psched_notify_*) */

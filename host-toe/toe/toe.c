@@ -37,6 +37,8 @@
 #include "toe_sock.h"
 #include "toe_stage.h"
 
+#define SPIN_MAX_NS 20000	/* ceiling of the event loop's spin (spin_for_work) */
+
 /* What the channel layer hands up goes to the socket layer. */
 static const struct toe_chan_ops chan_ops = {
 	.tx_data = toe_sock_on_tx_data,
@@ -107,6 +109,7 @@ struct toe *toe_create(const struct toe_params *p)
 	}
 	t->p = *p;
 	t->chan_ops = &chan_ops;
+	tcr_spin_init(&t->spin, SPIN_MAX_NS);
 	t->chan_cap = p->nbufs / 4;
 	if (t->chan_cap < p->grants + 4 * 16)
 		t->chan_cap = p->grants + 4 * 16;
@@ -246,26 +249,29 @@ void toe_stop(struct toe *t)
 
 /*
  * Under load, poll a little before sleeping: a request/response exchange
- * then costs no wake-up on either side.  Bounded (SPIN_NS), so an idle
- * TOE still sleeps at once after its last work.  Everything in the epoll
- * set is level-triggered, so a peek with epoll_wait(0) loses nothing.
+ * then costs no wake-up on either side.  How long is the adaptive budget's
+ * call (tochain/spin.h): nothing on a crowded host or after spins that
+ * found nothing, up to SPIN_MAX_NS when work kept arriving soon after we
+ * slept.  Everything in the epoll set is level-triggered, so a peek with
+ * epoll_wait(0) loses nothing.
  */
-#define SPIN_NS 20000
-
 static bool spin_for_work(struct toe *t)
 {
-	uint64_t end = tu_now_ns() + SPIN_NS;
+	uint32_t budget = tcr_spin_budget(&t->spin);
+	uint64_t end = tu_now_ns() + budget;
 	struct epoll_event ev;
 
+	if (!budget)
+		return false;
 	do {
-		if (toe_chan_work_waiting(t))
+		if (toe_chan_work_waiting(t) || toe_chain_results_waiting(t->tc) ||
+		    epoll_wait(t->epfd, &ev, 1, 0) > 0) {
+			tcr_spin_spun(&t->spin, true);
 			return true;
-		if (toe_chain_results_waiting(t->tc))
-			return true;
-		if (epoll_wait(t->epfd, &ev, 1, 0) > 0)
-			return true;
+		}
 		tc_cpu_relax();
 	} while (tu_now_ns() < end);
+	tcr_spin_spun(&t->spin, false);
 	return false;
 }
 
@@ -310,13 +316,27 @@ int toe_run(struct toe *t)
 	}
 	while (!t->stop) {
 		int n, timeout = 0;
+		uint64_t slept = 0;
+		bool prepared = false;
 
-		/* with descriptors out at the chains, sleep only until results come */
-		if (!busy && !spin_for_work(t) && toe_chan_sleep_prepare(t) && toe_chain_arm(t->tc))
-			timeout = -1;
+		/*
+		 * Sleep (no time bound: the guests' doorbells, the sockets and
+		 * the chain's results wake us) once a turn did nothing, the
+		 * spin found nothing, and the guests' rings and the chain's
+		 * results stayed empty after we announced the sleep.
+		 */
+		if (!busy && !spin_for_work(t)) {
+			prepared = true;
+			if (toe_chan_sleep_prepare(t) && toe_chain_arm(t->tc)) {
+				timeout = -1;
+				slept = tu_now_ns();
+			}
+		}
 		n = epoll_wait(t->epfd, evs, 64, timeout);
-		if (timeout)
-			toe_chan_sleep_done(t);
+		if (prepared)
+			toe_chan_sleep_done(t);	/* also when the re-check found work */
+		if (timeout && n > 0)
+			tcr_spin_woke(&t->spin, tu_now_ns() - slept);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -45,6 +45,7 @@
 
 #include <tochain/pool.h>
 #include <tochain/region.h>
+#include <tochain/spin.h>
 
 #include "toe.h"
 #include "toe_chain.h"
@@ -81,6 +82,7 @@ struct toe {
 	char *sock_path;
 	int epfd, lfd, sfd;
 	bool stop;
+	struct tcr_spin spin;	/* the event loop's poll before it sleeps (toe.c) */
 	struct toe_chan *ch;
 	const struct toe_chan_ops *chan_ops;	/* the socket layer's handlers (toe.c) */
 	struct toe_sock *socks;

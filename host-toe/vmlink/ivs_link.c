@@ -57,7 +57,7 @@
 #define ATTACH_TIMEOUT_S	5
 #define MAX_LEFT		16
 #define IDLE_SCANS		50		/* poll mode: empty scans before slowing down */
-#define POLL_IDLE_NS		(10 * 1000000LL)	/* slowest scan period */
+#define POLL_IDLE_NS		(50 * 1000000LL)	/* slowest scan period: idle costs a wake-up per 50 ms */
 #define FOLLOW_NS		(50 * 1000000LL)	/* following: look for a new TOE */
 
 enum tok_kind { TOK_SIG = 1, TOK_SRV, TOK_TIMER, TOK_CONN, TOK_GEFD, TOK_HVEC };

@@ -6,7 +6,7 @@ REGION_LIB := $(BUILD)/lib/libtochain-region.a
 LIBS += $(REGION_LIB)
 $(REGION_LIB): $(call objs,$(REGION_SRCS))
 
-$(foreach t,ring region desc pool chan counters tsc,\
+$(foreach t,ring region desc pool chan counters tsc spin,\
   $(eval $(call unit_test,test_region_$(t),$(REGION_LIB))))
 
 $(eval $(call test_prog,region-stress,$(call objs,tests/stress/region_stress.c) $(REGION_LIB)))

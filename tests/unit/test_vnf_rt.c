@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tochain/barrier.h>
 #include <tochain/chan.h>
 #include <tochain/desc.h>
 #include <tochain/pool.h>
@@ -167,6 +168,43 @@ START_TEST(grant_data_bounds_verdict_revoke)
 	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 0);
 	ck_assert_int_eq(take_back(idx, 8), 2);
 	ck_assert_uint_eq(tcr_region_desc(vr, good)->deny_rule, VNF_RULE_UNMAPPED);
+	tcr_pool_free(pool, idx, 2);
+	vnf_detach(t);
+}
+END_TEST
+
+/*
+ * Handing back verdicts rings the scheduler only when it announced a
+ * sleep on the TX ring (ring.h F1/F2): one bump of cons_seq per batch.
+ */
+START_TEST(verdicts_ring_a_sleeping_scheduler)
+{
+	struct vnf_thread *t = vnf_attach(vpath, 0, 100);
+	struct tcr_ring *tx = &ch.ring[TCR_CH_TX];
+	struct vnf_pkt pk[8];
+	uint32_t idx[8], seq;
+
+	ck_assert_ptr_nonnull(t);
+	send_desc(TCR_OP_CTRL, VNF_CTRL_GRANT, 1, 0, (uint32_t)strlen(dpath), dpath);
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 1);
+	seq = tc_load_acquire(&tx->ctl->cons_seq);
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);
+	ck_assert_uint_eq(tc_load_acquire(&tx->ctl->cons_seq), seq);	/* awake: no ring */
+	ck_assert_int_eq(take_back(idx, 8), 2);
+	tcr_pool_free(pool, idx, 2);
+
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	send_desc(TCR_OP_DATA, 0, VNF_AUX(1, 2), 0, 12, NULL);
+	ck_assert_int_eq(vnf_recv(t, pk, 8, 0), 2);
+	seq = tcr_ring_cons_wait_prepare(tx);	/* the scheduler is going to sleep */
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_post(t, &pk[1], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);
+	ck_assert_uint_eq(tc_load_acquire(&tx->ctl->cons_seq), seq + 1);	/* one per batch */
+	tcr_ring_cons_wait_done(tx);
+	ck_assert_int_eq(take_back(idx, 8), 2);
 	tcr_pool_free(pool, idx, 2);
 	vnf_detach(t);
 }
@@ -482,6 +520,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, attach_errors);
 	tcase_add_test(tc, grant_data_bounds_verdict_revoke);
+	tcase_add_test(tc, verdicts_ring_a_sleeping_scheduler);
 	tcase_add_test(tc, reopened_channel_is_reattached);
 	tcase_add_test(tc, killed_region_shuts_down);
 	tcase_add_test(tc, guest_mode_maps_by_header_name);

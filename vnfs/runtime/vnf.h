@@ -20,10 +20,12 @@
  * VNF), vnf_recv reattaches by itself and drops its data mappings (the
  * scheduler grants them again).
  *
- * Waiting: vnf_recv polls a little, then sleeps on the RX ring's futex
- * word (a shared futex) until the scheduler kicks it or the timeout ends,
- * so an idle VNF costs no CPU.  Inside a guest (vnf_attach_guest) no
- * futex wake-up arrives: it polls with growing naps instead.
+ * Waiting: vnf_recv polls within an adaptive budget (tochain/spin.h),
+ * then sleeps on the RX ring's futex word (a shared futex) until the
+ * scheduler kicks it or the timeout ends, so an idle VNF costs no CPU;
+ * handing back verdicts (vnf_flush) wakes a sleeping scheduler the same
+ * way.  Inside a guest (vnf_attach_guest) no futex wake-up arrives: it
+ * polls with growing naps instead.
  *
  * Trust: the VNF trusts the scheduler (it writes the VNF region) but not
  * the guest: payload is in the guest's region, mapped read-only, and may

@@ -26,12 +26,13 @@
 #include <tochain/counters.h>
 #include <tochain/region.h>
 #include <tochain/ring.h>
+#include <tochain/spin.h>
 
 #include "tochain/ch_flow.h"
 #include "tochain/util.h"
 #include "vnf.h"
 
-#define VNF_SPIN_NS	100000ull	/* poll this long after the last packet */
+#define VNF_SPIN_MAX_NS	100000u	/* ceiling of the adaptive poll (tochain/spin.h) */
 #define VNF_NAP_MS	100	/* longest sleep: staleness is checked after */
 #define VNF_GUEST_NAP_MIN_US	50	/* guest mode: first nap when idle ... */
 #define VNF_GUEST_NAP_MAX_US	1000	/* ... doubling up to this ... */
@@ -56,6 +57,8 @@ struct vnf_thread {
 	uint64_t gretry_ms[VNF_REGION_CHAINS];
 	uint32_t nap_us;		/* current back-off nap */
 	uint64_t idle_ms;		/* first nap since the last work; 0: busy */
+	struct tcr_spin spin;		/* poll before sleeping (vnf_recv) */
+	uint64_t slept_ns;		/* start of the last futex sleep; 0: none since */
 };
 
 static void nap_ms(unsigned int ms)
@@ -203,6 +206,7 @@ struct vnf_thread *vnf_attach_guest(const char *path, uint32_t thread, int timeo
 		return NULL;
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	t->id = thread;
+	tcr_spin_init(&t->spin, VNF_SPIN_MAX_NS);
 	if (dev_dir) {
 		t->guest = true;
 		snprintf(t->dev_dir, sizeof(t->dev_dir), "%s", dev_dir);
@@ -248,6 +252,13 @@ int vnf_flush(struct vnf_thread *t)
 	k = tcr_ring_enqueue_burst(tx, t->ret, t->nret);
 	if (k < 0)
 		return k;
+	/*
+	 * One wake-up per batch of verdicts, only when the scheduler said it
+	 * sleeps (ring.c F2).  Not from a VM: the futex would not reach the
+	 * host, and the scheduler naps for VNFs that do not ring.
+	 */
+	if (k > 0 && !t->guest && tcr_ring_prod_kick_needed(tx))
+		syscall(SYS_futex, tcr_ring_kick_consumer(tx), FUTEX_WAKE, 1, NULL, NULL, 0);
 	memmove(t->ret, t->ret + k, (t->nret - (uint32_t)k) * sizeof(*t->ret));
 	t->nret -= (uint32_t)k;
 	return t->nret ? -EAGAIN : 0;
@@ -420,6 +431,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 	uint32_t idx[64];
 	unsigned int spins = 0;
 	uint64_t idle_since = 0;
+	uint32_t budget = 0;
 	int n, err;
 
 	if (max > 64)
@@ -447,6 +459,11 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 		if (n > 0) {
 			unsigned int k = take(t, idx, (unsigned int)n, pkts);
 
+			if (t->slept_ns)
+				tcr_spin_woke(&t->spin, tu_now_ns() - t->slept_ns);
+			else if (spins)
+				tcr_spin_spun(&t->spin, true);
+			t->slept_ns = 0;
 			t->nap_us = 0;
 			t->idle_ms = 0;
 			if (k)
@@ -455,17 +472,22 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			continue;
 		}
 		/*
-		 * Poll for a while (yielding now and then: cores may be shared);
-		 * not again in guest mode once it naps (idle for a while).
+		 * Poll within the adaptive budget (nothing when the host is
+		 * crowded or spins kept finding nothing); not again in guest
+		 * mode once it naps (idle for a while).
 		 */
-		if (!spins++)
+		if (!spins++) {
 			idle_since = tu_now_ns();
-		if (tu_now_ns() - idle_since < VNF_SPIN_NS && !(t->guest && t->idle_ms)) {
-			if (spins % 64)
-				tc_cpu_relax();
-			else
-				sched_yield();
+			budget = t->guest && t->idle_ms ? 0 : tcr_spin_budget(&t->spin);
+			t->slept_ns = 0;
+		}
+		if (tu_now_ns() - idle_since < budget) {
+			tc_cpu_relax();
 			continue;
+		}
+		if (budget) {
+			tcr_spin_spun(&t->spin, false);
+			budget = 0;
 		}
 		if (t->guest) {
 			/*
@@ -501,6 +523,7 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 			int64_t left = timeout_ms < 0 ? VNF_NAP_MS :
 				       (int64_t)timeout_ms - (int64_t)(tu_now_ms() - start);
 
+			t->slept_ns = tu_now_ns();
 			if (left > 0 && tcr_ring_count(rx) == 0)
 				futex_wait(&rx->ctl->cons_seq, seq,
 					   left > VNF_NAP_MS ? VNF_NAP_MS : (unsigned int)left);
