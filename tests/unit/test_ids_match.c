@@ -160,6 +160,17 @@ static const struct {
 	{ R("content:\"a\"; pcre:\"/b+c/R\"; content:\"d\"; distance:0; "
 	    "within:1;"), "abbbcxd", false },
 	{ R("content:\"x\"; uricontent:\"y\";"), "xy", false },
+	/* counted repeats are opened in the trigger, exact in the check */
+	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxxcx", true },
+	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxcx", false },
+	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxxxcx", false },
+	{ R("pcre:\"/a\\d{2,7}c/\";"), "a1234567c", true },
+	{ R("pcre:\"/a\\d{2,7}c/\";"), "a12345678c", false },
+	{ R("pcre:\"/a\\d{9,}c/\";"), "a123456789c", true },
+	{ R("pcre:\"/a\\d{9,}c/\";"), "a12345678c", false },
+	{ R("pcre:\"/a[{]9}c/\";"), "a{9}c", true },
+	{ R("pcre:\"/a\\{9}c/\";"), "a{9}c", true },
+	{ R("pcre:\"/ab{2,9}+b/\";"), "abbbb", false },
 	/* no Hyperscan trigger: checked on every chunk */
 	{ R("content:!\"evil\";"), "good", true },
 	{ R("content:!\"evil\";"), "evil", false },

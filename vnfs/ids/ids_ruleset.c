@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ids_int.h"
+#include "ids_trigger.h"
 
 static uint64_t next_gen = 1;	/* ruleset identity for worker scratch */
 
@@ -187,7 +188,8 @@ static char *relative_trigger(const char *re)
 static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 {
 	unsigned f = HS_FLAG_PREFILTER;
-	hs_database_t *db;
+	char *rel;
+	hs_expr_info_t *info;
 	hs_compile_error_t *cerr;
 
 	*expr = NULL;
@@ -204,8 +206,11 @@ static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 	     strstr((const char *)el->pat, "\\Z") ||
 	     strstr((const char *)el->pat, "\\z")))
 		return -1;
-	*expr = el->relative ? relative_trigger((const char *)el->pat) :
-		strdup((const char *)el->pat);
+	rel = el->relative ? relative_trigger((const char *)el->pat) : NULL;
+	if (el->relative && !rel)
+		return -1;
+	*expr = ids_trigger_widen(rel ? rel : (const char *)el->pat);
+	free(rel);
 	if (!*expr)
 		return -1;
 	if (el->pcre_opts & PCRE2_CASELESS)
@@ -214,13 +219,22 @@ static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 		f |= HS_FLAG_DOTALL;
 	if (el->pcre_opts & PCRE2_MULTILINE)
 		f |= HS_FLAG_MULTILINE;
-	if (hs_compile(*expr, f, mode, NULL, &db, &cerr) != HS_SUCCESS) {
-		hs_free_compile_error(cerr);	/* e.g. matches empty */
+	/*
+	 * Parsing and analysis only, a fraction of a compile: a pattern that
+	 * passes but still fails in the database compile is found there
+	 * (compile() then checks its rule on every chunk).
+	 */
+	if (hs_expression_info(*expr, f, &info, &cerr) != HS_SUCCESS) {
+		hs_free_compile_error(cerr);
+		info = NULL;
+	}
+	if (!info || info->min_width == 0) {	/* refused, or matches empty */
+		free(info);
 		free(*expr);
 		*expr = NULL;
 		return -1;
 	}
-	hs_free_database(db);
+	free(info);
 	return (int)f;
 }
 
