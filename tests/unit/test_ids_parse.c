@@ -141,8 +141,6 @@ static const struct {
 	  "unsupported action 'dynamic'" },
 	{ "alert udp any any -> any any (sid:1;)",
 	  "unsupported protocol 'udp'" },
-	{ "alert icmp any any -> any any (sid:1;)",
-	  "unsupported protocol 'icmp'" },
 	{ "include $RULE_PATH/x.rules", "unsupported keyword 'include'" },
 	{ "preprocessor stream5_global: track_tcp yes",
 	  "unsupported keyword 'preprocessor'" },
@@ -165,6 +163,45 @@ START_TEST(unsupported_option)
 	ck_assert_msg(has_diag(want), "want '%s'", want);
 	ck_assert_uint_eq(ids_ruleset_nrules(rs), 1);
 	ck_assert_ptr_nonnull(ids_ruleset_find(rs, 7));
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+/* Rules no TOE can feed: skipped, listed apart, not a problem. */
+static const struct {
+	const char *rule;
+	const char *diag;
+} not_applicable[] = {
+	{ "alert icmp any any -> any any (itype:8; sid:1;)",
+	  "not applicable: protocol 'icmp' (TOEs carry TCP and UDP payload)" },
+	{ HDR "(flow:stateless; flags:SA,12; content:\"x\"; sid:1;)",
+	  "not applicable: 'flags' tests packet headers, a TOE delivers "
+	  "payload only" },
+	{ HDR "(ttl:<5; sid:1;)", "not applicable: 'ttl' tests packet "
+	  "headers, a TOE delivers payload only" },
+	{ "alert ip any any -> any any (ip_proto:47; sid:1;)",
+	  "not applicable: 'ip_proto' tests packet headers, a TOE delivers "
+	  "payload only" },
+	/* an unsupported option before does not hide it */
+	{ HDR "(threshold:type limit; ack:0; sid:1;)", "not applicable: "
+	  "'ack' tests packet headers, a TOE delivers payload only" },
+};
+
+START_TEST(not_applicable_rule)
+{
+	char text[512], want[256];
+	struct ids_ruleset *rs;
+
+	snprintf(text, sizeof(text),
+		 HDR "(content:\"ok\"; sid:7;)\n\n%s\n", not_applicable[_i].rule);
+	snprintf(want, sizeof(want), "t.rules:3: %s", not_applicable[_i].diag);
+	rs = load(text);
+	ck_assert_ptr_nonnull(rs);
+	dump_diags();
+	ck_assert_uint_eq(diags.n, 0);
+	ck_assert_uint_eq(diags.nna, 1);
+	ck_assert_str_eq(diags.na[0], want);
+	ck_assert_uint_eq(ids_ruleset_nrules(rs), 1);
 	ids_ruleset_put(rs);
 }
 END_TEST
@@ -493,6 +530,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, good_rules);
 	tcase_add_loop_test(tc, unsupported_option, 0,
 			    sizeof(unsupported) / sizeof(unsupported[0]));
+	tcase_add_loop_test(tc, not_applicable_rule, 0,
+			    sizeof(not_applicable) / sizeof(not_applicable[0]));
 	tcase_add_loop_test(tc, malformed_rule, 0,
 			    sizeof(malformed) / sizeof(malformed[0]));
 	tcase_add_test(tc, crlf_file);

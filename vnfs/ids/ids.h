@@ -69,10 +69,17 @@ struct ids_rule_info {
 	int line;
 };
 
-/* Diagnostics of a load: one "file:line: message" string per problem. */
+/*
+ * Diagnostics of a load: one "file:line: message" string per problem.
+ * Rules that can never apply to what a TOE delivers (icmp, IP/TCP header
+ * tests such as ttl or flags) are not problems: they are skipped and
+ * listed apart, in na ("file:line: not applicable: why").
+ */
 struct ids_diags {
 	size_t n;
 	char **msg;
+	size_t nna;
+	char **na;
 };
 void ids_diags_free(struct ids_diags *d);
 

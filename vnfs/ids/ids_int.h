@@ -160,6 +160,9 @@ struct ids_ruleset {
 /* ids_parse.c */
 void ids_diag(struct ids_diags *d, const char *file, int line,
 	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A rule skipped as not applicable (into d->na). */
+void ids_diag_na(struct ids_diags *d, const char *file, int line,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 char *ids_intern(struct ids_parse *p, const char *s, size_t len);
 int ids_parse_text(struct ids_parse *p, const char *file, const char *text,
 		   size_t len, bool vars_only);

@@ -25,6 +25,8 @@ struct ids_rstate {
 	struct ids_rule *r;
 	struct ids_elem *last;		/* last content (modifier target) */
 	bool has_sid;
+	bool failed;			/* err holds the first problem */
+	bool not_applicable;		/* err says why no TOE can see it */
 	char err[IDS_ERRLEN];
 };
 

@@ -340,6 +340,30 @@ static int rule_finish(struct ids_rstate *st)
 	return 0;
 }
 
+/*
+ * Options about IP, TCP or ICMP headers: the VNFs see the payload a TOE
+ * delivers, never a packet header, so such a rule can never apply.  True
+ * (and the reason in st->err) for one of them.
+ */
+static bool na_option(struct ids_rstate *st, const char *name)
+{
+	static const char *const hdr[] = {
+		"ttl", "tos", "id", "ipopts", "fragbits", "fragoffset",
+		"ip_proto", "sameip", "flags", "seq", "ack", "window",
+		"itype", "icode", "icmp_id", "icmp_seq", NULL,
+	};
+
+	for (int i = 0; hdr[i]; i++) {
+		if (!strcmp(name, hdr[i])) {
+			snprintf(st->err, IDS_ERRLEN, "'%s' tests packet "
+				 "headers, a TOE delivers payload only", name);
+			st->not_applicable = true;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Scans "name[:value];" options between '(' and ')'. */
 static int rule_options(struct ids_rstate *st, const char *s, const char *e)
 {
@@ -361,7 +385,7 @@ static int rule_options(struct ids_rstate *st, const char *s, const char *e)
 					return -1;
 				}
 			}
-			return rule_finish(st);
+			return st->failed ? -1 : rule_finish(st);
 		}
 		ns = s;
 		while (s < e && (isalnum((unsigned char)*s) || *s == '_'))
@@ -403,8 +427,14 @@ static int rule_options(struct ids_rstate *st, const char *s, const char *e)
 			ve = s;
 		}
 		s++;	/* the ';' */
-		if (rule_option(st, name, vs, ve))
+		/*
+		 * After the first problem, keep reading names only: a rule
+		 * that cannot apply anyway is reported as such.
+		 */
+		if (na_option(st, name))
 			return -1;
+		if (!st->failed && rule_option(st, name, vs, ve))
+			st->failed = true;
 	}
 }
 
@@ -432,6 +462,9 @@ static int add_header(struct ids_parse *p, char *tok[7], unsigned *idx,
 		h.proto = IDS_PROTO_IP;
 	} else {
 		snprintf(err, IDS_ERRLEN, "unsupported protocol '%.20s'", tok[1]);
+		if (!strcmp(tok[1], "icmp"))
+			snprintf(err, IDS_ERRLEN, "protocol 'icmp' (TOEs "
+				 "carry TCP and UDP payload)");
 		goto out_key;
 	}
 	if (!strcmp(tok[4], "->")) {
@@ -534,8 +567,10 @@ void ids_parse_rule(struct ids_parse *p, const char *line, int lineno)
 	} else {
 		r.info.action = IDS_ACTION_ALERT;
 	}
-	if (add_header(p, tok, &r.header, st.err))
+	if (add_header(p, tok, &r.header, st.err)) {
+		st.not_applicable = !strcmp(tok[1], "icmp");
 		goto out_diag;
+	}
 	if (rule_options(&st, paren + 1, line + strlen(line)))
 		goto out_diag;
 	r.info.file = p->file;
@@ -551,7 +586,10 @@ void ids_parse_rule(struct ids_parse *p, const char *line, int lineno)
 	return;
 
 out_diag:
-	ids_diag(p->diags, p->file, lineno, "%s", st.err);
+	if (st.not_applicable)
+		ids_diag_na(p->diags, p->file, lineno, "%s", st.err);
+	else
+		ids_diag(p->diags, p->file, lineno, "%s", st.err);
 out_rule:
 	ids_rule_free(&r);
 out_head:

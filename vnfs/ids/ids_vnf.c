@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ids.h"
+#include "vnf_check.h"
 #include "vnf_kind.h"
 #include "vnf_sjudge.h"
 
@@ -102,10 +103,14 @@ static unsigned int ids_diagnose(const struct vnf_kind_opts *o,
 	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
 	for (size_t i = 0; i < diags.n; i++)
 		note(arg, diags.msg[i]);
+	for (size_t i = 0; i < diags.nna; i++)
+		vnf_check_not_applicable(arg, diags.na[i]);
 	n = (unsigned int)diags.n;
 	ids_diags_free(&diags);
-	if (rs)
+	if (rs) {
+		vnf_check_kept(arg, (unsigned int)ids_ruleset_nrules(rs));
 		ids_ruleset_put(rs);
+	}
 	return n;
 }
 
