@@ -94,6 +94,17 @@ void ids_diags_free(struct ids_diags *d);
  */
 struct ids_ruleset *ids_ruleset_load(const char *path, const char *vars_path,
 				     struct ids_diags *diags);
+/*
+ * Same, with a cache of compiled databases in @cache_dir (created 0700 if
+ * missing; NULL: none): a load whose patterns, Hyperscan version and
+ * platform equal an earlier one's deserializes its databases instead of
+ * compiling.  Unreadable, corrupted or foreign cache files are ignored and
+ * rewritten; a cache that cannot be written only costs the compile.
+ */
+struct ids_ruleset *ids_ruleset_load_cached(const char *path,
+					    const char *vars_path,
+					    const char *cache_dir,
+					    struct ids_diags *diags);
 /* Same, rules from memory; @name is used in diagnostics. */
 struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
 					 size_t len, const char *vars_path,

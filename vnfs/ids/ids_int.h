@@ -155,6 +155,7 @@ struct ids_ruleset {
 	size_t nalways[IDS_LIST_COUNT];
 	bool inspect[2];		/* a rule may look at this direction */
 	uint32_t *by_sid;		/* rule indices sorted by sid */
+	const char *cache_dir;		/* during the load only, may be NULL */
 };
 
 /* ids_parse.c */

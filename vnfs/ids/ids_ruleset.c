@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ids_int.h"
+#include "ids_cache.h"
 #include "ids_trigger.h"
 
 static uint64_t next_gen = 1;	/* ruleset identity for worker scratch */
@@ -239,8 +240,10 @@ static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 }
 
 static int build_db(struct ids_db *d, struct tlist *l, unsigned mode,
-		    char *failed_msg, size_t msglen, uint32_t *failed_rule)
+		    const char *cache_dir, char *failed_msg, size_t msglen,
+		    uint32_t *failed_rule)
 {
+	struct ids_cache_input in;
 	const char **exprs = NULL;
 	unsigned *flags = NULL, *ids = NULL;
 	size_t nu = 0;
@@ -275,6 +278,12 @@ static int build_db(struct ids_db *d, struct tlist *l, unsigned mode,
 		d->rule_off[nu] = (uint32_t)k;
 	}
 	d->npat = nu;
+	in = (struct ids_cache_input){ exprs, flags, ids, nu, mode };
+	d->db = ids_cache_get(cache_dir, &in);
+	if (d->db) {
+		rc = 0;
+		goto out;
+	}
 	if (hs_compile_multi(exprs, flags, ids, (unsigned)nu, mode, NULL,
 			     &d->db, &cerr) != HS_SUCCESS) {
 		rc = -EINVAL;
@@ -288,6 +297,7 @@ static int build_db(struct ids_db *d, struct tlist *l, unsigned mode,
 		d->db = NULL;
 		goto out;
 	}
+	ids_cache_put(cache_dir, &in, d->db);
 	rc = 0;
 out:
 	free(exprs);
@@ -546,7 +556,8 @@ retry:
 		uint32_t bad = UINT32_MAX;
 
 		rc = build_db(d, &lists[b], stream ? HS_MODE_STREAM :
-			      HS_MODE_BLOCK, msg, sizeof(msg), &bad);
+			      HS_MODE_BLOCK, rs->cache_dir, msg, sizeof(msg),
+			      &bad);
 		if (rc == -EINVAL && bad != UINT32_MAX && !always[bad]) {
 			/* keep the rule, checked on every chunk instead */
 			const struct ids_rule *r = &rs->p.rules[bad];
@@ -600,9 +611,10 @@ static void ruleset_free(struct ids_ruleset *rs)
 	free(rs);
 }
 
-struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
-					 size_t len, const char *vars_path,
-					 struct ids_diags *diags)
+static struct ids_ruleset *load_mem(const char *name, const char *text,
+				     size_t len, const char *vars_path,
+				     const char *cache_dir,
+				     struct ids_diags *diags)
 {
 	struct ids_ruleset *rs;
 	int rc;
@@ -634,7 +646,9 @@ struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
 	rc = ids_parse_text(&rs->p, name, text ? text : "", len, false);
 	if (rc)
 		goto out_free;
+	rs->cache_dir = cache_dir;
 	rc = compile(rs);
+	rs->cache_dir = NULL;	/* the caller's string: do not keep it */
 	if (rc)
 		goto out_free;
 	rs->p.diags = NULL;	/* the caller owns it; do not keep it */
@@ -647,8 +661,23 @@ out_free:
 	return NULL;
 }
 
+struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
+					 size_t len, const char *vars_path,
+					 struct ids_diags *diags)
+{
+	return load_mem(name, text, len, vars_path, NULL, diags);
+}
+
 struct ids_ruleset *ids_ruleset_load(const char *path, const char *vars_path,
 				     struct ids_diags *diags)
+{
+	return ids_ruleset_load_cached(path, vars_path, NULL, diags);
+}
+
+struct ids_ruleset *ids_ruleset_load_cached(const char *path,
+					    const char *vars_path,
+					    const char *cache_dir,
+					    struct ids_diags *diags)
 {
 	struct ids_ruleset *rs;
 	char *text;
@@ -664,7 +693,7 @@ struct ids_ruleset *ids_ruleset_load(const char *path, const char *vars_path,
 		errno = -rc;
 		return NULL;
 	}
-	rs = ids_ruleset_load_mem(path, text, len, vars_path, diags);
+	rs = load_mem(path, text, len, vars_path, cache_dir, diags);
 	rc = errno;
 	free(text);
 	errno = rc;

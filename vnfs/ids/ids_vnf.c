@@ -47,6 +47,22 @@ static const char *ids_vars(const struct vnf_kind_opts *o, char *buf, size_t len
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
+/*
+ * Where compiled rulesets are cached: $TOCHAIN_IDS_CACHE ("" for none),
+ * else IDS_CACHE_DIR.  A reload of an unchanged file, a restart, and the
+ * instance that follows a --check then skip the Hyperscan compile.
+ */
+#define IDS_CACHE_DIR "/var/cache/tochain/ids"
+
+static const char *ids_cache_dir(void)
+{
+	const char *d = getenv("TOCHAIN_IDS_CACHE");
+
+	if (!d)
+		return IDS_CACHE_DIR;
+	return *d ? d : NULL;
+}
+
 static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 {
 	struct ids_diags diags = { 0 };
@@ -58,7 +74,8 @@ static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
+	rs = ids_ruleset_load_cached(o->rules, ids_vars(o, vars, sizeof(vars)),
+				     ids_cache_dir(), &diags);
 	if (!rs) {
 		int e = errno;
 
@@ -100,7 +117,8 @@ static unsigned int ids_diagnose(const struct vnf_kind_opts *o,
 
 	if (!o->rules)
 		return 0;
-	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
+	rs = ids_ruleset_load_cached(o->rules, ids_vars(o, vars, sizeof(vars)),
+				     ids_cache_dir(), &diags);
 	for (size_t i = 0; i < diags.n; i++)
 		note(arg, diags.msg[i]);
 	for (size_t i = 0; i < diags.nna; i++)
