@@ -171,6 +171,64 @@ static const struct {
 	{ R("pcre:\"/a[{]9}c/\";"), "a{9}c", true },
 	{ R("pcre:\"/a\\{9}c/\";"), "a{9}c", true },
 	{ R("pcre:\"/ab{2,9}+b/\";"), "abbbb", false },
+	/* isdataat: a byte at that position, absolute or after the cursor */
+	{ R("content:\"ab\"; isdataat:3,relative;"), "abxyz", false },
+	{ R("content:\"ab\"; isdataat:3,relative;"), "abwxyz", true },
+	{ R("content:\"ab\"; isdataat:!3,relative;"), "abxyz", true },
+	{ R("content:\"ab\"; isdataat:!3,relative;"), "abwxyz", false },
+	{ R("content:\"ab\"; isdataat:5;"), "abcdef", true },
+	{ R("content:\"ab\"; isdataat:5;"), "abcde", false },
+	/* only the last "ab" ends the data: backtracking into isdataat */
+	{ R("content:\"ab\"; isdataat:!1,relative;"), "abxxab", true },
+	{ R("content:\"ab\"; isdataat:!1,relative;"), "abxxabxx", false },
+	/* byte_test: binary big/little endian, string, operators, bitmask */
+	{ R("content:\"L\"; byte_test:2,>,256,0,relative;"), "L\x01\x02", true },
+	{ R("content:\"L\"; byte_test:2,>,258,0,relative;"), "L\x01\x02", false },
+	{ R("content:\"L\"; byte_test:2,=,513,0,relative,little;"),
+	  "L\x01\x02", true },
+	{ R("content:\"L\"; byte_test:2,=,258,0,relative,little;"),
+	  "L\x01\x02", false },
+	{ R("content:\"L\"; byte_test:2,<=,258,0,relative;"), "L\x01\x02", true },
+	{ R("content:\"L\"; byte_test:2,<,258,0,relative;"), "L\x01\x02", false },
+	{ R("content:\"L\"; byte_test:1,&,0x80,1,relative;"), "Lx\x81", true },
+	{ R("content:\"L\"; byte_test:1,&,0x80,1,relative;"), "Lx\x71", false },
+	{ R("content:\"L\"; byte_test:1,!&,0x80,1,relative;"), "Lx\x71", true },
+	{ R("content:\"L\"; byte_test:1,^,0x7f,0,relative;"), "L\x7f", false },
+	{ R("content:\"L\"; byte_test:1,=,3,0,relative,bitmask 0x30;"),
+	  "L\x3f", true },
+	{ R("content:\"L\"; byte_test:1,=,3,0,relative,bitmask 0x30;"),
+	  "L\x2f", false },
+	{ R("content:\"len=\"; byte_test:5,>,1000,0,relative,string,dec;"),
+	  "len=1234;", true },
+	{ R("content:\"len=\"; byte_test:5,>,1000,0,relative,string,dec;"),
+	  "len=999;x", false },
+	{ R("content:\"len=\"; byte_test:5,>,1000,0,relative,string,dec;"),
+	  "len=abcde", false },
+	{ R("content:\"len=\"; byte_test:4,=,255,0,relative,string,hex;"),
+	  "len=00ff", true },
+	{ R("content:\"len=\"; byte_test:3,=,8,0,relative,string,oct;"),
+	  "len=010", true },
+	/* not enough bytes: the option fails */
+	{ R("content:\"L\"; byte_test:4,>,0,0,relative;"), "L\x01\x02\x03", false },
+	{ R("content:\"L\"; byte_test:1,=,76,-1,relative;"), "xL", true },
+	/* byte_jump: length-prefixed field, then a content right after it */
+	{ R("content:\"H\"; byte_jump:1,0,relative; content:\"Z\"; within:1;"),
+	  "H\x03" "abcZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,relative; content:\"Z\"; within:1;"),
+	  "H\x02" "abcZ", false },
+	{ R("content:\"H\"; byte_jump:1,0,relative,multiplier 2; "
+	    "content:\"Z\"; within:1;"), "H\x02" "abcdZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,relative,align; content:\"Z\"; "
+	    "within:1;"), "H\x03" "abcxZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,relative,post_offset -1; "
+	    "content:\"cZ\"; within:2;"), "H\x03" "abcZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,from_beginning,relative; "
+	    "content:\"Z\"; within:1;"), "H\x04xxZ", true },
+	{ R("content:\"H\"; byte_jump:2,0,relative,string,dec; "
+	    "content:\"Z\"; within:1;"), "H03abcZ", true },
+	/* a jump past the data fails */
+	{ R("content:\"H\"; byte_jump:1,0,relative; isdataat:!0,relative;"),
+	  "H\x09" "ab", false },
 	/* no Hyperscan trigger: checked on every chunk */
 	{ R("content:!\"evil\";"), "good", true },
 	{ R("content:!\"evil\";"), "evil", false },

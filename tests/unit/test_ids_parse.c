@@ -93,10 +93,13 @@ static const struct {
 	const char *rule;
 	const char *diag;
 } unsupported[] = {
-	{ HDR "(content:\"a\"; byte_test:4,>,1,0; sid:1;)",
-	  "unsupported option 'byte_test'" },
-	{ HDR "(content:\"a\"; isdataat:1,relative; sid:1;)",
-	  "unsupported option 'isdataat'" },
+	{ HDR "(content:\"a\"; byte_test:4,>,len,0; sid:1;)",
+	  "unsupported byte_test value 'len' (byte_extract variables are not "
+	  "supported)" },
+	{ HDR "(content:\"a\"; byte_test:4,>,1,0,relative,dce; sid:1;)",
+	  "unsupported byte_test flag 'dce'" },
+	{ HDR "(content:\"a\"; byte_jump:4,0,from_end; sid:1;)",
+	  "unsupported byte_jump flag 'from_end'" },
 	{ HDR "(dsize:>10; sid:1;)", "unsupported option 'dsize'" },
 	{ HDR "(content:\"a\"; http_cookie; sid:1;)",
 	  "unsupported option 'http_cookie'" },
@@ -106,8 +109,6 @@ static const struct {
 	  "seconds 60; sid:1;)", "unsupported option 'threshold'" },
 	{ HDR "(content:\"a\"; detection_filter:track by_src,count 5,"
 	  "seconds 1; sid:1;)", "unsupported option 'detection_filter'" },
-	{ HDR "(content:\"a\"; byte_jump:4,0; sid:1;)",
-	  "unsupported option 'byte_jump'" },
 	{ HDR "(urilen:5; sid:1;)", "unsupported option 'urilen'" },
 	{ HDR "(content:\"a\"; tag:session,10,packets; sid:1;)",
 	  "unsupported option 'tag'" },
@@ -211,6 +212,22 @@ static const struct {
 	const char *diag;
 } malformed[] = {
 	{ HDR "(msg:\"open; sid:1;)", "unterminated quote in 'msg'" },
+	{ HDR "(byte_test:4,=>,1,0; sid:1;)", "bad byte_test operator '=>'" },
+	{ HDR "(byte_test:5,>,1,0; sid:1;)",
+	  "byte_test: 5 bytes is too many for a binary number" },
+	{ HDR "(byte_test:11,>,1,0,string; sid:1;)", "bad byte count '11'" },
+	{ HDR "(byte_test:2,>,1,0,hex; sid:1;)",
+	  "byte_test: hex/dec/oct need 'string'" },
+	{ HDR "(byte_test:2,>,1; sid:1;)", "'byte_test' needs more arguments" },
+	{ HDR "(byte_jump:2,0,multiplier 0; sid:1;)", "bad multiplier '0'" },
+	{ HDR "(byte_jump:2,0,sideways; sid:1;)",
+	  "bad byte_jump flag 'sideways'" },
+	{ HDR "(isdataat:x1; sid:1;)", "unsupported isdataat offset 'x1' "
+	  "(byte_extract variables are not supported)" },
+	{ HDR "(isdataat:-1; sid:1;)", "bad isdataat offset '-1'" },
+	{ HDR "(isdataat:1,relativ; sid:1;)", "bad isdataat flag 'relativ'" },
+	{ HDR "(content:\"a\"; byte_jump:1,0; distance:1; sid:1;)",
+	  "'distance' without a preceding content" },
 	{ HDR "(content:\"abc; sid:1;)", "unterminated quote in 'content'" },
 	{ "alert tcp any any -> any 65536 (sid:1;)", "bad port '65536'" },
 	{ "alert tcp any any -> any http (sid:1;)", "bad port 'http'" },

@@ -34,7 +34,28 @@ enum ids_buf {
 #define IDS_MAX_FILE		(64u << 20)
 #define IDS_EVAL_BUDGET		4096	/* candidate positions per rule check */
 
-enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE };
+enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE, IDS_ELEM_BYTES };
+
+/* isdataat, byte_test, byte_jump (ids_parse_bytes.c, ids_bytes.c). */
+enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP };
+enum ids_bcmp { IDS_BCMP_LT, IDS_BCMP_GT, IDS_BCMP_LE, IDS_BCMP_GE,
+		IDS_BCMP_EQ, IDS_BCMP_AND, IDS_BCMP_XOR };
+
+struct ids_bytes {
+	enum ids_bop op;
+	uint8_t nbytes;		/* bytes read: 1..4 binary, 1..10 string */
+	uint8_t base;		/* string: 8, 10, 16; 0: binary */
+	bool little;		/* binary: little endian */
+	bool not;		/* byte_test '!': the comparison negated */
+	enum ids_bcmp cmp;	/* byte_test */
+	uint64_t value;		/* byte_test operand */
+	uint32_t bitmask;	/* 0: none */
+	int32_t offset;		/* isdataat: N; others: where to read */
+	int32_t post_offset;	/* byte_jump */
+	uint32_t multiplier;	/* byte_jump, 1 by default */
+	bool align;		/* byte_jump: round the jump up to 4 */
+	bool from_beginning;	/* byte_jump: from the buffer's start */
+};
 
 /* One content or pcre option of a rule, in rule order. */
 struct ids_elem {
@@ -51,6 +72,7 @@ struct ids_elem {
 	uint32_t pcre_opts;	/* PCRE2_* compile options */
 	pcre2_code *re;
 	bool anchor;		/* a later element is relative to this one */
+	struct ids_bytes b;	/* IDS_ELEM_BYTES; negated: isdataat:! */
 };
 
 /* Address and port sets: matches (pos_any || npos == 0 || in pos) && !in neg. */
@@ -205,6 +227,12 @@ struct ids_match_ctx {
 };
 
 bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
+/*
+ * ids_bytes.c: evaluates a byte option at cursor @cur of view @v; true
+ * with the cursor after it in *next (moved by byte_jump only).
+ */
+bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
+		    uint64_t cur, uint64_t *next);
 bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
 		    size_t plen, bool nocase, size_t *pos);
 

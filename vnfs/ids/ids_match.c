@@ -104,6 +104,19 @@ static bool eval(const struct ids_rule *r, size_t i, struct ids_match_ctx *m,
 		if (m->err)
 			return false;
 	}
+	if (el->kind == IDS_ELEM_BYTES) {
+		uint64_t next;
+
+		if (!v->present || --m->budget < 0 ||
+		    !ids_bytes_eval(el, v, cur[el->buf], &next))
+			return false;
+		save = cur[el->buf];
+		cur[el->buf] = next;
+		if (eval(r, i + 1, m, cur))
+			return true;
+		cur[el->buf] = save;
+		return false;
+	}
 	if (!v->present || !region(el, v, cur[el->buf], &lo, &hi))
 		return el->negated ? eval(r, i + 1, m, cur) : false;
 	save = cur[el->buf];

@@ -254,6 +254,9 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		return ids_opt_pcre(st, s, e);
 	if (!strcmp(name, "flow"))
 		return opt_flow(st, s, e);
+	if (!strcmp(name, "isdataat") || !strcmp(name, "byte_test") ||
+	    !strcmp(name, "byte_jump"))
+		return ids_opt_bytes(st, name, s, e);
 	if (!strcmp(name, "flowbits")) {
 		if (!s) {
 			snprintf(st->err, IDS_ERRLEN, "'flowbits' needs a value");
@@ -329,7 +332,9 @@ static int rule_finish(struct ids_rstate *st)
 				el->anchor = true;
 				break;
 			}
-			if (!n->negated)
+			/* isdataat and byte_test leave the cursor alone */
+			if (!n->negated && (n->kind != IDS_ELEM_BYTES ||
+					    n->b.op == IDS_BOP_JUMP))
 				break;
 		}
 	}

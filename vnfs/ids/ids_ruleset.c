@@ -355,7 +355,7 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			HS_MODE_BLOCK;
 		int f;
 
-		if (el->negated)
+		if (el->negated || el->kind == IDS_ELEM_BYTES)
 			continue;
 		switch (r->cls) {
 		case IDS_CLASS_RAW:

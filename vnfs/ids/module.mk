@@ -3,6 +3,7 @@
 IDS_SRCS := vnfs/ids/ids_addr.c vnfs/ids/ids_parse.c vnfs/ids/ids_parse_rule.c \
 	vnfs/ids/ids_parse_content.c vnfs/ids/ids_parse_base.c vnfs/ids/ids_match.c \
 	vnfs/ids/ids_ruleset.c vnfs/ids/ids_flow.c vnfs/ids/ids_http.c vnfs/ids/ids_trigger.c vnfs/ids/ids_cache.c \
+	vnfs/ids/ids_parse_bytes.c vnfs/ids/ids_bytes.c \
 	$(HTTP_HEAD_SRCS)
 IDS_OBJS := $(call objs,$(IDS_SRCS))
 IDS_LIB := $(BUILD)/lib/libtochain-ids.a

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Evaluating isdataat, byte_test and byte_jump (Snort 2.9 semantics) on
+ * one inspection buffer, at the cursor the preceding options left:
+ *
+ *   isdataat:N[,relative]   a byte exists at start + N (cursor + N): the
+ *                           buffer so far holds more than that position
+ *   byte_test:n,op,V,off    the n bytes at start + off (cursor + off),
+ *                           read as a big/little-endian integer or as
+ *                           ASCII digits (string, hex|dec|oct), masked
+ *                           (bitmask), compared: read op V, where & and ^
+ *                           are true when (read & V) / (read ^ V) is not 0
+ *   byte_jump:n,off         reads the same way, then moves the cursor to
+ *                           just after the bytes read (or the buffer start:
+ *                           from_beginning) + value * multiplier (rounded
+ *                           up to 4: align) + post_offset; fails if that
+ *                           lies outside the buffer
+ *
+ * What "the buffer so far" means for a stream: everything of the direction
+ * up to the end of the current chunk (a byte that has not arrived is not
+ * there).  A rule is checked when one of its contents or pcres fires, as
+ * Snort checks a rule on the packet that holds its fast pattern.  Reads
+ * never leave the bytes the view holds: a position that lies before the
+ * kept window, or past the data, fails the option.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids_int.h"
+
+/* The value @b reads at @p (b->nbytes available); false if not a number. */
+static bool read_value(const struct ids_bytes *b, const uint8_t *p,
+		       uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!b->base) {
+		for (unsigned i = 0; i < b->nbytes; i++)
+			v = b->little ? v | (uint64_t)p[i] << (8 * i) :
+				v << 8 | p[i];
+	} else {
+		char txt[16], *end;
+
+		/* as Snort: strtoul on the n bytes (spaces, sign, 0x) */
+		memcpy(txt, p, b->nbytes);
+		txt[b->nbytes] = 0;
+		v = strtoull(txt, &end, b->base);
+		if (end == txt)
+			return false;
+	}
+	if (b->bitmask) {
+		v &= b->bitmask;
+		v >>= __builtin_ctz(b->bitmask);
+	}
+	*out = v;
+	return true;
+}
+
+static bool compare(const struct ids_bytes *b, uint64_t v)
+{
+	bool r;
+
+	switch (b->cmp) {
+	case IDS_BCMP_LT: r = v < b->value; break;
+	case IDS_BCMP_GT: r = v > b->value; break;
+	case IDS_BCMP_LE: r = v <= b->value; break;
+	case IDS_BCMP_GE: r = v >= b->value; break;
+	case IDS_BCMP_EQ: r = v == b->value; break;
+	case IDS_BCMP_AND: r = (v & b->value) != 0; break;
+	default: r = (v ^ b->value) != 0; break;
+	}
+	return r != b->not;
+}
+
+bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
+		    uint64_t cur, uint64_t *next)
+{
+	const struct ids_bytes *b = &el->b;
+	int64_t end = (int64_t)(v->base + v->len);
+	int64_t pos = (int64_t)(el->relative ? cur : v->start) + b->offset;
+	int64_t np;
+	uint64_t val;
+
+	*next = cur;
+	if (b->op == IDS_BOP_ISDATAAT)
+		return (pos >= (int64_t)v->start && pos < end) != el->negated;
+	if (pos < (int64_t)v->base || pos + b->nbytes > end ||
+	    !read_value(b, v->data + (pos - (int64_t)v->base), &val))
+		return false;
+	if (b->op == IDS_BOP_TEST)
+		return compare(b, val);
+	/* byte_jump; values are at most 32 bits times a 16-bit multiplier */
+	val = (val & 0xffffffffu) * b->multiplier;
+	if (b->align && val % 4)
+		val += 4 - val % 4;
+	np = (b->from_beginning ? (int64_t)v->start : pos + b->nbytes) +
+	     (int64_t)val + b->post_offset;
+	if (np < (int64_t)v->start || np > end)
+		return false;
+	*next = (uint64_t)np;
+	return true;
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Snort rule options that read bytes at a position: isdataat, byte_test,
+ * byte_jump (evaluated by ids_bytes.c).  They look at the buffer of the
+ * element before them when relative, else at the raw stream; they are
+ * never Hyperscan triggers.  Private to the parser; see ids_parse_priv.h.
+ *
+ * Refused with a message: byte_extract variables as values or offsets,
+ * dce (needs the DCE/RPC preprocessor), from_end, and anything malformed.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids_parse_priv.h"
+
+#define MAX_ARGS 16
+
+/* Splits [s, e) at commas into trimmed tokens; -1 when too many. */
+static int split_args(const char *s, const char *e, const char *tok[][2])
+{
+	int n = 0;
+
+	for (;;) {
+		const char *c = memchr(s, ',', (size_t)(e - s));
+		const char *te = c ? c : e, *ts = s;
+
+		if (n == MAX_ARGS)
+			return -1;
+		ids_lex_trim(&ts, &te);
+		tok[n][0] = ts;
+		tok[n][1] = te;
+		n++;
+		if (!c)
+			return n;
+		s = c + 1;
+	}
+}
+
+/* "123", "-4", "0x1F": a number in [min, max]; a name (byte_extract) no. */
+static int parse_num(struct ids_rstate *st, const char *what, const char *s,
+		     const char *e, long min, long max, long *out)
+{
+	if (s < e && (isalpha((unsigned char)*s) || *s == '_')) {
+		snprintf(st->err, IDS_ERRLEN, "unsupported %s '%.*s' "
+			 "(byte_extract variables are not supported)", what,
+			 (int)(e - s > 32 ? 32 : e - s), s);
+		return -1;
+	}
+	if (e - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		char buf[24], *end;
+		unsigned long v;
+
+		if (e - s >= (long)sizeof(buf))
+			goto bad;
+		memcpy(buf, s, (size_t)(e - s));
+		buf[e - s] = 0;
+		v = strtoul(buf, &end, 16);
+		if (*end || v > (unsigned long)max)
+			goto bad;
+		*out = (long)v;
+		return 0;
+	}
+	if (!ids_lex_long(s, e, min, max, out))
+		return 0;
+bad:
+	snprintf(st->err, IDS_ERRLEN, "bad %s '%.*s'", what,
+		 (int)(e - s > 32 ? 32 : e - s), s);
+	return -1;
+}
+
+/* "name value" token: true and the value in [vs, e) when it starts so. */
+static bool keyed(const char *s, const char *e, const char *name,
+		  const char **vs)
+{
+	size_t n = strlen(name);
+
+	if ((size_t)(e - s) <= n || memcmp(s, name, n) ||
+	    !isspace((unsigned char)s[n]))
+		return false;
+	*vs = s + n;
+	while (*vs < e && isspace((unsigned char)**vs))
+		(*vs)++;
+	return true;
+}
+
+/* The flags after the positional arguments of byte_test / byte_jump. */
+static int byte_flags(struct ids_rstate *st, struct ids_elem *el,
+		      const char *tok[][2], int from, int n, const char *opt)
+{
+	struct ids_bytes *b = &el->b;
+	bool string = false;
+
+	for (int i = from; i < n; i++) {
+		const char *s = tok[i][0], *e = tok[i][1], *vs;
+		long v;
+
+		if (ids_lex_eq(s, e, "relative")) {
+			el->relative = true;
+		} else if (ids_lex_eq(s, e, "big")) {
+			b->little = false;
+		} else if (ids_lex_eq(s, e, "little")) {
+			b->little = true;
+		} else if (ids_lex_eq(s, e, "string")) {
+			string = true;
+		} else if (ids_lex_eq(s, e, "hex")) {
+			b->base = 16;
+		} else if (ids_lex_eq(s, e, "dec")) {
+			b->base = 10;
+		} else if (ids_lex_eq(s, e, "oct")) {
+			b->base = 8;
+		} else if (keyed(s, e, "bitmask", &vs)) {
+			if (parse_num(st, "bitmask", vs, e, 1, 0xffffffffL, &v))
+				return -1;
+			b->bitmask = (uint32_t)v;
+		} else if (b->op == IDS_BOP_JUMP && ids_lex_eq(s, e, "align")) {
+			b->align = true;
+		} else if (b->op == IDS_BOP_JUMP &&
+			   ids_lex_eq(s, e, "from_beginning")) {
+			b->from_beginning = true;
+		} else if (b->op == IDS_BOP_JUMP &&
+			   keyed(s, e, "multiplier", &vs)) {
+			if (parse_num(st, "multiplier", vs, e, 1, 65535, &v))
+				return -1;
+			b->multiplier = (uint32_t)v;
+		} else if (b->op == IDS_BOP_JUMP &&
+			   keyed(s, e, "post_offset", &vs)) {
+			if (parse_num(st, "post_offset", vs, e, -65535, 65535,
+				      &v))
+				return -1;
+			b->post_offset = (int32_t)v;
+		} else if (ids_lex_eq(s, e, "dce") ||
+			   ids_lex_eq(s, e, "from_end")) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported %s flag "
+				 "'%.*s'", opt, (int)(e - s), s);
+			return -1;
+		} else {
+			snprintf(st->err, IDS_ERRLEN, "bad %s flag '%.*s'", opt,
+				 (int)(e - s > 32 ? 32 : e - s), s);
+			return -1;
+		}
+	}
+	if (b->base && !string) {
+		snprintf(st->err, IDS_ERRLEN, "%s: hex/dec/oct need 'string'",
+			 opt);
+		return -1;
+	}
+	if (string && !b->base)
+		b->base = 10;
+	if (b->nbytes > (b->base ? 10 : 4)) {
+		snprintf(st->err, IDS_ERRLEN, "%s: %u bytes is too many for "
+			 "a %s number", opt, b->nbytes, b->base ? "string" :
+			 "binary");
+		return -1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *text;
+	enum ids_bcmp cmp;
+} cmps[] = {
+	{ "<=", IDS_BCMP_LE }, { ">=", IDS_BCMP_GE }, { "<", IDS_BCMP_LT },
+	{ ">", IDS_BCMP_GT }, { "=", IDS_BCMP_EQ }, { "&", IDS_BCMP_AND },
+	{ "^", IDS_BCMP_XOR },
+};
+
+/* New element of kind BYTES, on the buffer of the element before it. */
+static struct ids_elem *bytes_elem(struct ids_rstate *st, enum ids_bop op)
+{
+	struct ids_rule *r = st->r;
+	enum ids_buf buf = r->nelems ? r->elems[r->nelems - 1].buf :
+		IDS_BUF_RAW;
+	struct ids_elem *ne = realloc(r->elems, (r->nelems + 1) * sizeof(*ne));
+
+	if (!ne) {
+		snprintf(st->err, IDS_ERRLEN, "out of memory");
+		return NULL;
+	}
+	r->elems = ne;
+	ne += r->nelems++;
+	memset(ne, 0, sizeof(*ne));
+	ne->kind = IDS_ELEM_BYTES;
+	ne->buf = buf;
+	ne->b.op = op;
+	ne->b.multiplier = 1;
+	st->last = NULL;	/* content modifiers do not apply to it */
+	return ne;
+}
+
+int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
+		  const char *e)
+{
+	const char *tok[MAX_ARGS][2];
+	int n = split_args(s, e, tok);
+	struct ids_elem *el;
+	long v;
+
+	if (n < 0) {
+		snprintf(st->err, IDS_ERRLEN, "too many arguments to '%s'", name);
+		return -1;
+	}
+	if (!strcmp(name, "isdataat")) {
+		const char *ns = tok[0][0];
+		bool neg = ns < tok[0][1] && *ns == '!';
+
+		el = bytes_elem(st, IDS_BOP_ISDATAAT);
+		if (!el)
+			return -1;
+		el->negated = neg;
+		if (parse_num(st, "isdataat offset", ns + neg, tok[0][1], 0,
+			      65535, &v))
+			return -1;
+		el->b.offset = (int32_t)v;
+		for (int i = 1; i < n; i++) {
+			if (ids_lex_eq(tok[i][0], tok[i][1], "relative")) {
+				el->relative = true;
+			} else if (!ids_lex_eq(tok[i][0], tok[i][1], "rawbytes")) {
+				snprintf(st->err, IDS_ERRLEN, "bad isdataat flag "
+					 "'%.*s'", (int)(tok[i][1] - tok[i][0] >
+					 32 ? 32 : tok[i][1] - tok[i][0]),
+					 tok[i][0]);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	el = bytes_elem(st, !strcmp(name, "byte_test") ? IDS_BOP_TEST :
+			IDS_BOP_JUMP);
+	if (!el)
+		return -1;
+	if (n < (el->b.op == IDS_BOP_TEST ? 4 : 2)) {
+		snprintf(st->err, IDS_ERRLEN, "'%s' needs more arguments", name);
+		return -1;
+	}
+	if (parse_num(st, "byte count", tok[0][0], tok[0][1], 1, 10, &v))
+		return -1;
+	el->b.nbytes = (uint8_t)v;
+	if (el->b.op == IDS_BOP_TEST) {
+		const char *os = tok[1][0], *oe = tok[1][1];
+		size_t k;
+
+		if (os < oe && *os == '!') {
+			el->b.not = true;
+			os++;
+		}
+		for (k = 0; k < sizeof(cmps) / sizeof(cmps[0]); k++)
+			if (ids_lex_eq(os, oe, cmps[k].text))
+				break;
+		if (k == sizeof(cmps) / sizeof(cmps[0])) {
+			snprintf(st->err, IDS_ERRLEN, "bad byte_test operator "
+				 "'%.*s'", (int)(oe - os > 8 ? 8 : oe - os), os);
+			return -1;
+		}
+		el->b.cmp = cmps[k].cmp;
+		if (parse_num(st, "byte_test value", tok[2][0], tok[2][1], 0,
+			      0xffffffffL, &v))
+			return -1;
+		el->b.value = (uint64_t)v;
+	}
+	if (parse_num(st, "offset", tok[el->b.op == IDS_BOP_TEST ? 3 : 1][0],
+		      tok[el->b.op == IDS_BOP_TEST ? 3 : 1][1], -65535, 65535,
+		      &v))
+		return -1;
+	el->b.offset = (int32_t)v;
+	return byte_flags(st, el, tok, el->b.op == IDS_BOP_TEST ? 4 : 2, n,
+			  name);
+}
