@@ -112,6 +112,58 @@ START_TEST(uri)
 }
 END_TEST
 
+START_TEST(raw_uri_cookie_urilen)
+{
+	struct ids_ruleset *rs = load(
+		A "(content:\"%2e%2e\"; http_raw_uri; sid:1;)\n"
+		A "(content:\"..\"; http_raw_uri; sid:2;)\n"
+		A "(pcre:\"/%2e%2e/I\"; sid:3;)\n"
+		A "(content:\"session=evil\"; http_cookie; sid:4;)\n"
+		A "(pcre:\"/^admin=1/Cm\"; sid:5;)\n"
+		A "(urilen:5; sid:6;)\n"
+		A "(urilen:>10; sid:7;)\n"
+		A "(urilen:<3; sid:8;)\n"
+		A "(urilen:2<>5; sid:9;)\n"
+		A "(urilen:2<=>5; sid:10;)\n"
+		A "(urilen:3,norm; sid:11;)\n"
+		A "(content:\"/a\"; http_uri; urilen:>4; sid:12;)\n");
+	const char *enc = "GET /%2e%2e/x HTTP/1.1\r\n\r\n";
+	const char *ck = "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=b; "
+		"session=evil\r\n\r\n";
+
+	ck_assert(fires(rs, enc, 1));
+	ck_assert(!fires(rs, enc, 2));		/* raw: not decoded */
+	ck_assert(fires(rs, enc, 3));
+	ck_assert(!fires(rs, "GET /../x HTTP/1.1\r\n\r\n", 1));
+	ck_assert(fires(rs, "GET /../x HTTP/1.1\r\n\r\n", 2));
+	ck_assert(fires(rs, ck, 4));
+	ck_assert(!fires(rs, "GET /session=evil HTTP/1.1\r\n\r\n", 4));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nX-Cookie: session=evil\r\n\r\n",
+			 4));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nCookie: x=1\r\n"
+			"Cookie: admin=1\r\n\r\n", 5));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nCookie: x=1; admin=1\r\n\r\n",
+			 5));
+	/* urilen counts the raw target: "/%41b" is 5 bytes, decoded 3 */
+	ck_assert(fires(rs, "GET /%41b HTTP/1.1\r\n\r\n", 6));
+	ck_assert(fires(rs, "GET /%41b HTTP/1.1\r\n\r\n", 11));
+	ck_assert(!fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 11));
+	ck_assert(!fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 6));
+	ck_assert(fires(rs, "GET /abcdefghij HTTP/1.1\r\n\r\n", 7));
+	ck_assert(!fires(rs, "GET /abcdefghi HTTP/1.1\r\n\r\n", 7));
+	ck_assert(fires(rs, "GET /a HTTP/1.1\r\n\r\n", 8));
+	ck_assert(!fires(rs, "GET /ab HTTP/1.1\r\n\r\n", 8));
+	ck_assert(fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 9));
+	ck_assert(!fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 9));	/* 5: excl. */
+	ck_assert(fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 10));
+	ck_assert(!fires(rs, "GET /abcde HTTP/1.1\r\n\r\n", 10));
+	ck_assert(fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 12));
+	ck_assert(!fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 12));
+	ck_assert(!fires(rs, "POST /abcd HTTP/1.1\r\n\r\n", 99));
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 START_TEST(header_method_body)
 {
 	struct ids_ruleset *rs = load(
@@ -296,6 +348,7 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, uri);
+	tcase_add_test(tc, raw_uri_cookie_urilen);
 	tcase_add_test(tc, header_method_body);
 	tcase_add_test(tc, chunked_body);
 	tcase_add_test(tc, split_every_position);

@@ -10,6 +10,9 @@
  *                           ASCII digits (string, hex|dec|oct), masked
  *                           (bitmask), compared: read op V, where & and ^
  *                           are true when (read & V) / (read ^ V) is not 0
+ *   urilen:[<|>]N, A<>B, A<=>B[,raw|norm]  the length of the URI buffer
+ *                           (raw by default, as Snort 2.9): less, more,
+ *                           equal, between (exclusive, inclusive)
  *   byte_jump:n,off         reads the same way, then moves the cursor to
  *                           just after the bytes read (or the buffer start:
  *                           from_beginning) + value * multiplier (rounded
@@ -68,6 +71,8 @@ static bool compare(const struct ids_bytes *b, uint64_t v)
 	case IDS_BCMP_GE: r = v >= b->value; break;
 	case IDS_BCMP_EQ: r = v == b->value; break;
 	case IDS_BCMP_AND: r = (v & b->value) != 0; break;
+	case IDS_BCMP_IN: r = v > b->value && v < b->value_hi; break;
+	case IDS_BCMP_IN_INCL: r = v >= b->value && v <= b->value_hi; break;
 	default: r = (v ^ b->value) != 0; break;
 	}
 	return r != b->not;
@@ -83,6 +88,8 @@ bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
 	uint64_t val;
 
 	*next = cur;
+	if (b->op == IDS_BOP_URILEN)
+		return compare(b, v->base + v->len - v->start);
 	if (b->op == IDS_BOP_ISDATAAT)
 		return (pos >= (int64_t)v->start && pos < end) != el->negated;
 	if (pos < (int64_t)v->base || pos + b->nbytes > end ||

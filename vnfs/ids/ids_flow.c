@@ -451,7 +451,7 @@ static void http_event(struct ids_flow *f, enum ids_class cls)
 		return;
 	touch_begin(w);
 	if (cls == IDS_CLASS_HTTP_HDR) {
-		for (int b = IDS_BUF_URI; b <= IDS_BUF_METHOD; b++)
+		for (int b = IDS_BUF_URI; b < IDS_BUF_BODY; b++)
 			scan_block(w, &rs->http[b], &f->http->buf[b]);
 	} else {
 		scan_block(w, &rs->http[IDS_BUF_BODY],

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ids_int.h"
 
@@ -38,6 +39,8 @@ struct ids_http *ids_http_create(ids_http_event_fn event)
 	h->buf[IDS_BUF_URI].max = IDS_HTTP_URI_MAX;
 	h->buf[IDS_BUF_HEADER].max = IDS_HTTP_HEADER_MAX;
 	h->buf[IDS_BUF_METHOD].max = 32;
+	h->buf[IDS_BUF_RAW_URI].max = IDS_HTTP_URI_MAX;
+	h->buf[IDS_BUF_COOKIE].max = IDS_HTTP_HEADER_MAX;
 	h->buf[IDS_BUF_BODY].max = IDS_HTTP_BODY_MAX;
 	return h;
 }
@@ -162,6 +165,25 @@ static void percent_decode(struct ids_sbuf *sb)
 	sb->len = o;
 }
 
+/* The values of the Cookie headers, CRLF-joined, into the COOKIE buffer. */
+static int cookies_out(struct ids_http *h)
+{
+	const struct http_head *hd = &h->head;
+	struct ids_sbuf *sb = &h->buf[IDS_BUF_COOKIE];
+
+	for (unsigned i = 0; i < hd->n; i++) {
+		const struct http_head_hdr *x = &hd->hdrs[i];
+
+		if (x->name_len != 6 ||
+		    strncasecmp(hd->buf + x->name_off, "cookie", 6))
+			continue;
+		if ((sb->len && sb_add(sb, "\r\n", 2)) ||
+		    sb_add(sb, hd->buf + x->val_off, x->val_len))
+			return -1;
+	}
+	return 0;
+}
+
 static int on_headers_complete(http_parser *p)
 {
 	struct ids_flow *f = flow_of(p);
@@ -170,7 +192,8 @@ static int on_headers_complete(http_parser *p)
 
 	if (http_head_end_url(&h->head, SIZE_MAX) ||
 	    sb_add(&h->buf[IDS_BUF_URI], h->head.buf, h->head.url_len) ||
-	    headers_out(h, true))
+	    sb_add(&h->buf[IDS_BUF_RAW_URI], h->head.buf, h->head.url_len) ||
+	    headers_out(h, true) || cookies_out(h))
 		return -1;
 	if (sb_add(&h->buf[IDS_BUF_METHOD], m, strlen(m)))
 		return -1;

@@ -23,6 +23,8 @@ enum ids_buf {
 	IDS_BUF_URI,		/* percent-decoded request target */
 	IDS_BUF_HEADER,		/* request header lines, "Name: value\r\n" */
 	IDS_BUF_METHOD,
+	IDS_BUF_RAW_URI,	/* request target as sent */
+	IDS_BUF_COOKIE,		/* Cookie header values, CRLF-joined */
 	IDS_BUF_BODY,		/* request body, first IDS_HTTP_BODY_MAX bytes */
 	IDS_BUF_COUNT,
 };
@@ -36,10 +38,12 @@ enum ids_buf {
 
 enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE, IDS_ELEM_BYTES };
 
-/* isdataat, byte_test, byte_jump (ids_parse_bytes.c, ids_bytes.c). */
-enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP };
+/* isdataat, byte_test, byte_jump, urilen (ids_parse_bytes.c, ids_bytes.c). */
+enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP, IDS_BOP_URILEN };
 enum ids_bcmp { IDS_BCMP_LT, IDS_BCMP_GT, IDS_BCMP_LE, IDS_BCMP_GE,
-		IDS_BCMP_EQ, IDS_BCMP_AND, IDS_BCMP_XOR };
+		IDS_BCMP_EQ, IDS_BCMP_AND, IDS_BCMP_XOR,
+		IDS_BCMP_IN,		/* urilen a<>b: a < len < b */
+		IDS_BCMP_IN_INCL };	/* urilen a<=>b: a <= len <= b */
 
 struct ids_bytes {
 	enum ids_bop op;
@@ -48,7 +52,8 @@ struct ids_bytes {
 	bool little;		/* binary: little endian */
 	bool not;		/* byte_test '!': the comparison negated */
 	enum ids_bcmp cmp;	/* byte_test */
-	uint64_t value;		/* byte_test operand */
+	uint64_t value;		/* byte_test operand; urilen bound */
+	uint64_t value_hi;	/* urilen: upper bound of a range */
 	uint32_t bitmask;	/* 0: none */
 	int32_t offset;		/* isdataat: N; others: where to read */
 	int32_t post_offset;	/* byte_jump */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Snort rule options that read bytes at a position: isdataat, byte_test,
- * byte_jump (evaluated by ids_bytes.c).  They look at the buffer of the
+ * byte_jump, and urilen, the length of the URI (evaluated by ids_bytes.c).  They look at the buffer of the
  * element before them when relative, else at the raw stream; they are
  * never Hyperscan triggers.  Private to the parser; see ids_parse_priv.h.
  *
@@ -172,21 +172,62 @@ static struct ids_elem *bytes_elem(struct ids_rstate *st, enum ids_bop op)
 	struct ids_rule *r = st->r;
 	enum ids_buf buf = r->nelems ? r->elems[r->nelems - 1].buf :
 		IDS_BUF_RAW;
-	struct ids_elem *ne = realloc(r->elems, (r->nelems + 1) * sizeof(*ne));
+	struct ids_elem *ne = ids_opt_new_elem(st);
 
-	if (!ne) {
-		snprintf(st->err, IDS_ERRLEN, "out of memory");
+	if (!ne)
 		return NULL;
-	}
-	r->elems = ne;
-	ne += r->nelems++;
-	memset(ne, 0, sizeof(*ne));
 	ne->kind = IDS_ELEM_BYTES;
 	ne->buf = buf;
 	ne->b.op = op;
 	ne->b.multiplier = 1;
 	st->last = NULL;	/* content modifiers do not apply to it */
 	return ne;
+}
+
+/* urilen:N, <N, >N, A<>B, A<=>B, then raw (default) or norm. */
+static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n)
+{
+	const char *s = tok[0][0], *e = tok[0][1], *sep;
+	struct ids_elem *el;
+	long lo, hi;
+	size_t seplen = 3;
+
+	if (n > 2 || (n == 2 && !ids_lex_eq(tok[1][0], tok[1][1], "raw") &&
+		      !ids_lex_eq(tok[1][0], tok[1][1], "norm"))) {
+		snprintf(st->err, IDS_ERRLEN, "bad urilen: want N, <N, >N, "
+			 "A<>B or A<=>B, then raw or norm");
+		return -1;
+	}
+	el = ids_opt_new_elem(st);
+	if (!el)
+		return -1;
+	el->kind = IDS_ELEM_BYTES;
+	el->b.op = IDS_BOP_URILEN;
+	el->buf = n == 2 && ids_lex_eq(tok[1][0], tok[1][1], "norm") ?
+		IDS_BUF_URI : IDS_BUF_RAW_URI;
+	st->last = NULL;
+	sep = memmem(s, (size_t)(e - s), "<=>", 3);
+	if (!sep) {
+		sep = memmem(s, (size_t)(e - s), "<>", 2);
+		seplen = 2;
+	}
+	if (sep) {
+		if (parse_num(st, "urilen bound", s, sep, 0, 65535, &lo) ||
+		    parse_num(st, "urilen bound", sep + seplen, e, 0, 65535,
+			      &hi))
+			return -1;
+		el->b.cmp = seplen == 3 ? IDS_BCMP_IN_INCL : IDS_BCMP_IN;
+		el->b.value = (uint64_t)lo;
+		el->b.value_hi = (uint64_t)hi;
+		return 0;
+	}
+	el->b.cmp = IDS_BCMP_EQ;
+	if (s < e && (*s == '<' || *s == '>'))
+		el->b.cmp = *s++ == '<' ? IDS_BCMP_LT : IDS_BCMP_GT;
+	if (parse_num(st, "urilen", s, e, 0, 65535, &lo))
+		return -1;
+	el->b.value = (uint64_t)lo;
+	return 0;
 }
 
 int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
@@ -201,6 +242,8 @@ int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 		snprintf(st->err, IDS_ERRLEN, "too many arguments to '%s'", name);
 		return -1;
 	}
+	if (!strcmp(name, "urilen"))
+		return opt_urilen(st, tok, n);
 	if (!strcmp(name, "isdataat")) {
 		const char *ns = tok[0][0];
 		bool neg = ns < tok[0][1] && *ns == '!';

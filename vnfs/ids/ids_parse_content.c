@@ -99,7 +99,7 @@ out_free:
 }
 
 
-static struct ids_elem *new_elem(struct ids_rstate *st)
+struct ids_elem *ids_opt_new_elem(struct ids_rstate *st)
 {
 	struct ids_rule *r = st->r;
 	struct ids_elem *ne = realloc(r->elems, (r->nelems + 1) * sizeof(*ne));
@@ -121,7 +121,7 @@ int ids_opt_content(struct ids_rstate *st, const char *s, const char *e,
 
 	if (ids_lex_unquote(&s, &e, &neg, st->err))
 		return -1;
-	el = new_elem(st);
+	el = ids_opt_new_elem(st);
 	if (!el)
 		return -1;
 	el->kind = IDS_ELEM_CONTENT;
@@ -174,6 +174,8 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 		case 'H': nb = IDS_BUF_HEADER; break;
 		case 'P': nb = IDS_BUF_BODY; break;
 		case 'M': nb = IDS_BUF_METHOD; break;
+		case 'I': nb = IDS_BUF_RAW_URI; break;
+		case 'C': nb = IDS_BUF_COOKIE; break;
 		default:
 			snprintf(st->err, IDS_ERRLEN, "unsupported pcre flag '%c'",
 				 isprint((unsigned char)*f) ? *f : '?');
@@ -188,7 +190,7 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 			buf = nb;
 		}
 	}
-	el = new_elem(st);
+	el = ids_opt_new_elem(st);
 	if (!el)
 		return -1;
 	el->kind = IDS_ELEM_PCRE;

@@ -45,9 +45,11 @@ void ids_parse_rule(struct ids_parse *p, const char *line, int lineno);
 int ids_opt_content(struct ids_rstate *st, const char *s, const char *e,
 		    enum ids_buf buf);
 int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e);
-/* ids_parse_bytes.c: isdataat, byte_test, byte_jump (@name) */
+/* ids_parse_bytes.c: isdataat, byte_test, byte_jump, urilen (@name) */
 int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 		  const char *e);
+/* A zeroed element appended to the rule, or NULL (st->err says why). */
+struct ids_elem *ids_opt_new_elem(struct ids_rstate *st);
 /* -1 when no content precedes option @name. */
 int ids_opt_need_content(struct ids_rstate *st, const char *name);
 /* offset, depth, distance, within (@name) of the last content. */

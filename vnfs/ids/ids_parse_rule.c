@@ -168,12 +168,21 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 {
 	static const char *const ignored[] = { "metadata", "reference",
 		"priority", "gid", "fast_pattern", "rawbytes", NULL };
-	static const char *const flagmods[] = { "nocase", "http_uri",
-		"http_header", "http_method", "http_client_body", NULL };
+	static const struct {
+		const char *name;
+		enum ids_buf buf;	/* IDS_BUF_RAW: nocase */
+	} flagmods[] = {
+		{ "nocase", IDS_BUF_RAW }, { "http_uri", IDS_BUF_URI },
+		{ "http_header", IDS_BUF_HEADER },
+		{ "http_method", IDS_BUF_METHOD },
+		{ "http_client_body", IDS_BUF_BODY },
+		{ "http_raw_uri", IDS_BUF_RAW_URI },
+		{ "http_cookie", IDS_BUF_COOKIE }, { NULL, IDS_BUF_RAW },
+	};
 	long v;
 
-	for (int i = 0; flagmods[i]; i++) {
-		if (strcmp(name, flagmods[i]))
+	for (int i = 0; flagmods[i].name; i++) {
+		if (strcmp(name, flagmods[i].name))
 			continue;
 		if (ids_opt_need_content(st, name))
 			return -1;
@@ -184,7 +193,7 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		if (i == 0) {
 			st->last->nocase = true;
 		} else {
-			enum ids_buf b = (enum ids_buf)i;	/* URI..BODY */
+			enum ids_buf b = flagmods[i].buf;
 
 			if (st->last->buf != IDS_BUF_RAW &&
 			    st->last->buf != b) {
@@ -255,7 +264,7 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 	if (!strcmp(name, "flow"))
 		return opt_flow(st, s, e);
 	if (!strcmp(name, "isdataat") || !strcmp(name, "byte_test") ||
-	    !strcmp(name, "byte_jump"))
+	    !strcmp(name, "byte_jump") || !strcmp(name, "urilen"))
 		return ids_opt_bytes(st, name, s, e);
 	if (!strcmp(name, "flowbits")) {
 		if (!s) {
