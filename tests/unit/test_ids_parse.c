@@ -100,7 +100,8 @@ static const struct {
 	  "unsupported byte_test flag 'dce'" },
 	{ HDR "(content:\"a\"; byte_jump:4,0,from_end; sid:1;)",
 	  "unsupported byte_jump flag 'from_end'" },
-	{ HDR "(dsize:>10; sid:1;)", "unsupported option 'dsize'" },
+	{ "alert ip any any -> any any (dsize:>10; sid:1;)",
+	  "unsupported option 'dsize'" },
 	{ HDR "(content:\"a\"; threshold:type limit,track by_src,count 1,"
 	  "seconds 60; sid:1;)", "unsupported option 'threshold'" },
 	{ HDR "(content:\"a\"; detection_filter:track by_src,count 5,"
@@ -176,6 +177,8 @@ static const struct {
 	{ "alert ip any any -> any any (ip_proto:47; sid:1;)",
 	  "not applicable: 'ip_proto' tests packet headers, a TOE delivers "
 	  "payload only" },
+	{ HDR "(content:\"a\"; dsize:>10; sid:1;)", "not applicable: 'dsize' "
+	  "tests the size of a TCP segment, a TOE delivers a byte stream" },
 	/* an unsupported option before does not hide it */
 	{ HDR "(threshold:type limit; ack:0; sid:1;)", "not applicable: "
 	  "'ack' tests packet headers, a TOE delivers payload only" },

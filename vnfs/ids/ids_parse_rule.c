@@ -367,6 +367,17 @@ static bool na_option(struct ids_rstate *st, const char *name)
 		"itype", "icode", "icmp_id", "icmp_seq", NULL,
 	};
 
+	/*
+	 * A TCP segment's size does not survive the TOE: the VNF sees a byte
+	 * stream cut wherever the TOE's buffers were.
+	 */
+	if (!strcmp(name, "dsize") &&
+	    st->p->headers[st->r->header].proto == IDS_PROTO_TCP) {
+		snprintf(st->err, IDS_ERRLEN, "'dsize' tests the size of a TCP "
+			 "segment, a TOE delivers a byte stream");
+		st->not_applicable = true;
+		return true;
+	}
 	for (int i = 0; hdr[i]; i++) {
 		if (!strcmp(name, hdr[i])) {
 			snprintf(st->err, IDS_ERRLEN, "'%s' tests packet "
