@@ -113,15 +113,9 @@ static const struct {
 	{ HDR "(flow:to_server,only_stream; sid:1;)",
 	  "unsupported flow option 'only_stream'" },
 	{ HDR "(pcre:\"/a/K\"; sid:1;)", "unsupported pcre flag 'K'" },
-	{ HDR "(pcre:\"/a/S\"; sid:1;)", "unsupported pcre flag 'S'" },
-	{ HDR "(pcre:\"/a/Y\"; sid:1;)", "unsupported pcre flag 'Y'" },
 	{ HDR "(pcre:\"/a/D\"; sid:1;)", "unsupported pcre flag 'D'" },
 	{ HDR "(flow:to_server,no_stream; sid:1;)",
 	  "unsupported flow option 'no_stream'" },
-	{ HDR "(content:\"200\"; http_stat_code; sid:1;)",
-	  "unsupported option 'http_stat_code'" },
-	{ HDR "(content:\"OK\"; http_stat_msg; sid:1;)",
-	  "unsupported option 'http_stat_msg'" },
 	{ HDR "(flowbits:set,a&b; sid:1;)",
 	  "unsupported flowbits name 'a&b' (groups and operators are not "
 	  "supported)" },
@@ -287,8 +281,15 @@ static const struct {
 	{ "ipvar BAD [1.2.3.4", "ipvar BAD: unterminated list '[1.2.3.4'" },
 	{ "portvar P 70000", "portvar P: bad port '70000'" },
 	{ "var", "malformed var line" },
-	{ HDR "(flow:to_client; content:\"a\"; http_header; sid:1;)",
-	  "http buffers are request buffers: not with to_client" },
+	{ HDR "(flow:to_client; content:\"a\"; http_uri; sid:1;)",
+	  "http buffers other than http_header are request buffers: not "
+	  "with to_client" },
+	{ HDR "(flow:to_server; file_data; content:\"a\"; sid:1;)",
+	  "response buffers (file_data, http_stat_*) need flow:to_client" },
+	{ HDR "(content:\"200\"; http_stat_code; sid:1;)",
+	  "response buffers (file_data, http_stat_*) need flow:to_client" },
+	{ HDR "(flow:to_client; file_data:mime; sid:1;)",
+	  "unsupported file_data 'mime'" },
 };
 
 START_TEST(malformed_rule)

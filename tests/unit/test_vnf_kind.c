@@ -627,7 +627,7 @@ START_TEST(test_bad_files)
 	ck_assert_int_eq(vnf_engines_init(&es, &vnf_kind_ids, &o, err, sizeof(err)), -ENOENT);
 	/* An unsupported ids option, reported at its line. */
 	o.rules = write_file("u.rules", "# c\n\ndrop tcp any any -> any any (msg:\"m\"; "
-			     "content:\"a\"; byte_test:1,>,2,0; sid:9;)\n");
+			     "content:\"a\"; threshold:type limit; sid:9;)\n");
 	ck_assert_int_eq(vnf_engines_init(&es, &vnf_kind_ids, &o, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "u.rules:3") != NULL, "%s", err);
 	/* A ModSecurity rule file that does not parse. */

@@ -177,11 +177,16 @@ static void compute_headers(struct ids_flow *f)
 	}
 }
 
-static bool has_http_rules(const struct ids_ruleset *rs)
+/* Whether a rule looks at HTTP requests (or responses: @resp). */
+static bool has_http_rules(const struct ids_ruleset *rs, bool resp)
 {
 	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
-		if (rs->http[b].db)
+		if (rs->http[b].db &&
+		    (ids_buf_class(b) >= IDS_CLASS_RESP_HDR) == resp)
 			return true;
+	if (resp)
+		return rs->nalways[IDS_LIST_RESP_HDR] ||
+		       rs->nalways[IDS_LIST_RESP_BODY];
 	return rs->nalways[IDS_LIST_HTTP_HDR] ||
 	       rs->nalways[IDS_LIST_HTTP_BODY];
 }
@@ -214,9 +219,14 @@ struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
 		if (rs->raw[d].db &&
 		    hs_open_stream(rs->raw[d].db, 0, &f->dir[d].hs) != HS_SUCCESS)
 			goto out_free;
-	if (has_http_rules(rs)) {
-		f->http = ids_http_create(http_event);
+	if (has_http_rules(rs, false)) {
+		f->http = ids_http_create(http_event, false);
 		if (!f->http)
+			goto out_free;
+	}
+	if (has_http_rules(rs, true)) {
+		f->resp = ids_http_create(http_event, true);
+		if (!f->resp)
 			goto out_free;
 	}
 	compute_headers(f);
@@ -243,6 +253,7 @@ void ids_flow_destroy(struct ids_flow *f)
 		free(f->hdr_ok[d]);
 	}
 	ids_http_destroy(f->http);
+	ids_http_destroy(f->resp);
 	free(f->bits);
 	free(f->fired);
 	ids_ruleset_put(f->rs);
@@ -347,8 +358,13 @@ static void fill_views(struct ids_flow *f, struct ids_match_ctx *m, bool http)
 	m->arg = f;
 	if (http) {
 		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++) {
-			const struct ids_sbuf *sb = &f->http->buf[b];
+			const struct ids_http *h = ids_buf_class(b) >=
+				IDS_CLASS_RESP_HDR ? f->resp : f->http;
+			const struct ids_sbuf *sb;
 
+			if (!h)
+				continue;
+			sb = &h->buf[b];
 			m->v[b] = (struct ids_view){ sb->p, sb->len, 0, 0,
 						     true };
 		}
@@ -441,7 +457,7 @@ static void scan_block(struct ids_worker *w, const struct ids_db *d,
 		      w->scratch, on_hs_match, w);
 }
 
-/* Checks the rules of @cls after an HTTP request event (ids_http.c calls it). */
+/* Checks the rules of @cls after an HTTP request or response event (ids_http.c). */
 static void http_event(struct ids_flow *f, enum ids_class cls)
 {
 	struct ids_worker *w = f->w;
@@ -449,16 +465,20 @@ static void http_event(struct ids_flow *f, enum ids_class cls)
 
 	if (f->denied)
 		return;
+	static const enum ids_list list[IDS_CLASS_COUNT] = {
+		[IDS_CLASS_HTTP_HDR] = IDS_LIST_HTTP_HDR,
+		[IDS_CLASS_HTTP_BODY] = IDS_LIST_HTTP_BODY,
+		[IDS_CLASS_RESP_HDR] = IDS_LIST_RESP_HDR,
+		[IDS_CLASS_RESP_BODY] = IDS_LIST_RESP_BODY,
+	};
+	const struct ids_http *h = cls >= IDS_CLASS_RESP_HDR ? f->resp :
+		f->http;
+
 	touch_begin(w);
-	if (cls == IDS_CLASS_HTTP_HDR) {
-		for (int b = IDS_BUF_URI; b < IDS_BUF_BODY; b++)
-			scan_block(w, &rs->http[b], &f->http->buf[b]);
-	} else {
-		scan_block(w, &rs->http[IDS_BUF_BODY],
-			   &f->http->buf[IDS_BUF_BODY]);
-	}
-	check_touched(f, cls == IDS_CLASS_HTTP_HDR ? IDS_LIST_HTTP_HDR :
-		      IDS_LIST_HTTP_BODY, true);
+	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
+		if (ids_buf_class(b) == cls)
+			scan_block(w, &rs->http[b], &h->buf[b]);
+	check_touched(f, list[cls], true);
 }
 
 static void deny_closed(struct ids_verdict *out)
@@ -512,7 +532,9 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		check_touched(f, dir == IDS_TO_SERVER ? IDS_LIST_RAW_TS :
 			      IDS_LIST_RAW_TC, false);
 	if (dir == IDS_TO_SERVER && f->http && !f->denied && !f->err)
-		ids_http_feed(f);
+		ids_http_feed(f, f->http);
+	if (dir == IDS_TO_CLIENT && f->resp && !f->denied && !f->err)
+		ids_http_feed(f, f->resp);
 	rc = f->err ? f->err : ring_append(st, data, len);
 	if (rc && !f->denied) {
 		/* fail closed, for good: the history now has a gap */

@@ -26,8 +26,15 @@ enum ids_buf {
 	IDS_BUF_RAW_URI,	/* request target as sent */
 	IDS_BUF_COOKIE,		/* Cookie header values, CRLF-joined */
 	IDS_BUF_BODY,		/* request body, first IDS_HTTP_BODY_MAX bytes */
+	/* response buffers (flow:to_client rules), ids_http.c */
+	IDS_BUF_RESP_HEADER,	/* response header lines (http_header) */
+	IDS_BUF_STAT_CODE,	/* "200" */
+	IDS_BUF_STAT_MSG,	/* "OK" */
+	IDS_BUF_FILE_DATA,	/* response body: de-chunked, gunzipped */
 	IDS_BUF_COUNT,
 };
+
+#define IDS_HTTP_FILE_MAX	65536	/* file_data bytes kept per response */
 
 #define IDS_HTTP_URI_MAX	8192
 #define IDS_HTTP_HEADER_MAX	16384
@@ -127,7 +134,20 @@ enum ids_flowdir { IDS_FLOW_ANY, IDS_FLOW_TO_SERVER, IDS_FLOW_TO_CLIENT };
 
 /* When a rule is checked: on raw stream data, or on HTTP request events. */
 enum ids_class { IDS_CLASS_RAW, IDS_CLASS_HTTP_HDR, IDS_CLASS_HTTP_BODY,
-		 IDS_CLASS_COUNT };
+		 IDS_CLASS_RESP_HDR, IDS_CLASS_RESP_BODY, IDS_CLASS_COUNT };
+
+/* The class of the rules whose check a buffer's event starts. */
+static inline enum ids_class ids_buf_class(enum ids_buf b)
+{
+	switch (b) {
+	case IDS_BUF_RAW: return IDS_CLASS_RAW;
+	case IDS_BUF_BODY: return IDS_CLASS_HTTP_BODY;
+	case IDS_BUF_RESP_HEADER: case IDS_BUF_STAT_CODE:
+	case IDS_BUF_STAT_MSG: return IDS_CLASS_RESP_HDR;
+	case IDS_BUF_FILE_DATA: return IDS_CLASS_RESP_BODY;
+	default: return IDS_CLASS_HTTP_HDR;
+	}
+}
 
 struct ids_rule {
 	struct ids_rule_info info;
@@ -170,7 +190,8 @@ struct ids_db {
 
 /* Rules checked without a trigger: per direction (raw), per HTTP event. */
 enum ids_list { IDS_LIST_RAW_TS, IDS_LIST_RAW_TC, IDS_LIST_HTTP_HDR,
-		IDS_LIST_HTTP_BODY, IDS_LIST_COUNT };
+		IDS_LIST_HTTP_BODY, IDS_LIST_RESP_HDR, IDS_LIST_RESP_BODY,
+		IDS_LIST_COUNT };
 
 struct ids_ruleset {
 	int refcnt;
@@ -267,6 +288,14 @@ typedef void (*ids_http_event_fn)(struct ids_flow *f, enum ids_class cls);
 struct ids_http {
 	http_parser parser;
 	ids_http_event_fn event;	/* the flow's rule check (ids_flow.c) */
+	struct ids_flow *flow;		/* during ids_http_feed */
+	bool response;			/* parses the to-client direction */
+	bool gzip;			/* this response's body is compressed */
+	bool z_failed;			/* ... and could not be decoded */
+	struct z_stream_s *z;		/* inflate state, made on first use */
+	bool z_ready;			/* z set up for this body's format */
+	uint8_t zlead[2];		/* first body bytes, to tell the format */
+	uint8_t nlead;
 	enum ids_http_state state;
 	bool body_done;		/* body event ran for this message */
 	struct http_head head;	/* the request head (and trailers), whole */
@@ -311,6 +340,7 @@ struct ids_flow {
 	bool denied;
 	const struct ids_rule_info *deny_rule;
 	struct ids_http *http;	/* NULL when the ruleset has no HTTP rule */
+	struct ids_http *resp;	/* NULL without HTTP response rules */
 	/* valid during ids_flow_scan only */
 	struct ids_worker *w;
 	struct ids_verdict *out;
@@ -320,10 +350,13 @@ struct ids_flow {
 	int err;
 };
 
-/* ids_http.c: the flow layer passes the check it wants after each event. */
-struct ids_http *ids_http_create(ids_http_event_fn event);
+/*
+ * ids_http.c: the flow layer passes the check it wants after each event;
+ * @response: parse responses (to-client), else requests.
+ */
+struct ids_http *ids_http_create(ids_http_event_fn event, bool response);
 void ids_http_destroy(struct ids_http *h);
-/* Feeds the current to-server chunk (f->chunk, not yet in the ring). */
-void ids_http_feed(struct ids_flow *f);
+/* Feeds @h the current chunk (f->chunk, not yet in the ring) of its side. */
+void ids_http_feed(struct ids_flow *f, struct ids_http *h);
 
 #endif

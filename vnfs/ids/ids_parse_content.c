@@ -139,7 +139,7 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 {
 	struct ids_elem *el;
 	const char *last;
-	enum ids_buf buf = IDS_BUF_RAW;
+	enum ids_buf buf = st->sticky;
 	uint32_t opts = 0;
 	bool neg, rel = false;
 	int errcode;
@@ -176,13 +176,15 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 		case 'M': nb = IDS_BUF_METHOD; break;
 		case 'I': nb = IDS_BUF_RAW_URI; break;
 		case 'C': nb = IDS_BUF_COOKIE; break;
+		case 'S': nb = IDS_BUF_STAT_CODE; break;
+		case 'Y': nb = IDS_BUF_STAT_MSG; break;
 		default:
 			snprintf(st->err, IDS_ERRLEN, "unsupported pcre flag '%c'",
 				 isprint((unsigned char)*f) ? *f : '?');
 			return -1;
 		}
 		if (nb != IDS_BUF_COUNT) {
-			if (buf != IDS_BUF_RAW && buf != nb) {
+			if (buf != st->sticky && buf != nb) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "pcre with two buffer flags");
 				return -1;

@@ -24,6 +24,8 @@ struct ids_rstate {
 	struct ids_parse *p;
 	struct ids_rule *r;
 	struct ids_elem *last;		/* last content (modifier target) */
+	enum ids_buf sticky;		/* file_data / pkt_data: where content
+					 * and pcre look by default */
 	bool has_sid;
 	bool failed;			/* err holds the first problem */
 	bool not_applicable;		/* err says why no TOE can see it */

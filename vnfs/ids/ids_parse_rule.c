@@ -177,7 +177,9 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		{ "http_method", IDS_BUF_METHOD },
 		{ "http_client_body", IDS_BUF_BODY },
 		{ "http_raw_uri", IDS_BUF_RAW_URI },
-		{ "http_cookie", IDS_BUF_COOKIE }, { NULL, IDS_BUF_RAW },
+		{ "http_cookie", IDS_BUF_COOKIE },
+		{ "http_stat_code", IDS_BUF_STAT_CODE },
+		{ "http_stat_msg", IDS_BUF_STAT_MSG }, { NULL, IDS_BUF_RAW },
 	};
 	long v;
 
@@ -195,7 +197,7 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		} else {
 			enum ids_buf b = flagmods[i].buf;
 
-			if (st->last->buf != IDS_BUF_RAW &&
+			if (st->last->buf != st->sticky &&
 			    st->last->buf != b) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "content with two http buffers");
@@ -215,6 +217,15 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 			return -1;
 		}
 		return ids_opt_modifier(st, name, s, e);
+	}
+	if (!strcmp(name, "file_data") || !strcmp(name, "pkt_data")) {
+		if (s) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported %s '%.*s'",
+				 name, (int)(e - s > 16 ? 16 : e - s), s);
+			return -1;
+		}
+		st->sticky = name[0] == 'f' ? IDS_BUF_FILE_DATA : IDS_BUF_RAW;
+		return 0;
 	}
 	if (!s && strcmp(name, "flowbits")) {
 		snprintf(st->err, IDS_ERRLEN, "'%s' needs a value", name);
@@ -256,7 +267,7 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		return 0;
 	}
 	if (!strcmp(name, "content"))
-		return ids_opt_content(st, s, e, IDS_BUF_RAW);
+		return ids_opt_content(st, s, e, st->sticky);
 	if (!strcmp(name, "uricontent"))
 		return ids_opt_content(st, s, e, IDS_BUF_URI);
 	if (!strcmp(name, "pcre"))
@@ -314,15 +325,31 @@ static int rule_finish(struct ids_rstate *st)
 						el->pat[k]);
 			}
 		}
-		if (el->buf == IDS_BUF_BODY)
-			r->cls = IDS_CLASS_HTTP_BODY;
-		else if (el->buf != IDS_BUF_RAW && r->cls == IDS_CLASS_RAW)
-			r->cls = IDS_CLASS_HTTP_HDR;
+		/* on a response rule, http_header is the response's */
+		if (r->flowdir == IDS_FLOW_TO_CLIENT &&
+		    el->buf == IDS_BUF_HEADER)
+			el->buf = IDS_BUF_RESP_HEADER;
+		/* the body event sees the head too: the later class wins */
+		if (ids_buf_class(el->buf) > r->cls)
+			r->cls = ids_buf_class(el->buf);
 	}
-	if (r->cls != IDS_CLASS_RAW && r->flowdir == IDS_FLOW_TO_CLIENT) {
-		snprintf(st->err, IDS_ERRLEN,
-			 "http buffers are request buffers: not with to_client");
-		return -1;
+	for (size_t i = 0; i < r->nelems; i++) {
+		enum ids_class c = ids_buf_class(r->elems[i].buf);
+		bool resp = c >= IDS_CLASS_RESP_HDR;
+
+		if (c == IDS_CLASS_RAW)
+			continue;
+		if (resp && r->flowdir != IDS_FLOW_TO_CLIENT) {
+			snprintf(st->err, IDS_ERRLEN, "response buffers "
+				 "(file_data, http_stat_*) need flow:to_client");
+			return -1;
+		}
+		if (!resp && r->flowdir == IDS_FLOW_TO_CLIENT) {
+			snprintf(st->err, IDS_ERRLEN, "http buffers other than "
+				 "http_header are request buffers: not with "
+				 "to_client");
+			return -1;
+		}
 	}
 	/*
 	 * An element's position matters only if a later element of the same

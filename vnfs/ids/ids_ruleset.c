@@ -357,18 +357,9 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 
 		if (el->negated || el->kind == IDS_ELEM_BYTES)
 			continue;
-		switch (r->cls) {
-		case IDS_CLASS_RAW:
-			break;
-		case IDS_CLASS_HTTP_HDR:
-			if (el->buf == IDS_BUF_RAW || el->buf == IDS_BUF_BODY)
-				continue;
-			break;
-		default:
-			if (el->buf != IDS_BUF_BODY)
-				continue;
-			break;
-		}
+		/* only a buffer complete at the rule's event triggers it */
+		if (ids_buf_class(el->buf) != r->cls)
+			continue;
 		if (el->kind == IDS_ELEM_CONTENT) {
 			expr = literal_expr(el->pat, el->len);
 			f = el->nocase ? HS_FLAG_CASELESS : 0;
@@ -439,6 +430,10 @@ static int add_always(struct ids_ruleset *rs, uint32_t ri)
 		return add_list(rs, IDS_LIST_HTTP_HDR, ri);
 	if (r->cls == IDS_CLASS_HTTP_BODY)
 		return add_list(rs, IDS_LIST_HTTP_BODY, ri);
+	if (r->cls == IDS_CLASS_RESP_HDR)
+		return add_list(rs, IDS_LIST_RESP_HDR, ri);
+	if (r->cls == IDS_CLASS_RESP_BODY)
+		return add_list(rs, IDS_LIST_RESP_BODY, ri);
 	if (rule_applies(r, IDS_TO_SERVER))
 		rc = add_list(rs, IDS_LIST_RAW_TS, ri);
 	if (!rc && rule_applies(r, IDS_TO_CLIENT))
@@ -587,9 +582,12 @@ retry:
 				    IDS_LIST_RAW_TC];
 	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 		if (rs->http[b].db)
-			rs->inspect[IDS_TO_SERVER] = true;
+			rs->inspect[ids_buf_class(b) >= IDS_CLASS_RESP_HDR ?
+				    IDS_TO_CLIENT : IDS_TO_SERVER] = true;
 	if (rs->nalways[IDS_LIST_HTTP_HDR] || rs->nalways[IDS_LIST_HTTP_BODY])
 		rs->inspect[IDS_TO_SERVER] = true;
+	if (rs->nalways[IDS_LIST_RESP_HDR] || rs->nalways[IDS_LIST_RESP_BODY])
+		rs->inspect[IDS_TO_CLIENT] = true;
 	rc = 0;
 out:
 	for (int b = 0; b < NLISTS; b++)

@@ -9,7 +9,7 @@ IDS_OBJS := $(call objs,$(IDS_SRCS))
 IDS_LIB := $(BUILD)/lib/libtochain-ids.a
 IDS_CFLAGS := $(shell pkg-config --cflags libhs libpcre2-8 2>/dev/null) $(HTTP_HEAD_CPPFLAGS)
 IDS_LDLIBS := $(shell pkg-config --libs libhs libpcre2-8 2>/dev/null || echo -lhs -lpcre2-8) \
-	-lhttp_parser -lstdc++ -lm
+	-lhttp_parser -lz -lstdc++ -lm
 
 $(IDS_OBJS) $(call objs,bench/progs/ids_bench.c eval/ev_ids_proxy.c): CPPFLAGS += $(IDS_CFLAGS) -Ivnfs/ids
 $(BUILD)/obj/tests/unit/test_ids_%.o: CPPFLAGS += $(IDS_CFLAGS) -Ivnfs/ids
