@@ -839,6 +839,98 @@ START_TEST(reload_refcount)
 }
 END_TEST
 
+/* UDP rules on datagrams, each by itself; TCP streams do not see them. */
+START_TEST(udp_datagrams)
+{
+	struct ids_ruleset *rs = load(
+		"alert udp any any -> any 53 (flow:to_server; content:\"|00 01 00 00|\"; "
+		"offset:4; depth:4; content:\"evil\"; nocase; sid:1;)\n"
+		"alert udp any 53 -> any any (flow:to_client; byte_test:1,&,0x80,2; "
+		"byte_test:2,>,3,6; sid:2;)\n"
+		"alert udp any any -> any 53 (dsize:>20; content:\"AAAA\"; sid:3;)\n"
+		"alert udp any any -> any 53 (content:\"|03|www\"; byte_jump:1,-4,"
+		"relative; content:\"|00|\"; within:1; sid:4;)\n"
+		"alert tcp any any -> any 53 (content:\"tcpevil\"; sid:5;)\n"
+		"drop udp any any -> any 5300 (content:\"ATTACK\"; sid:6;)\n"
+		"alert udp any any -> any any (dsize:0; sid:7;)\n");
+	struct ids_flow_key k = key4("192.168.1.10", 40000, "10.0.0.1", 53);
+	struct ids_flow_key k2 = key4("192.168.1.10", 40000, "10.0.0.1", 5300);
+	struct ids_verdict v;
+	static const uint8_t q[] = "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00"
+		"\x00\x00\x04" "EVIL\x03" "com";
+	static const uint8_t r[] = "\x12\x34\x81\x80\x00\x01\x00\x04";
+	static const uint8_t r2[] = "\x12\x34\x01\x80\x00\x01\x00\x04";
+	static const uint8_t www[] = "\x03www\x00";
+	struct ids_worker *wk = ids_worker_create();
+
+	ck_assert_ptr_nonnull(wk);
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER, q,
+					   sizeof(q) - 1, &v), 0);
+	ck_assert(has_sid(&v, 1));
+	ck_assert(!has_sid(&v, 3));	/* 21 bytes but no AAAA */
+	/* the same bytes the other way: flow:to_server does not apply */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_CLIENT, q,
+					   sizeof(q) - 1, &v), 0);
+	ck_assert(!has_sid(&v, 1));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_CLIENT, r,
+					   sizeof(r) - 1, &v), 0);
+	ck_assert(has_sid(&v, 2));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_CLIENT, r2,
+					   sizeof(r2) - 1, &v), 0);
+	ck_assert(!has_sid(&v, 2));	/* QR bit clear */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"AAAAxxxxxxxxxxxxxxxxx", 21, &v), 0);
+	ck_assert(has_sid(&v, 3));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"AAAAxxxxxxxxxxxxxxxx", 20, &v), 0);
+	ck_assert(!has_sid(&v, 3));	/* dsize:>20 */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER, www,
+					   sizeof(www) - 1, &v), 0);
+	ck_assert(has_sid(&v, 4));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER, www,
+					   sizeof(www) - 2, &v), 0);
+	ck_assert(!has_sid(&v, 4));
+	/* no state: "evil" in a later datagram alone does not complete sid 1 */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"evil", 4, &v), 0);
+	ck_assert(!has_sid(&v, 1));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"", 0, &v), 0);
+	ck_assert(has_sid(&v, 7));
+	/* a udp rule is not a tcp rule, and the other way round */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"tcpevil", 7, &v), 0);
+	ck_assert(!has_sid(&v, 5));
+	{
+		struct ids_flow *f = ids_flow_create(rs, &k);
+
+		ck_assert_int_eq(ids_flow_scan(wk, f, IDS_TO_SERVER, q,
+					       sizeof(q) - 1, &v), 0);
+		ck_assert(!has_sid(&v, 1));
+		ck_assert_int_eq(ids_flow_scan(wk, f, IDS_TO_SERVER,
+			(const uint8_t *)"tcpevil", 7, &v), 0);
+		ck_assert(has_sid(&v, 5));
+		ids_flow_destroy(f);
+	}
+	/* drop: this datagram is denied; the next one is judged afresh */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k2, IDS_TO_SERVER,
+		(const uint8_t *)"an ATTACK", 9, &v), 0);
+	ck_assert_int_eq(v.decision, IDS_DENY);
+	ck_assert_uint_eq(v.deny_rule->sid, 6);
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k2, IDS_TO_SERVER,
+		(const uint8_t *)"hello", 5, &v), 0);
+	ck_assert_int_eq(v.decision, IDS_ALLOW);
+	/* bad arguments fail closed */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k2, (enum ids_dir)7,
+		(const uint8_t *)"x", 1, &v), -EINVAL);
+	ck_assert_int_eq(v.decision, IDS_DENY);
+	ck_assert_int_eq(ids_datagram_scan(NULL, rs, &k2, IDS_TO_SERVER,
+		(const uint8_t *)"x", 1, &v), -EINVAL);
+	ids_worker_destroy(wk);
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ids_match");
@@ -862,6 +954,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, binary_payload);
 	tcase_add_test(tc, reload_refcount);
+	tcase_add_test(tc, udp_datagrams);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -128,8 +128,11 @@ static const struct {
 	  "unsupported action 'activate'" },
 	{ "dynamic tcp any any -> any any (sid:1;)",
 	  "unsupported action 'dynamic'" },
-	{ "alert udp any any -> any any (sid:1;)",
-	  "unsupported protocol 'udp'" },
+	{ "alert sctp any any -> any any (sid:1;)",
+	  "unsupported protocol 'sctp'" },
+	{ "alert udp any any -> any 53 (flowbits:isset,x; sid:1;)",
+	  "unsupported flowbits on a udp rule (datagrams are inspected one by "
+	  "one)" },
 	{ "include $RULE_PATH/x.rules", "unsupported keyword 'include'" },
 	{ "preprocessor stream5_global: track_tcp yes",
 	  "unsupported keyword 'preprocessor'" },
@@ -203,6 +206,10 @@ static const struct {
 } malformed[] = {
 	{ HDR "(msg:\"open; sid:1;)", "unterminated quote in 'msg'" },
 	{ HDR "(byte_test:4,=>,1,0; sid:1;)", "bad byte_test operator '=>'" },
+	{ "alert udp any any -> any 53 (content:\"a\"; http_uri; sid:1;)",
+	  "http buffers on a udp rule" },
+	{ "alert udp any any -> any 53 (dsize:>5,raw; sid:1;)",
+	  "bad dsize: want N, <N, >N, A<>B or A<=>B" },
 	{ HDR "(urilen:5,both; sid:1;)", "bad urilen: want N, <N, >N, A<>B "
 	  "or A<=>B, then raw or norm" },
 	{ HDR "(urilen:5<>; sid:1;)", "bad urilen bound ''" },

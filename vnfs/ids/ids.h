@@ -164,6 +164,16 @@ void ids_flow_destroy(struct ids_flow *f);
  */
 int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		  const uint8_t *data, size_t len, struct ids_verdict *out);
+/*
+ * One UDP datagram of the conversation @key (client: the side that sent
+ * first, or the higher port), direction @dir: checked against the udp
+ * rules alone, by itself (no state between datagrams: udp rules cannot
+ * use flowbits).  Same verdict and errors as ids_flow_scan; a deny is for
+ * this datagram.
+ */
+int ids_datagram_scan(struct ids_worker *w, struct ids_ruleset *rs,
+		      const struct ids_flow_key *key, enum ids_dir dir,
+		      const uint8_t *data, size_t len, struct ids_verdict *out);
 
 /* The ruleset a flow uses (no new reference). */
 struct ids_ruleset *ids_flow_ruleset(const struct ids_flow *f);

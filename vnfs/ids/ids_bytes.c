@@ -88,7 +88,7 @@ bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
 	uint64_t val;
 
 	*next = cur;
-	if (b->op == IDS_BOP_URILEN)
+	if (b->op == IDS_BOP_URILEN || b->op == IDS_BOP_DSIZE)
 		return compare(b, v->base + v->len - v->start);
 	if (b->op == IDS_BOP_ISDATAAT)
 		return (pos >= (int64_t)v->start && pos < end) != el->negated;

@@ -74,11 +74,13 @@ void ids_worker_destroy(struct ids_worker *w)
 static int worker_prepare(struct ids_worker *w, const struct ids_ruleset *rs)
 {
 	if (w->scratch_gen != rs->gen) {
-		const struct ids_db *dbs[2 + IDS_BUF_COUNT];
+		const struct ids_db *dbs[4 + IDS_BUF_COUNT];
 		int n = 0;
 
 		dbs[n++] = &rs->raw[IDS_TO_SERVER];
 		dbs[n++] = &rs->raw[IDS_TO_CLIENT];
+		dbs[n++] = &rs->udp[IDS_TO_SERVER];
+		dbs[n++] = &rs->udp[IDS_TO_CLIENT];
 		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 			dbs[n++] = &rs->http[b];
 		/* hs_alloc_scratch only grows: it stays valid for older dbs */
@@ -191,8 +193,12 @@ static bool has_http_rules(const struct ids_ruleset *rs, bool resp)
 	       rs->nalways[IDS_LIST_HTTP_BODY];
 }
 
-struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
-				 const struct ids_flow_key *key)
+/*
+ * A flow's state; @datagram: for one UDP datagram, without Hyperscan
+ * streams or HTTP parsers.
+ */
+static struct ids_flow *flow_new(struct ids_ruleset *rs,
+				 const struct ids_flow_key *key, bool datagram)
 {
 	struct ids_flow *f;
 	size_t nh, nwords;
@@ -215,6 +221,8 @@ struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
 	f->fired = calloc(nwords, sizeof(uint64_t));
 	if (!f->hdr_ok[0] || !f->hdr_ok[1] || !f->bits || !f->fired)
 		goto out_free;
+	if (datagram)
+		goto done;
 	for (int d = 0; d < 2; d++)
 		if (rs->raw[d].db &&
 		    hs_open_stream(rs->raw[d].db, 0, &f->dir[d].hs) != HS_SUCCESS)
@@ -229,6 +237,7 @@ struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
 		if (!f->resp)
 			goto out_free;
 	}
+done:
 	compute_headers(f);
 	ids_ruleset_get(rs);
 	return f;
@@ -239,6 +248,12 @@ out_free:
 out_nomem:
 	errno = ENOMEM;
 	return NULL;
+}
+
+struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
+				 const struct ids_flow_key *key)
+{
+	return flow_new(rs, key, false);
 }
 
 void ids_flow_destroy(struct ids_flow *f)
@@ -545,5 +560,58 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 	f->w = NULL;
 	f->out = NULL;
 	f->chunk = NULL;
+	return rc;
+}
+
+/*
+ * One UDP datagram: the udp rules of its direction, on the datagram alone
+ * (no history, no flowbits: each datagram is judged by itself, as a
+ * stateless packet).  Same verdict contract as ids_flow_scan.
+ */
+int ids_datagram_scan(struct ids_worker *w, struct ids_ruleset *rs,
+		      const struct ids_flow_key *key, enum ids_dir dir,
+		      const uint8_t *data, size_t len, struct ids_verdict *out)
+{
+	const struct ids_db *db;
+	struct ids_flow *f;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!w || !rs || !key || (dir != IDS_TO_SERVER && dir != IDS_TO_CLIENT) ||
+	    (!data && len) || len > UINT32_MAX) {
+		deny_closed(out);
+		return -EINVAL;
+	}
+	db = &rs->udp[dir];
+	if (!db->db && !rs->nalways[dir == IDS_TO_SERVER ? IDS_LIST_UDP_TS :
+				    IDS_LIST_UDP_TC])
+		return 0;	/* no udp rule for this direction */
+	rc = worker_prepare(w, rs);
+	f = rc ? NULL : flow_new(rs, key, true);
+	if (!f) {
+		deny_closed(out);
+		return rc ? rc : -errno;
+	}
+	f->w = w;
+	f->out = out;
+	f->cur_dir = dir;
+	f->chunk = data;
+	f->chunk_len = len;
+	touch_begin(w);
+	if (db->db && len) {
+		w->cur_db = db;
+		if (hs_scan(db->db, (const char *)data, (unsigned)len, 0,
+			    w->scratch, on_hs_match, w) != HS_SUCCESS)
+			f->err = -EINVAL;
+	}
+	if (!f->err)
+		check_touched(f, dir == IDS_TO_SERVER ? IDS_LIST_UDP_TS :
+			      IDS_LIST_UDP_TC, false);
+	rc = f->err;
+	if (rc && !f->denied)
+		deny_closed(out);
+	ids_flow_destroy(f);
 	return rc;
 }

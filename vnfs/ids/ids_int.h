@@ -46,7 +46,8 @@ enum ids_buf {
 enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE, IDS_ELEM_BYTES };
 
 /* isdataat, byte_test, byte_jump, urilen (ids_parse_bytes.c, ids_bytes.c). */
-enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP, IDS_BOP_URILEN };
+enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP, IDS_BOP_URILEN,
+	       IDS_BOP_DSIZE };	/* dsize: udp rules, the datagram's size */
 enum ids_bcmp { IDS_BCMP_LT, IDS_BCMP_GT, IDS_BCMP_LE, IDS_BCMP_GE,
 		IDS_BCMP_EQ, IDS_BCMP_AND, IDS_BCMP_XOR,
 		IDS_BCMP_IN,		/* urilen a<>b: a < len < b */
@@ -112,7 +113,7 @@ struct ids_portset {
 	struct ids_prange *pos, *neg;
 };
 
-enum ids_proto { IDS_PROTO_IP, IDS_PROTO_TCP };
+enum ids_proto { IDS_PROTO_IP, IDS_PROTO_TCP, IDS_PROTO_UDP };
 
 struct ids_header {
 	enum ids_proto proto;
@@ -191,7 +192,7 @@ struct ids_db {
 /* Rules checked without a trigger: per direction (raw), per HTTP event. */
 enum ids_list { IDS_LIST_RAW_TS, IDS_LIST_RAW_TC, IDS_LIST_HTTP_HDR,
 		IDS_LIST_HTTP_BODY, IDS_LIST_RESP_HDR, IDS_LIST_RESP_BODY,
-		IDS_LIST_COUNT };
+		IDS_LIST_UDP_TS, IDS_LIST_UDP_TC, IDS_LIST_COUNT };
 
 struct ids_ruleset {
 	int refcnt;
@@ -199,6 +200,7 @@ struct ids_ruleset {
 	struct ids_parse p;
 	struct ids_db raw[2];		/* streaming, per enum ids_dir */
 	struct ids_db http[IDS_BUF_COUNT];	/* block mode, index URI.. BODY */
+	struct ids_db udp[2];		/* block mode, datagrams per direction */
 	uint32_t *always[IDS_LIST_COUNT];
 	size_t nalways[IDS_LIST_COUNT];
 	bool inspect[2];		/* a rule may look at this direction */

@@ -184,17 +184,23 @@ static struct ids_elem *bytes_elem(struct ids_rstate *st, enum ids_bop op)
 	return ne;
 }
 
-/* urilen:N, <N, >N, A<>B, A<=>B, then raw (default) or norm. */
-static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n)
+/*
+ * urilen:N, <N, >N, A<>B, A<=>B, then raw (default) or norm; dsize (a
+ * datagram's size, @dsize) the same without the buffer choice.
+ */
+static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n,
+		      bool dsize)
 {
 	const char *s = tok[0][0], *e = tok[0][1], *sep;
 	struct ids_elem *el;
 	long lo, hi;
 	size_t seplen = 3;
 
-	if (n > 2 || (n == 2 && !ids_lex_eq(tok[1][0], tok[1][1], "raw") &&
-		      !ids_lex_eq(tok[1][0], tok[1][1], "norm"))) {
-		snprintf(st->err, IDS_ERRLEN, "bad urilen: want N, <N, >N, "
+	if (n > 2 || (n == 2 && (dsize ||
+	    (!ids_lex_eq(tok[1][0], tok[1][1], "raw") &&
+	     !ids_lex_eq(tok[1][0], tok[1][1], "norm"))))) {
+		snprintf(st->err, IDS_ERRLEN, dsize ? "bad dsize: want N, <N, "
+			 ">N, A<>B or A<=>B" : "bad urilen: want N, <N, >N, "
 			 "A<>B or A<=>B, then raw or norm");
 		return -1;
 	}
@@ -202,9 +208,10 @@ static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n)
 	if (!el)
 		return -1;
 	el->kind = IDS_ELEM_BYTES;
-	el->b.op = IDS_BOP_URILEN;
-	el->buf = n == 2 && ids_lex_eq(tok[1][0], tok[1][1], "norm") ?
-		IDS_BUF_URI : IDS_BUF_RAW_URI;
+	el->b.op = dsize ? IDS_BOP_DSIZE : IDS_BOP_URILEN;
+	el->buf = dsize ? IDS_BUF_RAW : n == 2 &&
+		ids_lex_eq(tok[1][0], tok[1][1], "norm") ? IDS_BUF_URI :
+		IDS_BUF_RAW_URI;
 	st->last = NULL;
 	sep = memmem(s, (size_t)(e - s), "<=>", 3);
 	if (!sep) {
@@ -242,8 +249,8 @@ int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 		snprintf(st->err, IDS_ERRLEN, "too many arguments to '%s'", name);
 		return -1;
 	}
-	if (!strcmp(name, "urilen"))
-		return opt_urilen(st, tok, n);
+	if (!strcmp(name, "urilen") || !strcmp(name, "dsize"))
+		return opt_urilen(st, tok, n, name[0] == 'd');
 	if (!strcmp(name, "isdataat")) {
 		const char *ns = tok[0][0];
 		bool neg = ns < tok[0][1] && *ns == '!';

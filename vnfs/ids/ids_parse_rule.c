@@ -277,6 +277,9 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 	if (!strcmp(name, "isdataat") || !strcmp(name, "byte_test") ||
 	    !strcmp(name, "byte_jump") || !strcmp(name, "urilen"))
 		return ids_opt_bytes(st, name, s, e);
+	if (!strcmp(name, "dsize") &&
+	    st->p->headers[st->r->header].proto == IDS_PROTO_UDP)
+		return ids_opt_bytes(st, name, s, e);
 	if (!strcmp(name, "flowbits")) {
 		if (!s) {
 			snprintf(st->err, IDS_ERRLEN, "'flowbits' needs a value");
@@ -332,6 +335,17 @@ static int rule_finish(struct ids_rstate *st)
 		/* the body event sees the head too: the later class wins */
 		if (ids_buf_class(el->buf) > r->cls)
 			r->cls = ids_buf_class(el->buf);
+	}
+	if (st->p->headers[r->header].proto == IDS_PROTO_UDP) {
+		if (r->cls != IDS_CLASS_RAW) {
+			snprintf(st->err, IDS_ERRLEN, "http buffers on a udp rule");
+			return -1;
+		}
+		if (r->nfb) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported flowbits on a "
+				 "udp rule (datagrams are inspected one by one)");
+			return -1;
+		}
 	}
 	for (size_t i = 0; i < r->nelems; i++) {
 		enum ids_class c = ids_buf_class(r->elems[i].buf);
@@ -512,6 +526,8 @@ static int add_header(struct ids_parse *p, char *tok[7], unsigned *idx,
 		h.proto = IDS_PROTO_TCP;
 	} else if (!strcmp(tok[1], "ip")) {
 		h.proto = IDS_PROTO_IP;
+	} else if (!strcmp(tok[1], "udp")) {
+		h.proto = IDS_PROTO_UDP;
 	} else {
 		snprintf(err, IDS_ERRLEN, "unsupported protocol '%.20s'", tok[1]);
 		if (!strcmp(tok[1], "icmp"))

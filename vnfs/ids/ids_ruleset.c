@@ -320,11 +320,13 @@ static void db_free(struct ids_db *d)
 }
 
 /*
- * Trigger lists: [IDS_BUF_URI .. IDS_BUF_BODY] the HTTP buffers, and the raw
- * stream per direction at RAW_LIST(dir).
+ * Trigger lists: [IDS_BUF_URI .. IDS_BUF_COUNT) the HTTP buffers, the raw
+ * stream per direction at RAW_LIST(dir), datagrams (udp rules) per
+ * direction at UDP_LIST(dir).
  */
-#define NLISTS		(IDS_BUF_COUNT + 1)
+#define NLISTS		(IDS_BUF_COUNT + 3)
 #define RAW_LIST(d)	((d) == IDS_TO_SERVER ? IDS_BUF_RAW : IDS_BUF_COUNT)
+#define UDP_LIST(d)	(IDS_BUF_COUNT + 1 + (d))
 
 static struct ids_db *list_db(struct ids_ruleset *rs, int l)
 {
@@ -332,7 +334,14 @@ static struct ids_db *list_db(struct ids_ruleset *rs, int l)
 		return &rs->raw[IDS_TO_SERVER];
 	if (l == IDS_BUF_COUNT)
 		return &rs->raw[IDS_TO_CLIENT];
+	if (l > IDS_BUF_COUNT)
+		return &rs->udp[l - IDS_BUF_COUNT - 1];
 	return &rs->http[l];
+}
+
+static bool is_udp(const struct ids_ruleset *rs, const struct ids_rule *r)
+{
+	return rs->p.headers[r->header].proto == IDS_PROTO_UDP;
 }
 
 static bool rule_applies(const struct ids_rule *r, enum ids_dir d)
@@ -346,13 +355,14 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			  struct tlist *lists, int *oom)
 {
 	const struct ids_rule *r = &rs->p.rules[ri];
+	bool udp = is_udp(rs, r);
 	size_t added = 0;
 	char *expr = NULL;
 
 	for (size_t i = 0; i < r->nelems; i++) {
 		const struct ids_elem *el = &r->elems[i];
-		unsigned mode = el->buf == IDS_BUF_RAW ? HS_MODE_STREAM :
-			HS_MODE_BLOCK;
+		unsigned mode = el->buf == IDS_BUF_RAW && !udp ?
+			HS_MODE_STREAM : HS_MODE_BLOCK;
 		int f;
 
 		if (el->negated || el->kind == IDS_ELEM_BYTES)
@@ -379,6 +389,8 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			if (tlist_add(&lists[el->buf], expr, (unsigned)f, ri))
 				goto oom_expr;
 		} else {
+			enum ids_dir d = rule_applies(r, IDS_TO_SERVER) ?
+				IDS_TO_SERVER : IDS_TO_CLIENT;
 			char *copy = NULL;
 
 			/* both directions: each list owns a copy */
@@ -387,15 +399,15 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 				copy = strdup(expr);
 				if (!copy)
 					goto oom_expr;
-				if (tlist_add(&lists[RAW_LIST(IDS_TO_CLIENT)], copy,
+				if (tlist_add(&lists[udp ? UDP_LIST(IDS_TO_CLIENT) :
+						     RAW_LIST(IDS_TO_CLIENT)], copy,
 					      (unsigned)f, ri)) {
 					free(copy);
 					goto oom_expr;
 				}
 			}
-			if (tlist_add(&lists[RAW_LIST(rule_applies(r,
-					IDS_TO_SERVER) ? IDS_TO_SERVER :
-					IDS_TO_CLIENT)], expr, (unsigned)f, ri))
+			if (tlist_add(&lists[udp ? UDP_LIST(d) : RAW_LIST(d)],
+				      expr, (unsigned)f, ri))
 				goto oom_expr;
 		}
 		added++;
@@ -434,6 +446,13 @@ static int add_always(struct ids_ruleset *rs, uint32_t ri)
 		return add_list(rs, IDS_LIST_RESP_HDR, ri);
 	if (r->cls == IDS_CLASS_RESP_BODY)
 		return add_list(rs, IDS_LIST_RESP_BODY, ri);
+	if (is_udp(rs, r)) {
+		if (rule_applies(r, IDS_TO_SERVER))
+			rc = add_list(rs, IDS_LIST_UDP_TS, ri);
+		if (!rc && rule_applies(r, IDS_TO_CLIENT))
+			rc = add_list(rs, IDS_LIST_UDP_TC, ri);
+		return rc;
+	}
 	if (rule_applies(r, IDS_TO_SERVER))
 		rc = add_list(rs, IDS_LIST_RAW_TS, ri);
 	if (!rc && rule_applies(r, IDS_TO_CLIENT))
@@ -598,8 +617,10 @@ out:
 
 static void ruleset_free(struct ids_ruleset *rs)
 {
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < 2; d++) {
 		db_free(&rs->raw[d]);
+		db_free(&rs->udp[d]);
+	}
 	for (int b = 0; b < IDS_BUF_COUNT; b++)
 		db_free(&rs->http[b]);
 	for (int l = 0; l < IDS_LIST_COUNT; l++)

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,70 @@ static int ids_flow_feed(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
 	return VNF_VERDICT_DENY;
 }
 
+/*
+ * A UDP datagram: the udp rules, on a private copy (one read of the
+ * guest's bytes; the engine looks twice).  The server is the receiver of
+ * the lower port (as for streams, vnf_stream.c); a deny drops this
+ * datagram only.
+ */
+static uint32_t ids_judge_datagram(struct ids_worker *w, struct ids_ruleset *rs,
+				   const struct vnf_pkt *pk, uint32_t *rule)
+{
+	const struct tcr_desc *d = &pk->d;
+	bool to_server = d->dport != d->sport ? d->dport < d->sport : d->chain == 0;
+	struct ids_flow_key key = { .family = d->family == 6 ? AF_INET6 : AF_INET };
+	struct ids_verdict v;
+	uint8_t *copy = NULL;
+	int rc;
+
+	if (pk->len && !pk->data)
+		return VNF_VERDICT_ALLOW;	/* unmapped: nothing to read */
+	key.client_port = to_server ? d->sport : d->dport;
+	key.server_port = to_server ? d->dport : d->sport;
+	memcpy(key.client_addr, to_server ? d->saddr : d->daddr, 16);
+	memcpy(key.server_addr, to_server ? d->daddr : d->saddr, 16);
+	if (pk->len) {
+		copy = malloc(pk->len);
+		if (!copy)
+			goto fail;
+		memcpy(copy, pk->data, pk->len);
+	}
+	rc = ids_datagram_scan(w, rs, &key, to_server ? IDS_TO_SERVER : IDS_TO_CLIENT,
+			       copy, pk->len, &v);
+	free(copy);
+	if (rc)
+		goto fail;
+	if (v.nalerts) {
+		struct vnf_stream s = { .conn_id = d->conn_id, .family = d->family,
+					.client_port = key.client_port,
+					.server_port = key.server_port };
+
+		memcpy(s.client_addr, key.client_addr, 16);
+		memcpy(s.server_addr, key.server_addr, 16);
+		log_alerts(&v, &s);
+	}
+	if (v.decision != IDS_DENY)
+		return VNF_VERDICT_ALLOW;
+	*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
+	return VNF_VERDICT_DENY;
+fail:
+	*rule = VNF_RULE_ENGINE;
+	return VNF_VERDICT_DENY;
+}
+
+/* Streams through the stream judge; UDP datagrams one by one. */
+static uint32_t ids_judge(void *p, void *engine, const struct vnf_pkt *pk,
+			  const struct vnf_flow *f, uint32_t *rule)
+{
+	struct vnf_sjudge *sj = p;
+
+	if (pk->d.l4proto == IPPROTO_UDP) {
+		*rule = 0;
+		return ids_judge_datagram(sj->ctx, engine, pk, rule);
+	}
+	return vnf_sjudge_judge(p, engine, pk, f, rule);
+}
+
 static void ids_worker_free(void *ctx)
 {
 	ids_worker_destroy(ctx);
@@ -212,7 +277,7 @@ const struct vnf_kind vnf_kind_ids = {
 	.diagnose = ids_diagnose,
 	.thread_create = ids_thread,
 	.thread_destroy = vnf_sjudge_destroy,
-	.judge = vnf_sjudge_judge,
+	.judge = ids_judge,
 	.forget = vnf_sjudge_forget,
 	.streams = vnf_sjudge_streams,
 };
