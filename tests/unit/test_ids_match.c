@@ -160,6 +160,8 @@ static const struct {
 	{ R("content:\"a\"; pcre:\"/b+c/R\"; content:\"d\"; distance:0; "
 	    "within:1;"), "abbbcxd", false },
 	{ R("content:\"x\"; uricontent:\"y\";"), "xy", false },
+	/* a TOE's stream is reassembled: only_stream rules always apply */
+	{ R("flow:to_server,only_stream; content:\"abc\";"), "xxabcxx", true },
 	/* counted repeats are opened in the trigger, exact in the check */
 	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxxcx", true },
 	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxcx", false },
@@ -545,6 +547,52 @@ START_TEST(flowbits)
 	scan(f, IDS_TO_SERVER, "cmd LOGIN", 9, &v);
 	ck_assert_uint_eq(v.nalerts, 0);
 	ids_flow_destroy(f);
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+/* flowbits a&b (all) and a|b (any), for set, isset and isnotset. */
+START_TEST(flowbits_operators)
+{
+	struct ids_ruleset *rs = load(
+		"alert tcp any any -> any any (content:\"A\"; flowbits:set,a; "
+		"flowbits:noalert; sid:1;)\n"
+		"alert tcp any any -> any any (content:\"B\"; flowbits:set,b; "
+		"flowbits:noalert; sid:2;)\n"
+		"alert tcp any any -> any any (content:\"C\"; flowbits:set,a&b; "
+		"flowbits:noalert; sid:3;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isset,a&b; sid:10;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isset,a|b; sid:11;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isnotset,a&b; sid:12;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isnotset,a|b; sid:13;)\n");
+	static const struct {
+		const char *first;
+		bool s10, s11, s12, s13;
+	} fb_cases[] = {
+		{ "-", false, false, true, true },
+		{ "A", false, true, false, true },
+		{ "B", false, true, false, true },
+		{ "AB", true, true, false, false },
+		{ "C", true, true, false, false },
+	};
+	struct ids_verdict v;
+
+	for (size_t i = 0; i < sizeof(fb_cases) / sizeof(fb_cases[0]); i++) {
+		struct ids_flow *f = flow(rs);
+
+		scan(f, IDS_TO_SERVER, fb_cases[i].first, strlen(fb_cases[i].first),
+		     &v);
+		scan(f, IDS_TO_SERVER, "x", 1, &v);
+		ck_assert_msg(has_sid(&v, 10) == fb_cases[i].s10, "%s: 10", fb_cases[i].first);
+		ck_assert_msg(has_sid(&v, 11) == fb_cases[i].s11, "%s: 11", fb_cases[i].first);
+		ck_assert_msg(has_sid(&v, 12) == fb_cases[i].s12, "%s: 12", fb_cases[i].first);
+		ck_assert_msg(has_sid(&v, 13) == fb_cases[i].s13, "%s: 13", fb_cases[i].first);
+		ids_flow_destroy(f);
+	}
 	ids_ruleset_put(rs);
 }
 END_TEST
@@ -948,6 +996,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, window_bound);
 	tcase_add_test(tc, ring_wrap);
 	tcase_add_test(tc, flowbits);
+	tcase_add_test(tc, flowbits_operators);
 	tcase_add_test(tc, drop_vs_alert);
 	tcase_add_test(tc, many_alerts);
 	tcase_add_test(tc, headers_and_direction);

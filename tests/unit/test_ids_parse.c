@@ -110,15 +110,12 @@ static const struct {
 	  "unsupported option 'tag'" },
 	{ HDR "(flow:not_established; sid:1;)",
 	  "unsupported flow option 'not_established'" },
-	{ HDR "(flow:to_server,only_stream; sid:1;)",
-	  "unsupported flow option 'only_stream'" },
 	{ HDR "(pcre:\"/a/K\"; sid:1;)", "unsupported pcre flag 'K'" },
 	{ HDR "(pcre:\"/a/D\"; sid:1;)", "unsupported pcre flag 'D'" },
-	{ HDR "(flow:to_server,no_stream; sid:1;)",
-	  "unsupported flow option 'no_stream'" },
-	{ HDR "(flowbits:set,a&b; sid:1;)",
-	  "unsupported flowbits name 'a&b' (groups and operators are not "
-	  "supported)" },
+	{ HDR "(flowbits:set,a,grp; sid:1;)",
+	  "unsupported flowbits 'a,grp' (groups are not supported)" },
+	{ HDR "(flowbits:set,a|b; sid:1;)",
+	  "unsupported flowbits 'a|b' ('|' only tests bits)" },
 	{ HDR "(flowbits:reset; sid:1;)", "unsupported flowbits 'reset'" },
 	{ HDR "(flowbits:setx,a; sid:1;)",
 	  "unsupported flowbits operation 'setx'" },
@@ -176,6 +173,12 @@ static const struct {
 	  "payload only" },
 	{ HDR "(content:\"a\"; dsize:>10; sid:1;)", "not applicable: 'dsize' "
 	  "tests the size of a TCP segment, a TOE delivers a byte stream" },
+	{ HDR "(flow:to_server,no_stream; content:\"a\"; sid:1;)",
+	  "not applicable: flow:no_stream never applies: a TOE delivers "
+	  "reassembled streams, not packets" },
+	{ "alert udp any any -> any 53 (flow:to_server,only_stream; sid:1;)",
+	  "not applicable: flow:only_stream never applies: a TOE delivers "
+	  "datagrams, not reassembled" },
 	/* an unsupported option before does not hide it */
 	{ HDR "(threshold:type limit; ack:0; sid:1;)", "not applicable: "
 	  "'ack' tests packet headers, a TOE delivers payload only" },
@@ -206,6 +209,8 @@ static const struct {
 } malformed[] = {
 	{ HDR "(msg:\"open; sid:1;)", "unterminated quote in 'msg'" },
 	{ HDR "(byte_test:4,=>,1,0; sid:1;)", "bad byte_test operator '=>'" },
+	{ HDR "(flowbits:isset,a&; sid:1;)", "bad flowbits name ''" },
+	{ HDR "(flowbits:isset,a&b c; sid:1;)", "bad flowbits name 'b c'" },
 	{ "alert udp any any -> any 53 (content:\"a\"; http_uri; sid:1;)",
 	  "http buffers on a udp rule" },
 	{ "alert udp any any -> any 53 (dsize:>5,raw; sid:1;)",

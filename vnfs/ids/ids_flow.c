@@ -417,12 +417,16 @@ static void check_rule(struct ids_flow *f, uint32_t ri,
 		return;
 	if (!f->hdr_ok[f->cur_dir][r->header])
 		return;
-	for (size_t i = 0; i < r->nfb; i++) {
+	for (size_t i = 0; i < r->nfb; i += r->fb[i].n) {
 		const struct ids_fbop *op = &r->fb[i];
+		unsigned ok = 0;
 
-		if (op->op == IDS_FB_ISSET && !bit_test(f->bits, op->bit))
-			return;
-		if (op->op == IDS_FB_ISNOTSET && bit_test(f->bits, op->bit))
+		if (op->op != IDS_FB_ISSET && op->op != IDS_FB_ISNOTSET)
+			continue;
+		for (unsigned k = 0; k < op->n; k++)
+			ok += bit_test(f->bits, op[k].bit) ==
+			      (op->op == IDS_FB_ISSET);
+		if (op->any ? ok == 0 : ok < op->n)
 			return;
 	}
 	if (!ids_rule_elems_match(r, m))

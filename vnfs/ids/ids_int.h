@@ -126,9 +126,16 @@ struct ids_header {
 enum ids_fbop_kind { IDS_FB_SET, IDS_FB_UNSET, IDS_FB_TOGGLE, IDS_FB_ISSET,
 		     IDS_FB_ISNOTSET };
 
+/*
+ * One flowbits operation on one bit.  "a&b" and "a|b" give one op per
+ * name, consecutive; the first holds the group's size in n (1 alone) and
+ * whether any of the tests suffices (|) rather than all (&).
+ */
 struct ids_fbop {
 	enum ids_fbop_kind op;
 	uint32_t bit;
+	uint16_t n;
+	bool any;
 };
 
 enum ids_flowdir { IDS_FLOW_ANY, IDS_FLOW_TO_SERVER, IDS_FLOW_TO_CLIENT };

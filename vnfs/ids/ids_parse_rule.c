@@ -32,7 +32,24 @@ static int opt_flow(struct ids_rstate *st, const char *s, const char *e)
 			d = IDS_FLOW_TO_SERVER;
 		else if (ids_lex_eq(is, ie, "to_client") || ids_lex_eq(is, ie, "from_server"))
 			d = IDS_FLOW_TO_CLIENT;
-		else if (!ids_lex_eq(is, ie, "established") &&
+		else if (ids_lex_eq(is, ie, "only_stream") ||
+			 ids_lex_eq(is, ie, "no_stream")) {
+			/*
+			 * A TOE's stream is reassembled, a datagram never is:
+			 * the rule either always or never applies.
+			 */
+			bool udp = st->p->headers[st->r->header].proto ==
+				IDS_PROTO_UDP;
+
+			if ((is[0] == 'o') == udp) {
+				snprintf(st->err, IDS_ERRLEN, "flow:%.*s never "
+					 "applies: a TOE delivers %s", (int)(ie - is),
+					 is, udp ? "datagrams, not reassembled" :
+					 "reassembled streams, not packets");
+				st->not_applicable = true;
+				return -1;
+			}
+		} else if (!ids_lex_eq(is, ie, "established") &&
 			 !ids_lex_eq(is, ie, "stateless")) {
 			snprintf(st->err, IDS_ERRLEN,
 				 "unsupported flow option '%.*s'",
@@ -115,20 +132,58 @@ static int opt_flowbits(struct ids_rstate *st, const char *s, const char *e)
 	}
 	s = comma + 1;
 	ids_lex_trim(&s, &e);
-	if (!ids_lex_ident(s, e, ".-")) {
-		snprintf(st->err, IDS_ERRLEN,
-			 "unsupported flowbits name '%.*s' (groups and "
-			 "operators are not supported)",
-			 (int)(e - s > 40 ? 40 : e - s), s);
-		return -1;
+	/* names joined by & (all) or | (any, tests only); no groups */
+	{
+		const char *sep = s + strcspn(s, "&|,");
+		char opc = sep < e ? *sep : 0;
+		size_t first = st->r->nfb;
+		uint16_t n = 0;
+
+		if (opc == ',' || (opc == '|' && op.op != IDS_FB_ISSET &&
+				   op.op != IDS_FB_ISNOTSET)) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported flowbits "
+				 "'%.*s' (%s)", (int)(e - s > 40 ? 40 : e - s),
+				 s, opc == ',' ? "groups are not supported" :
+				 "'|' only tests bits");
+			return -1;
+		}
+		for (;;) {
+			const char *ne = s;
+
+			while (ne < e && *ne != opc)
+				ne++;
+			if (!opc)
+				ne = e;
+			{
+				const char *ns = s, *nend = ne;
+
+				ids_lex_trim(&ns, &nend);
+				if (!ids_lex_ident(ns, nend, ".-_")) {
+					snprintf(st->err, IDS_ERRLEN,
+						 "bad flowbits name '%.*s'",
+						 (int)(nend - ns > 40 ? 40 :
+						       nend - ns), ns);
+					return -1;
+				}
+				if (flowbit_index(st->p, ns, (size_t)(nend - ns),
+						  &op.bit))
+					goto oom;
+			}
+			nfb = realloc(st->r->fb, (st->r->nfb + 1) * sizeof(*nfb));
+			if (!nfb)
+				goto oom;
+			st->r->fb = nfb;
+			op.n = 1;
+			op.any = false;
+			nfb[st->r->nfb++] = op;
+			n++;
+			if (ne >= e)
+				break;
+			s = ne + 1;
+		}
+		st->r->fb[first].n = n;
+		st->r->fb[first].any = opc == '|';
 	}
-	if (flowbit_index(st->p, s, (size_t)(e - s), &op.bit))
-		goto oom;
-	nfb = realloc(st->r->fb, (st->r->nfb + 1) * sizeof(*nfb));
-	if (!nfb)
-		goto oom;
-	st->r->fb = nfb;
-	nfb[st->r->nfb++] = op;
 	return 0;
 oom:
 	snprintf(st->err, IDS_ERRLEN, "out of memory");
