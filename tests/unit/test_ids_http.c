@@ -135,7 +135,11 @@ START_TEST(raw_uri_cookie_urilen)
 		A "(urilen:2<>5; sid:9;)\n"
 		A "(urilen:2<=>5; sid:10;)\n"
 		A "(urilen:3,norm; sid:11;)\n"
-		A "(content:\"/a\"; http_uri; urilen:>4; sid:12;)\n");
+		A "(content:\"/a\"; http_uri; urilen:>4; sid:12;)\n"
+		A "(content:\"X-Raw: 1\"; http_raw_header; sid:13;)\n"
+		A "(pcre:\"/^X-Raw: 2/Km\"; sid:14;)\n"
+		A "(content:\"session=evil\"; http_raw_cookie; sid:15;)\n"
+		A "(pcre:\"/session=evil/D\"; sid:16;)\n");
 	const char *enc = "GET /%2e%2e/x HTTP/1.1\r\n\r\n";
 	const char *ck = "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=b; "
 		"session=evil\r\n\r\n";
@@ -169,6 +173,13 @@ START_TEST(raw_uri_cookie_urilen)
 	ck_assert(fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 12));
 	ck_assert(!fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 12));
 	ck_assert(!fires(rs, "POST /abcd HTTP/1.1\r\n\r\n", 99));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nX-Raw: 1\r\n\r\n", 13));
+	ck_assert(!fires(rs, "GET /X-Raw:%201 HTTP/1.1\r\n\r\n", 13));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nA: b\r\nX-Raw: 2\r\n\r\n", 14));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nA: X-Raw: 2\r\n\r\n", 14));
+	ck_assert(fires(rs, ck, 15));
+	ck_assert(fires(rs, ck, 16));
+	ck_assert(!fires(rs, "GET /session=evil HTTP/1.1\r\n\r\n", 16));
 	ids_ruleset_put(rs);
 }
 END_TEST

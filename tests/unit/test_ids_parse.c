@@ -110,8 +110,6 @@ static const struct {
 	  "unsupported option 'tag'" },
 	{ HDR "(flow:not_established; sid:1;)",
 	  "unsupported flow option 'not_established'" },
-	{ HDR "(pcre:\"/a/K\"; sid:1;)", "unsupported pcre flag 'K'" },
-	{ HDR "(pcre:\"/a/D\"; sid:1;)", "unsupported pcre flag 'D'" },
 	{ HDR "(flowbits:set,a,grp; sid:1;)",
 	  "unsupported flowbits 'a,grp' (groups are not supported)" },
 	{ HDR "(flowbits:set,a|b; sid:1;)",

@@ -171,11 +171,11 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 		case 'R': rel = true; break;
 		case 'B': case 'O': break;
 		case 'U': nb = IDS_BUF_URI; break;
-		case 'H': nb = IDS_BUF_HEADER; break;
+		case 'H': case 'K': nb = IDS_BUF_HEADER; break;	/* K: raw */
 		case 'P': nb = IDS_BUF_BODY; break;
 		case 'M': nb = IDS_BUF_METHOD; break;
 		case 'I': nb = IDS_BUF_RAW_URI; break;
-		case 'C': nb = IDS_BUF_COOKIE; break;
+		case 'C': case 'D': nb = IDS_BUF_COOKIE; break;	/* D: raw */
 		case 'S': nb = IDS_BUF_STAT_CODE; break;
 		case 'Y': nb = IDS_BUF_STAT_MSG; break;
 		default:

@@ -233,6 +233,10 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		{ "http_client_body", IDS_BUF_BODY },
 		{ "http_raw_uri", IDS_BUF_RAW_URI },
 		{ "http_cookie", IDS_BUF_COOKIE },
+		/* our header and cookie buffers are not normalised: the raw
+		 * ones are the same bytes */
+		{ "http_raw_header", IDS_BUF_HEADER },
+		{ "http_raw_cookie", IDS_BUF_COOKIE },
 		{ "http_stat_code", IDS_BUF_STAT_CODE },
 		{ "http_stat_msg", IDS_BUF_STAT_MSG }, { NULL, IDS_BUF_RAW },
 	};
