@@ -160,6 +160,33 @@ static const struct {
 	{ R("content:\"a\"; pcre:\"/b+c/R\"; content:\"d\"; distance:0; "
 	    "within:1;"), "abbbcxd", false },
 	{ R("content:\"x\"; uricontent:\"y\";"), "xy", false },
+	/* byte_extract: a variable for later offsets, values and positions */
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; content:\"Z\"; "
+	    "distance:n; within:1;"), "L\x03" "abcZ", true },
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; content:\"Z\"; "
+	    "distance:n; within:1;"), "L\x02" "abcZ", false },
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; "
+	    "byte_test:1,=,n,0,relative;"), "L\x05\x05", true },
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; "
+	    "byte_test:1,=,n,0,relative;"), "L\x05\x06", false },
+	{ R("content:\"a\"; byte_extract:1,0,n; isdataat:n;"), "\x03" "abc", true },
+	{ R("content:\"a\"; byte_extract:1,0,n; isdataat:n;"), "\x04" "abc", false },
+	{ R("content:\"Z\"; byte_extract:1,0,n; byte_jump:1,n; content:\"Z\"; "
+	    "within:1;"), "\x02" "a\x01" "bZ", true },
+	{ R("content:\"Z\"; byte_extract:1,0,n; byte_jump:1,n; content:\"Z\"; "
+	    "within:1;"), "\x02" "a\x02" "bZ", false },
+	{ R("content:\"Z\"; byte_extract:1,0,n,multiplier 2,align 4; "
+	    "content:\"Z\"; distance:n; within:1;"), "\x03" "abcdefghZ", true },
+	{ R("content:\"Z\"; byte_extract:1,0,n,multiplier 2,align 4; "
+	    "content:\"Z\"; distance:n; within:1;"), "\x03" "abcdefZ", false },
+	{ R("content:\"Z\"; byte_extract:1,0,n; content:\"Z\"; offset:n; "
+	    "depth:1;"), "\x02" "aZ", true },
+	{ R("content:\"Z\"; byte_extract:1,0,n; content:\"Z\"; offset:n; "
+	    "depth:1;"), "\x01" "aZ", false },
+	{ R("content:\"len=\"; byte_extract:2,0,n,relative,string,dec; "
+	    "byte_test:2,>,n,1,relative,string,dec;"), "len=10 11", true },
+	{ R("content:\"len=\"; byte_extract:2,0,n,relative,string,dec; "
+	    "byte_test:2,>,n,1,relative,string,dec;"), "len=12 11", false },
 	/* a TOE's stream is reassembled: only_stream rules always apply */
 	{ R("flow:to_server,only_stream; content:\"abc\";"), "xxabcxx", true },
 	/* counted repeats are opened in the trigger, exact in the check */

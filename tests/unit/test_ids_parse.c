@@ -93,9 +93,9 @@ static const struct {
 	const char *rule;
 	const char *diag;
 } unsupported[] = {
-	{ HDR "(content:\"a\"; byte_test:4,>,len,0; sid:1;)",
-	  "unsupported byte_test value 'len' (byte_extract variables are not "
-	  "supported)" },
+	{ HDR "(byte_extract:1,0,a; byte_extract:1,0,b; byte_extract:1,0,c; "
+	  "sid:1;)", "unsupported byte_extract 'c' (at most 2 variables, each "
+	  "named once)" },
 	{ HDR "(content:\"a\"; byte_test:4,>,1,0,relative,dce; sid:1;)",
 	  "unsupported byte_test flag 'dce'" },
 	{ HDR "(content:\"a\"; byte_jump:4,0,from_end; sid:1;)",
@@ -228,8 +228,16 @@ static const struct {
 	{ HDR "(byte_jump:2,0,multiplier 0; sid:1;)", "bad multiplier '0'" },
 	{ HDR "(byte_jump:2,0,sideways; sid:1;)",
 	  "bad byte_jump flag 'sideways'" },
-	{ HDR "(isdataat:x1; sid:1;)", "unsupported isdataat offset 'x1' "
-	  "(byte_extract variables are not supported)" },
+	{ HDR "(isdataat:x1; sid:1;)", "unknown variable for isdataat offset "
+	  "'x1'" },
+	{ HDR "(content:\"a\"; byte_test:4,>,len,0; sid:1;)",
+	  "unknown variable for byte_test value 'len'" },
+	{ HDR "(content:\"a\"; within:len; sid:1;)", "bad value for 'within'" },
+	{ HDR "(byte_extract:1,0,9x; sid:1;)", "bad byte_extract name '9x'" },
+	{ HDR "(byte_extract:1,0,n,align 3; sid:1;)", "bad align: 2 or 4" },
+	{ HDR "(byte_extract:1,0; sid:1;)", "'byte_extract' needs more arguments" },
+	{ HDR "(byte_extract:1,0,n,post_offset 2; sid:1;)",
+	  "bad byte_extract flag 'post_offset 2'" },
 	{ HDR "(isdataat:-1; sid:1;)", "bad isdataat offset '-1'" },
 	{ HDR "(isdataat:1,relativ; sid:1;)", "bad isdataat flag 'relativ'" },
 	{ HDR "(content:\"a\"; byte_jump:1,0; distance:1; sid:1;)",

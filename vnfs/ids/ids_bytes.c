@@ -13,6 +13,12 @@
  *   urilen:[<|>]N, A<>B, A<=>B[,raw|norm]  the length of the URI buffer
  *                           (raw by default, as Snort 2.9): less, more,
  *                           equal, between (exclusive, inclusive)
+ *   byte_extract:n,off,name reads the same way into a variable of the
+ *                           rule (times multiplier, aligned to 2 or 4) and
+ *                           moves the cursor past the bytes read; later
+ *                           byte_test values and offsets, byte_jump and
+ *                           isdataat offsets, content offset/depth/
+ *                           distance/within may name it
  *   byte_jump:n,off         reads the same way, then moves the cursor to
  *                           just after the bytes read (or the buffer start:
  *                           from_beginning) + value * multiplier (rounded
@@ -79,11 +85,13 @@ static bool compare(const struct ids_bytes *b, uint64_t v)
 }
 
 bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
-		    uint64_t cur, uint64_t *next)
+		    uint64_t cur, uint64_t *next, uint64_t *vars)
 {
 	const struct ids_bytes *b = &el->b;
 	int64_t end = (int64_t)(v->base + v->len);
-	int64_t pos = (int64_t)(el->relative ? cur : v->start) + b->offset;
+	int64_t off = b->var_offset == IDS_NO_VAR ? b->offset :
+		(int64_t)(vars[b->var_offset] & 0xffffffffu);
+	int64_t pos = (int64_t)(el->relative ? cur : v->start) + off;
 	int64_t np;
 	uint64_t val;
 
@@ -95,8 +103,21 @@ bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
 	if (pos < (int64_t)v->base || pos + b->nbytes > end ||
 	    !read_value(b, v->data + (pos - (int64_t)v->base), &val))
 		return false;
-	if (b->op == IDS_BOP_TEST)
-		return compare(b, val);
+	if (b->op == IDS_BOP_TEST) {
+		struct ids_bytes t = *b;
+
+		if (b->var_value != IDS_NO_VAR)
+			t.value = vars[b->var_value];
+		return compare(&t, val);
+	}
+	if (b->op == IDS_BOP_EXTRACT) {
+		val = (val & 0xffffffffu) * b->multiplier;
+		if (b->align_to && val % b->align_to)
+			val += b->align_to - val % b->align_to;
+		vars[b->var_out] = val;
+		*next = (uint64_t)(pos + b->nbytes);
+		return true;
+	}
 	/* byte_jump; values are at most 32 bits times a 16-bit multiplier */
 	val = (val & 0xffffffffu) * b->multiplier;
 	if (b->align && val % 4)

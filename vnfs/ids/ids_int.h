@@ -47,7 +47,11 @@ enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE, IDS_ELEM_BYTES };
 
 /* isdataat, byte_test, byte_jump, urilen (ids_parse_bytes.c, ids_bytes.c). */
 enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP, IDS_BOP_URILEN,
-	       IDS_BOP_DSIZE };	/* dsize: udp rules, the datagram's size */
+	       IDS_BOP_DSIZE,	/* dsize: udp rules, the datagram's size */
+	       IDS_BOP_EXTRACT };	/* byte_extract: into a rule variable */
+
+#define IDS_MAX_VARS	2	/* byte_extract variables per rule (Snort's) */
+#define IDS_NO_VAR	(-1)
 enum ids_bcmp { IDS_BCMP_LT, IDS_BCMP_GT, IDS_BCMP_LE, IDS_BCMP_GE,
 		IDS_BCMP_EQ, IDS_BCMP_AND, IDS_BCMP_XOR,
 		IDS_BCMP_IN,		/* urilen a<>b: a < len < b */
@@ -66,7 +70,12 @@ struct ids_bytes {
 	int32_t offset;		/* isdataat: N; others: where to read */
 	int32_t post_offset;	/* byte_jump */
 	uint32_t multiplier;	/* byte_jump, 1 by default */
-	bool align;		/* byte_jump: round the jump up to 4 */
+	bool align;		/* byte_jump: round the jump up to 4;
+				 * byte_extract: align the value to align_to */
+	uint8_t align_to;	/* byte_extract: 2 or 4 */
+	int8_t var_out;		/* byte_extract: the variable it sets */
+	int8_t var_value;	/* byte_test value from a variable, or NO_VAR */
+	int8_t var_offset;	/* offset from a variable, or NO_VAR */
 	bool from_beginning;	/* byte_jump: from the buffer's start */
 };
 
@@ -86,6 +95,8 @@ struct ids_elem {
 	pcre2_code *re;
 	bool anchor;		/* a later element is relative to this one */
 	struct ids_bytes b;	/* IDS_ELEM_BYTES; negated: isdataat:! */
+	/* offset, depth, distance, within from byte_extract variables */
+	int8_t var_offset, var_depth, var_distance, var_within;
 };
 
 /* Address and port sets: matches (pos_any || npos == 0 || in pos) && !in neg. */
@@ -259,6 +270,7 @@ struct ids_match_ctx {
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 	int budget;
+	uint64_t vars[IDS_MAX_VARS];	/* byte_extract values of this check */
 };
 
 bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
@@ -267,7 +279,7 @@ bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
  * with the cursor after it in *next (moved by byte_jump only).
  */
 bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
-		    uint64_t cur, uint64_t *next);
+		    uint64_t cur, uint64_t *next, uint64_t *vars);
 bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
 		    size_t plen, bool nocase, size_t *pos);
 

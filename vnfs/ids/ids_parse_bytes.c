@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * Snort rule options that read bytes at a position: isdataat, byte_test,
- * byte_jump, and urilen, the length of the URI (evaluated by ids_bytes.c).  They look at the buffer of the
+ * byte_jump, byte_extract, and urilen / dsize, lengths (evaluated by
+ * ids_bytes.c).  They look at the buffer of the
  * element before them when relative, else at the raw stream; they are
  * never Hyperscan triggers.  Private to the parser; see ids_parse_priv.h.
  *
- * Refused with a message: byte_extract variables as values or offsets,
- * dce (needs the DCE/RPC preprocessor), from_end, and anything malformed.
+ * Refused with a message: dce (needs the DCE/RPC preprocessor), from_end,
+ * more than two byte_extract variables, and anything malformed.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -38,13 +39,31 @@ static int split_args(const char *s, const char *e, const char *tok[][2])
 	}
 }
 
-/* "123", "-4", "0x1F": a number in [min, max]; a name (byte_extract) no. */
+int ids_opt_var(const struct ids_rstate *st, const char *s, const char *e)
+{
+	for (int i = 0; i < st->nvars; i++)
+		if (ids_lex_eq(s, e, st->var[i]))
+			return i;
+	return IDS_NO_VAR;
+}
+
+/*
+ * "123", "-4", "0x1F": a number in [min, max]; or, where @var is not
+ * NULL, the name of a byte_extract variable of the rule (*var its index).
+ */
 static int parse_num(struct ids_rstate *st, const char *what, const char *s,
-		     const char *e, long min, long max, long *out)
+		     const char *e, long min, long max, long *out, int8_t *var)
 {
 	if (s < e && (isalpha((unsigned char)*s) || *s == '_')) {
-		snprintf(st->err, IDS_ERRLEN, "unsupported %s '%.*s' "
-			 "(byte_extract variables are not supported)", what,
+		int v = ids_opt_var(st, s, e);
+
+		if (var && v != IDS_NO_VAR) {
+			*var = (int8_t)v;
+			*out = 0;
+			return 0;
+		}
+		snprintf(st->err, IDS_ERRLEN, "%s %s '%.*s'", var ?
+			 "unknown variable for" : "bad", what,
 			 (int)(e - s > 32 ? 32 : e - s), s);
 		return -1;
 	}
@@ -111,7 +130,8 @@ static int byte_flags(struct ids_rstate *st, struct ids_elem *el,
 		} else if (ids_lex_eq(s, e, "oct")) {
 			b->base = 8;
 		} else if (keyed(s, e, "bitmask", &vs)) {
-			if (parse_num(st, "bitmask", vs, e, 1, 0xffffffffL, &v))
+			if (parse_num(st, "bitmask", vs, e, 1, 0xffffffffL, &v,
+				      NULL))
 				return -1;
 			b->bitmask = (uint32_t)v;
 		} else if (b->op == IDS_BOP_JUMP && ids_lex_eq(s, e, "align")) {
@@ -119,17 +139,26 @@ static int byte_flags(struct ids_rstate *st, struct ids_elem *el,
 		} else if (b->op == IDS_BOP_JUMP &&
 			   ids_lex_eq(s, e, "from_beginning")) {
 			b->from_beginning = true;
-		} else if (b->op == IDS_BOP_JUMP &&
+		} else if (b->op != IDS_BOP_TEST &&
 			   keyed(s, e, "multiplier", &vs)) {
-			if (parse_num(st, "multiplier", vs, e, 1, 65535, &v))
+			if (parse_num(st, "multiplier", vs, e, 1, 65535, &v,
+				      NULL))
 				return -1;
 			b->multiplier = (uint32_t)v;
 		} else if (b->op == IDS_BOP_JUMP &&
 			   keyed(s, e, "post_offset", &vs)) {
 			if (parse_num(st, "post_offset", vs, e, -65535, 65535,
-				      &v))
+				      &v, NULL))
 				return -1;
 			b->post_offset = (int32_t)v;
+		} else if (b->op == IDS_BOP_EXTRACT &&
+			   keyed(s, e, "align", &vs)) {
+			if (parse_num(st, "align", vs, e, 2, 4, &v, NULL) ||
+			    v == 3) {
+				snprintf(st->err, IDS_ERRLEN, "bad align: 2 or 4");
+				return -1;
+			}
+			b->align_to = (uint8_t)v;
 		} else if (ids_lex_eq(s, e, "dce") ||
 			   ids_lex_eq(s, e, "from_end")) {
 			snprintf(st->err, IDS_ERRLEN, "unsupported %s flag "
@@ -219,9 +248,10 @@ static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n,
 		seplen = 2;
 	}
 	if (sep) {
-		if (parse_num(st, "urilen bound", s, sep, 0, 65535, &lo) ||
+		if (parse_num(st, "urilen bound", s, sep, 0, 65535, &lo,
+			      NULL) ||
 		    parse_num(st, "urilen bound", sep + seplen, e, 0, 65535,
-			      &hi))
+			      &hi, NULL))
 			return -1;
 		el->b.cmp = seplen == 3 ? IDS_BCMP_IN_INCL : IDS_BCMP_IN;
 		el->b.value = (uint64_t)lo;
@@ -231,7 +261,7 @@ static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n,
 	el->b.cmp = IDS_BCMP_EQ;
 	if (s < e && (*s == '<' || *s == '>'))
 		el->b.cmp = *s++ == '<' ? IDS_BCMP_LT : IDS_BCMP_GT;
-	if (parse_num(st, "urilen", s, e, 0, 65535, &lo))
+	if (parse_num(st, "urilen", s, e, 0, 65535, &lo, NULL))
 		return -1;
 	el->b.value = (uint64_t)lo;
 	return 0;
@@ -260,7 +290,7 @@ int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 			return -1;
 		el->negated = neg;
 		if (parse_num(st, "isdataat offset", ns + neg, tok[0][1], 0,
-			      65535, &v))
+			      65535, &v, &el->b.var_offset))
 			return -1;
 		el->b.offset = (int32_t)v;
 		for (int i = 1; i < n; i++) {
@@ -277,14 +307,15 @@ int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 		return 0;
 	}
 	el = bytes_elem(st, !strcmp(name, "byte_test") ? IDS_BOP_TEST :
-			IDS_BOP_JUMP);
+			!strcmp(name, "byte_jump") ? IDS_BOP_JUMP :
+			IDS_BOP_EXTRACT);
 	if (!el)
 		return -1;
-	if (n < (el->b.op == IDS_BOP_TEST ? 4 : 2)) {
+	if (n < (el->b.op == IDS_BOP_JUMP ? 2 : el->b.op == IDS_BOP_TEST ? 4 : 3)) {
 		snprintf(st->err, IDS_ERRLEN, "'%s' needs more arguments", name);
 		return -1;
 	}
-	if (parse_num(st, "byte count", tok[0][0], tok[0][1], 1, 10, &v))
+	if (parse_num(st, "byte count", tok[0][0], tok[0][1], 1, 10, &v, NULL))
 		return -1;
 	el->b.nbytes = (uint8_t)v;
 	if (el->b.op == IDS_BOP_TEST) {
@@ -305,15 +336,35 @@ int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 		}
 		el->b.cmp = cmps[k].cmp;
 		if (parse_num(st, "byte_test value", tok[2][0], tok[2][1], 0,
-			      0xffffffffL, &v))
+			      0xffffffffL, &v, &el->b.var_value))
 			return -1;
 		el->b.value = (uint64_t)v;
 	}
 	if (parse_num(st, "offset", tok[el->b.op == IDS_BOP_TEST ? 3 : 1][0],
 		      tok[el->b.op == IDS_BOP_TEST ? 3 : 1][1], -65535, 65535,
-		      &v))
+		      &v, &el->b.var_offset))
 		return -1;
 	el->b.offset = (int32_t)v;
-	return byte_flags(st, el, tok, el->b.op == IDS_BOP_TEST ? 4 : 2, n,
-			  name);
+	if (el->b.op == IDS_BOP_EXTRACT) {
+		const char *vs = tok[2][0], *ve = tok[2][1];
+
+		if (!ids_lex_ident(vs, ve, "_") || ve - vs >= 32 ||
+		    isdigit((unsigned char)*vs)) {
+			snprintf(st->err, IDS_ERRLEN, "bad byte_extract name "
+				 "'%.*s'", (int)(ve - vs > 32 ? 32 : ve - vs), vs);
+			return -1;
+		}
+		if (ids_opt_var(st, vs, ve) != IDS_NO_VAR ||
+		    st->nvars == IDS_MAX_VARS) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported byte_extract "
+				 "'%.*s' (at most %d variables, each named "
+				 "once)", (int)(ve - vs), vs, IDS_MAX_VARS);
+			return -1;
+		}
+		memcpy(st->var[st->nvars], vs, (size_t)(ve - vs));
+		st->var[st->nvars][ve - vs] = 0;
+		el->b.var_out = (int8_t)st->nvars++;
+	}
+	return byte_flags(st, el, tok, el->b.op == IDS_BOP_JUMP ? 2 :
+			  el->b.op == IDS_BOP_TEST ? 4 : 3, n, name);
 }

@@ -110,6 +110,10 @@ struct ids_elem *ids_opt_new_elem(struct ids_rstate *st)
 	}
 	r->elems = ne;
 	memset(&ne[r->nelems], 0, sizeof(*ne));
+	ne[r->nelems].var_offset = ne[r->nelems].var_depth = IDS_NO_VAR;
+	ne[r->nelems].var_distance = ne[r->nelems].var_within = IDS_NO_VAR;
+	ne[r->nelems].b.var_out = IDS_NO_VAR;
+	ne[r->nelems].b.var_value = ne[r->nelems].b.var_offset = IDS_NO_VAR;
 	return &ne[r->nelems++];
 }
 
@@ -242,25 +246,33 @@ int ids_opt_modifier(struct ids_rstate *st, const char *name, const char *s,
 	long v;
 	bool *has;
 	int32_t *slot;
+	int8_t *var;
 	long min, max;
 
 	if (ids_opt_need_content(st, name))
 		return -1;
 	if (!strcmp(name, "offset")) {
 		has = &el->has_offset, slot = &el->offset, min = 0, max = 1 << 20;
+		var = &el->var_offset;
 	} else if (!strcmp(name, "depth")) {
 		has = &el->has_depth, slot = &el->depth, min = 1, max = 1 << 20;
+		var = &el->var_depth;
 	} else if (!strcmp(name, "distance")) {
 		has = &el->has_distance, slot = &el->distance;
 		min = -(1 << 20), max = 1 << 20;
+		var = &el->var_distance;
 	} else {
 		has = &el->has_within, slot = &el->within, min = 1, max = 1 << 20;
+		var = &el->var_within;
 	}
 	if (*has) {
 		snprintf(st->err, IDS_ERRLEN, "'%s' given twice", name);
 		return -1;
 	}
-	if (ids_lex_long(s, e, min, max, &v)) {
+	ids_lex_trim(&s, &e);
+	*var = (int8_t)ids_opt_var(st, s, e);
+	v = 0;
+	if (*var == IDS_NO_VAR && ids_lex_long(s, e, min, max, &v)) {
 		snprintf(st->err, IDS_ERRLEN, "bad value for '%s'", name);
 		return -1;
 	}

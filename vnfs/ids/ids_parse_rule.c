@@ -334,7 +334,8 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 	if (!strcmp(name, "flow"))
 		return opt_flow(st, s, e);
 	if (!strcmp(name, "isdataat") || !strcmp(name, "byte_test") ||
-	    !strcmp(name, "byte_jump") || !strcmp(name, "urilen"))
+	    !strcmp(name, "byte_jump") || !strcmp(name, "urilen") ||
+	    !strcmp(name, "byte_extract"))
 		return ids_opt_bytes(st, name, s, e);
 	if (!strcmp(name, "dsize") &&
 	    st->p->headers[st->r->header].proto == IDS_PROTO_UDP)
@@ -363,13 +364,15 @@ static int rule_finish(struct ids_rstate *st)
 		struct ids_elem *el = &r->elems[i];
 
 		if (el->kind == IDS_ELEM_CONTENT) {
-			if (el->has_depth && (size_t)el->depth < el->len) {
+			if (el->has_depth && el->var_depth == IDS_NO_VAR &&
+			    (size_t)el->depth < el->len) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "depth %d shorter than content",
 					 el->depth);
 				return -1;
 			}
-			if (el->has_within && (size_t)el->within < el->len) {
+			if (el->has_within && el->var_within == IDS_NO_VAR &&
+			    (size_t)el->within < el->len) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "within %d shorter than content",
 					 el->within);
