@@ -139,7 +139,10 @@ START_TEST(raw_uri_cookie_urilen)
 		A "(content:\"X-Raw: 1\"; http_raw_header; sid:13;)\n"
 		A "(pcre:\"/^X-Raw: 2/Km\"; sid:14;)\n"
 		A "(content:\"session=evil\"; http_raw_cookie; sid:15;)\n"
-		A "(pcre:\"/session=evil/D\"; sid:16;)\n");
+		A "(pcre:\"/session=evil/D\"; sid:16;)\n"
+		A "(content:\"Authorization|3a| Basic \"; http_header; "
+		"base64_decode:relative; base64_data; content:\"root:\"; "
+		"depth:5; sid:17;)\n");
 	const char *enc = "GET /%2e%2e/x HTTP/1.1\r\n\r\n";
 	const char *ck = "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=b; "
 		"session=evil\r\n\r\n";
@@ -180,6 +183,10 @@ START_TEST(raw_uri_cookie_urilen)
 	ck_assert(fires(rs, ck, 15));
 	ck_assert(fires(rs, ck, 16));
 	ck_assert(!fires(rs, "GET /session=evil HTTP/1.1\r\n\r\n", 16));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nAuthorization: Basic "
+			"cm9vdDp4\r\n\r\n", 17));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nAuthorization: Basic "
+			 "dXNlcjp4\r\n\r\n", 17));
 	ids_ruleset_put(rs);
 }
 END_TEST

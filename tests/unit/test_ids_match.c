@@ -187,6 +187,26 @@ static const struct {
 	    "byte_test:2,>,n,1,relative,string,dec;"), "len=10 11", true },
 	{ R("content:\"len=\"; byte_extract:2,0,n,relative,string,dec; "
 	    "byte_test:2,>,n,1,relative,string,dec;"), "len=12 11", false },
+	/* base64_decode + base64_data: contents and byte tests on the decoded */
+	{ R("content:\"Basic \"; base64_decode:relative; base64_data; "
+	    "content:\"admin:\";"), "Authorization: Basic YWRtaW46cGFzcw==", true },
+	{ R("content:\"Basic \"; base64_decode:relative; base64_data; "
+	    "content:\"admin:\";"), "Authorization: Basic dXNlcjpwYXNz", false },
+	{ R("content:\"Basic \"; base64_decode:bytes 4,relative; base64_data; "
+	    "content:\"adm\"; depth:3;"), "Basic YWRtaW46cGFzcw==", true },
+	{ R("content:\"Basic \"; base64_decode:bytes 4,relative; base64_data; "
+	    "content:\"admi\";"), "Basic YWRtaW46cGFzcw==", false },
+	{ R("content:\"X\"; base64_decode:offset 1,relative; base64_data; "
+	    "content:\"admin\";"), "X-YWRtaW4=", true },
+	{ R("content:\"Basic \"; base64_decode:relative; base64_data; "
+	    "content:\"admin:\";"), "Basic YWRt\r\n aW46", true },
+	{ R("content:\"B \"; base64_decode:relative; base64_data; "
+	    "byte_test:1,=,65,0;"), "B QQ==", true },
+	{ R("content:\"B \"; base64_decode:relative; base64_data; "
+	    "byte_test:1,=,65,0;"), "B Qg==", false },
+	/* the encoded bytes themselves are not the decoded buffer */
+	{ R("content:\"B \"; base64_decode:relative; base64_data; "
+	    "content:\"QQ\";"), "B QQ==", false },
 	/* a TOE's stream is reassembled: only_stream rules always apply */
 	{ R("flow:to_server,only_stream; content:\"abc\";"), "xxabcxx", true },
 	/* counted repeats are opened in the trigger, exact in the check */

@@ -84,6 +84,59 @@ static bool compare(const struct ids_bytes *b, uint64_t v)
 	return r != b->not;
 }
 
+static int b64_val(uint8_t c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/*
+ * base64_decode[:bytes N][,offset M][,relative]: from start + M (cursor +
+ * M), N encoded bytes or to the end of the data; line breaks and spaces
+ * are skipped (folded lines), the first other non-base64 byte or '=' ends
+ * the encoded text.
+ */
+size_t ids_b64_decode(const struct ids_elem *el, const struct ids_view *v,
+		      uint64_t cur, uint8_t *out)
+{
+	const struct ids_bytes *b = &el->b;
+	uint64_t end = v->base + v->len;
+	uint64_t pos = (el->relative ? cur : v->start) + (uint64_t)b->offset;
+	uint64_t stop = b->value && pos + b->value < end ? pos + b->value : end;
+	uint32_t acc = 0;
+	size_t n = 0;
+	int bits = 0;
+
+	if (pos < v->base)
+		return 0;
+	for (; pos < stop && n < IDS_B64_MAX; pos++) {
+		uint8_t c = v->data[pos - v->base];
+		int x = b64_val(c);
+
+		if (x < 0) {
+			if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+				continue;
+			break;
+		}
+		acc = acc << 6 | (uint32_t)x;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (uint8_t)(acc >> bits);
+		}
+	}
+	return n;
+}
+
 bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
 		    uint64_t cur, uint64_t *next, uint64_t *vars)
 {

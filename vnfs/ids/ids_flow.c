@@ -377,7 +377,7 @@ static void fill_views(struct ids_flow *f, struct ids_match_ctx *m, bool http)
 				IDS_CLASS_RESP_HDR ? f->resp : f->http;
 			const struct ids_sbuf *sb;
 
-			if (!h)
+			if (!h || b == IDS_BUF_B64)
 				continue;
 			sb = &h->buf[b];
 			m->v[b] = (struct ids_view){ sb->p, sb->len, 0, 0,

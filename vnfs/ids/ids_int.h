@@ -31,10 +31,13 @@ enum ids_buf {
 	IDS_BUF_STAT_CODE,	/* "200" */
 	IDS_BUF_STAT_MSG,	/* "OK" */
 	IDS_BUF_FILE_DATA,	/* response body: de-chunked, gunzipped */
+	IDS_BUF_B64,		/* base64_data: what base64_decode decoded,
+				 * during one check only; never a trigger */
 	IDS_BUF_COUNT,
 };
 
 #define IDS_HTTP_FILE_MAX	65536	/* file_data bytes kept per response */
+#define IDS_B64_MAX		4096	/* base64_decode output kept per check */
 
 #define IDS_HTTP_URI_MAX	8192
 #define IDS_HTTP_HEADER_MAX	16384
@@ -48,7 +51,8 @@ enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE, IDS_ELEM_BYTES };
 /* isdataat, byte_test, byte_jump, urilen (ids_parse_bytes.c, ids_bytes.c). */
 enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP, IDS_BOP_URILEN,
 	       IDS_BOP_DSIZE,	/* dsize: udp rules, the datagram's size */
-	       IDS_BOP_EXTRACT };	/* byte_extract: into a rule variable */
+	       IDS_BOP_EXTRACT,	/* byte_extract: into a rule variable */
+	       IDS_BOP_B64 };	/* base64_decode: into IDS_BUF_B64 */
 
 #define IDS_MAX_VARS	2	/* byte_extract variables per rule (Snort's) */
 #define IDS_NO_VAR	(-1)
@@ -164,6 +168,7 @@ static inline enum ids_class ids_buf_class(enum ids_buf b)
 	case IDS_BUF_RESP_HEADER: case IDS_BUF_STAT_CODE:
 	case IDS_BUF_STAT_MSG: return IDS_CLASS_RESP_HDR;
 	case IDS_BUF_FILE_DATA: return IDS_CLASS_RESP_BODY;
+	case IDS_BUF_B64: return IDS_CLASS_RAW;	/* follows its source */
 	default: return IDS_CLASS_HTTP_HDR;
 	}
 }
@@ -271,6 +276,7 @@ struct ids_match_ctx {
 	pcre2_match_context *mctx;
 	int budget;
 	uint64_t vars[IDS_MAX_VARS];	/* byte_extract values of this check */
+	uint8_t b64[IDS_B64_MAX];	/* the IDS_BUF_B64 view's bytes */
 };
 
 bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
@@ -280,6 +286,12 @@ bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
  */
 bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
 		    uint64_t cur, uint64_t *next, uint64_t *vars);
+/*
+ * base64_decode at cursor @cur of @v into @out (at most IDS_B64_MAX
+ * bytes); the decoded length, 0 when there is nothing to decode.
+ */
+size_t ids_b64_decode(const struct ids_elem *el, const struct ids_view *v,
+		      uint64_t cur, uint8_t *out);
 bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
 		    size_t plen, bool nocase, size_t *pos);
 

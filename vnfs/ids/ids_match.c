@@ -115,6 +115,22 @@ static bool eval(const struct ids_rule *r, size_t i, struct ids_match_ctx *m,
 		if (m->err)
 			return false;
 	}
+	if (el->kind == IDS_ELEM_BYTES && el->b.op == IDS_BOP_B64) {
+		/* the decoded view for base64_data; re-made on backtracking */
+		size_t n;
+
+		if (!v->present || --m->budget < 0)
+			return false;
+		n = ids_b64_decode(el, v, cur[el->buf], m->b64);
+		if (!n)
+			return false;
+		m->v[IDS_BUF_B64] = (struct ids_view){ m->b64, n, 0, 0, true };
+		cur[IDS_BUF_B64] = 0;
+		if (eval(r, i + 1, m, cur))
+			return true;
+		m->v[IDS_BUF_B64].present = false;
+		return false;
+	}
 	if (el->kind == IDS_ELEM_BYTES) {
 		uint64_t next, vars[IDS_MAX_VARS];
 

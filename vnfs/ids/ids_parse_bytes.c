@@ -201,6 +201,10 @@ static struct ids_elem *bytes_elem(struct ids_rstate *st, enum ids_bop op)
 	struct ids_rule *r = st->r;
 	enum ids_buf buf = r->nelems ? r->elems[r->nelems - 1].buf :
 		IDS_BUF_RAW;
+
+	/* right after base64_data: the decoded bytes */
+	if (st->sticky == IDS_BUF_B64)
+		buf = IDS_BUF_B64;
 	struct ids_elem *ne = ids_opt_new_elem(st);
 
 	if (!ne)
@@ -267,18 +271,60 @@ static int opt_urilen(struct ids_rstate *st, const char *tok[][2], int n,
 	return 0;
 }
 
+/* base64_decode[:bytes N][,offset M][,relative] (@tok NULL: no value). */
+static int opt_b64(struct ids_rstate *st, const char *tok[][2], int n)
+{
+	struct ids_elem *el;
+	long v;
+
+	if (st->sticky == IDS_BUF_B64) {
+		snprintf(st->err, IDS_ERRLEN, "base64_decode of decoded data");
+		return -1;
+	}
+	el = bytes_elem(st, IDS_BOP_B64);
+	if (!el)
+		return -1;
+	for (int i = 0; tok && i < n; i++) {
+		const char *s = tok[i][0], *e = tok[i][1], *vs;
+
+		if (ids_lex_eq(s, e, "relative")) {
+			el->relative = true;
+		} else if (keyed(s, e, "bytes", &vs)) {
+			if (parse_num(st, "bytes", vs, e, 1, 65535, &v, NULL))
+				return -1;
+			el->b.value = (uint64_t)v;
+		} else if (keyed(s, e, "offset", &vs)) {
+			if (parse_num(st, "offset", vs, e, 0, 65535, &v, NULL))
+				return -1;
+			el->b.offset = (int32_t)v;
+		} else {
+			snprintf(st->err, IDS_ERRLEN, "bad base64_decode "
+				 "argument '%.*s'", (int)(e - s > 32 ? 32 : e - s),
+				 s);
+			return -1;
+		}
+	}
+	st->has_b64 = true;
+	return 0;
+}
+
 int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
 		  const char *e)
 {
 	const char *tok[MAX_ARGS][2];
-	int n = split_args(s, e, tok);
 	struct ids_elem *el;
 	long v;
+	int n;
 
+	if (!s)		/* only base64_decode may come without a value */
+		return opt_b64(st, NULL, 0);
+	n = split_args(s, e, tok);
 	if (n < 0) {
 		snprintf(st->err, IDS_ERRLEN, "too many arguments to '%s'", name);
 		return -1;
 	}
+	if (!strcmp(name, "base64_decode"))
+		return opt_b64(st, tok, n);
 	if (!strcmp(name, "urilen") || !strcmp(name, "dsize"))
 		return opt_urilen(st, tok, n, name[0] == 'd');
 	if (!strcmp(name, "isdataat")) {

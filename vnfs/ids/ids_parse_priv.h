@@ -26,6 +26,7 @@ struct ids_rstate {
 	struct ids_elem *last;		/* last content (modifier target) */
 	enum ids_buf sticky;		/* file_data / pkt_data: where content
 					 * and pcre look by default */
+	bool has_b64;			/* a base64_decode came before */
 	char var[IDS_MAX_VARS][32];	/* byte_extract names, in order */
 	int nvars;
 	bool has_sid;

@@ -277,6 +277,17 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		}
 		return ids_opt_modifier(st, name, s, e);
 	}
+	if (!strcmp(name, "base64_data")) {
+		if (s || !st->has_b64) {
+			snprintf(st->err, IDS_ERRLEN, s ? "'base64_data' takes no "
+				 "value" : "base64_data without base64_decode");
+			return -1;
+		}
+		st->sticky = IDS_BUF_B64;
+		return 0;
+	}
+	if (!strcmp(name, "base64_decode"))
+		return ids_opt_bytes(st, name, s, e);
 	if (!strcmp(name, "file_data") || !strcmp(name, "pkt_data")) {
 		if (s) {
 			snprintf(st->err, IDS_ERRLEN, "unsupported %s '%.*s'",

@@ -365,7 +365,8 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			HS_MODE_STREAM : HS_MODE_BLOCK;
 		int f;
 
-		if (el->negated || el->kind == IDS_ELEM_BYTES)
+		if (el->negated || el->kind == IDS_ELEM_BYTES ||
+		    el->buf == IDS_BUF_B64)
 			continue;
 		/* only a buffer complete at the rule's event triggers it */
 		if (ids_buf_class(el->buf) != r->cls)
