@@ -565,6 +565,42 @@ START_TEST(sample_rules)
 }
 END_TEST
 
+/* tests/data/ids/coverage.rules: every feature loads; the rest is listed. */
+START_TEST(coverage_rules)
+{
+	const char *top = getenv("TOCHAIN_TOP");
+	char rules[4096], vars[4096], want[4200];
+	struct ids_ruleset *rs;
+
+	snprintf(rules, sizeof(rules), "%s/tests/data/ids/coverage.rules",
+		 top ? top : ".");
+	snprintf(vars, sizeof(vars), "%s/tests/data/ids/coverage.vars",
+		 top ? top : ".");
+	ids_diags_free(&diags);
+	rs = ids_ruleset_load(rules, vars, &diags);
+	ck_assert_msg(rs, "%s: %s", rules, strerror(errno));
+	dump_diags();
+	ck_assert_uint_eq(ids_ruleset_nrules(rs), 25);
+	ck_assert_uint_eq(diags.n, 3);
+	for (int i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "%s:%d: unsupported option", rules,
+			 50 + i);
+		ck_assert_msg(!strncmp(diags.msg[i], want, strlen(want)),
+			      "%s", diags.msg[i]);
+	}
+	ck_assert_uint_eq(diags.nna, 6);
+	for (int i = 0; i < 6; i++) {
+		snprintf(want, sizeof(want), "%s:%d: not applicable: ", rules,
+			 42 + i);
+		ck_assert_msg(!strncmp(diags.na[i], want, strlen(want)),
+			      "%s", diags.na[i]);
+	}
+	for (uint32_t sid = 9100001; sid <= 9100025; sid++)
+		ck_assert_msg(ids_ruleset_find(rs, sid), "sid %u", sid);
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ids_parse");
@@ -588,6 +624,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, nul_byte_reported);
 	tcase_add_test(tc, refcount);
 	tcase_add_test(tc, sample_rules);
+	tcase_add_test(tc, coverage_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
