@@ -934,6 +934,44 @@ START_TEST(reload_refcount)
 }
 END_TEST
 
+/*
+ * detection_filter: a rule reports once its matches for the tracked
+ * address exceed the count (within a window far longer than the test).
+ */
+START_TEST(detection_filter)
+{
+	struct ids_ruleset *rs = load(
+		"alert tcp any any -> any any (content:\"LOGIN\"; "
+		"detection_filter:track by_src, count 3, seconds 3600; sid:1;)\n"
+		"alert tcp any any -> any any (content:\"LOGIN\"; "
+		"detection_filter:track by_dst, count 1, seconds 3600; sid:2;)\n");
+	struct ids_flow_key a = key4("192.168.1.10", 40000, "10.0.0.1", 80);
+	struct ids_flow_key b = key4("192.168.1.11", 40000, "10.0.0.1", 80);
+	struct ids_verdict v;
+
+	for (int i = 1; i <= 5; i++) {
+		struct ids_flow *f = ids_flow_create(rs, &a);
+
+		ck_assert_ptr_nonnull(f);
+		scan(f, IDS_TO_SERVER, "LOGIN x", 7, &v);
+		/* 4th and later from this client; by_dst: 2nd and later */
+		ck_assert_msg(has_sid(&v, 1) == (i > 3), "match %d", i);
+		ck_assert_msg(has_sid(&v, 2) == (i > 1), "match %d", i);
+		ids_flow_destroy(f);
+	}
+	/* another client: its own count for by_src, the same server's for by_dst */
+	{
+		struct ids_flow *f = ids_flow_create(rs, &b);
+
+		scan(f, IDS_TO_SERVER, "LOGIN x", 7, &v);
+		ck_assert(!has_sid(&v, 1));
+		ck_assert(has_sid(&v, 2));
+		ids_flow_destroy(f);
+	}
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 /* UDP rules on datagrams, each by itself; TCP streams do not see them. */
 START_TEST(udp_datagrams)
 {
@@ -1051,6 +1089,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, binary_payload);
 	tcase_add_test(tc, reload_refcount);
 	tcase_add_test(tc, udp_datagrams);
+	tcase_add_test(tc, detection_filter);
 	suite_add_tcase(s, tc);
 	return s;
 }

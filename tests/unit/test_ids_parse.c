@@ -104,8 +104,6 @@ static const struct {
 	  "unsupported option 'dsize'" },
 	{ HDR "(content:\"a\"; threshold:type limit,track by_src,count 1,"
 	  "seconds 60; sid:1;)", "unsupported option 'threshold'" },
-	{ HDR "(content:\"a\"; detection_filter:track by_src,count 5,"
-	  "seconds 1; sid:1;)", "unsupported option 'detection_filter'" },
 	{ HDR "(content:\"a\"; tag:session,10,packets; sid:1;)",
 	  "unsupported option 'tag'" },
 	{ HDR "(flow:not_established; sid:1;)",
@@ -234,6 +232,12 @@ static const struct {
 	  "unknown variable for byte_test value 'len'" },
 	{ HDR "(content:\"a\"; within:len; sid:1;)", "bad value for 'within'" },
 	{ HDR "(byte_extract:1,0,9x; sid:1;)", "bad byte_extract name '9x'" },
+	{ HDR "(content:\"a\"; detection_filter:track by_src, count 5; sid:1;)",
+	  "detection_filter needs track, count and seconds" },
+	{ HDR "(content:\"a\"; detection_filter:track by_rule, count 5, "
+	  "seconds 1; sid:1;)", "bad detection_filter 'track by_rule'" },
+	{ HDR "(content:\"a\"; detection_filter:track by_src, count 0, "
+	  "seconds 1; sid:1;)", "bad detection_filter 'count 0'" },
 	{ HDR "(base64_data; content:\"a\"; sid:1;)",
 	  "base64_data without base64_decode" },
 	{ HDR "(base64_decode:bits 4; sid:1;)",
@@ -580,11 +584,11 @@ START_TEST(coverage_rules)
 	rs = ids_ruleset_load(rules, vars, &diags);
 	ck_assert_msg(rs, "%s: %s", rules, strerror(errno));
 	dump_diags();
-	ck_assert_uint_eq(ids_ruleset_nrules(rs), 25);
-	ck_assert_uint_eq(diags.n, 3);
-	for (int i = 0; i < 3; i++) {
+	ck_assert_uint_eq(ids_ruleset_nrules(rs), 26);
+	ck_assert_uint_eq(diags.n, 2);
+	for (int i = 0; i < 2; i++) {
 		snprintf(want, sizeof(want), "%s:%d: unsupported option", rules,
-			 50 + i);
+			 51 + i);
 		ck_assert_msg(!strncmp(diags.msg[i], want, strlen(want)),
 			      "%s", diags.msg[i]);
 	}

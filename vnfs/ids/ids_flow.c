@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "ids_dfilter.h"
 #include "ids_int.h"
 
 static void http_event(struct ids_flow *f, enum ids_class cls);
@@ -431,6 +433,17 @@ static void check_rule(struct ids_flow *f, uint32_t ri,
 	}
 	if (!ids_rule_elems_match(r, m))
 		return;
+	if (r->df.on) {
+		/* by_src: the sender of this direction's bytes */
+		const uint8_t *a = (f->cur_dir == IDS_TO_SERVER) != r->df.by_dst ?
+			f->key.client_addr : f->key.server_addr;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (!ids_dftab_hit(f->rs->df, ri, a, r->df.count,
+				   r->df.seconds, (uint64_t)ts.tv_sec))
+			return;	/* not over the rate yet: no match */
+	}
 	bit_set(f->fired, ri, true);
 	for (size_t i = 0; i < r->nfb; i++) {
 		const struct ids_fbop *op = &r->fb[i];

@@ -182,6 +182,10 @@ struct ids_rule {
 	size_t nelems, nfb;
 	struct ids_elem *elems;
 	struct ids_fbop *fb;
+	struct {		/* detection_filter (ids_dfilter.c) */
+		bool on, by_dst;
+		uint32_t count, seconds;
+	} df;
 };
 
 /* Variables of a load: name -> text value. */
@@ -229,6 +233,9 @@ struct ids_ruleset {
 	bool inspect[2];		/* a rule may look at this direction */
 	uint32_t *by_sid;		/* rule indices sorted by sid */
 	const char *cache_dir;		/* during the load only, may be NULL */
+	struct ids_dftab *df;		/* detection_filter counters: the one
+					 * mutable part (its own lock); NULL
+					 * without such rules */
 };
 
 /* ids_parse.c */

@@ -69,6 +69,51 @@ static int opt_flow(struct ids_rstate *st, const char *s, const char *e)
 	return 0;
 }
 
+/* detection_filter:track by_src|by_dst, count C, seconds S (any order). */
+static int opt_dfilter(struct ids_rstate *st, const char *s, const char *e)
+{
+	bool track = false, count = false, secs = false;
+	const char *item = s;
+
+	for (const char *c = s; c <= e; c++) {
+		const char *is = item, *ie = c, *v, *ke;
+		long n;
+
+		if (c < e && *c != ',')
+			continue;
+		item = c + 1;
+		ids_lex_trim(&is, &ie);
+		v = is;
+		while (v < ie && !isspace((unsigned char)*v))
+			v++;
+		ke = v;		/* [is, ke) the key, [v, ie) its value */
+		ids_lex_trim(&v, &ie);
+		if (ids_lex_eq(is, ke, "track") &&
+		    (ids_lex_eq(v, ie, "by_src") || ids_lex_eq(v, ie, "by_dst"))) {
+			st->r->df.by_dst = v[3] == 'd';
+			track = true;
+		} else if ((ids_lex_eq(is, ke, "count") ||
+			    ids_lex_eq(is, ke, "seconds")) &&
+			   !ids_lex_long(v, ie, 1, 86400 * 365, &n)) {
+			if (*is == 'c')
+				st->r->df.count = (uint32_t)n, count = true;
+			else
+				st->r->df.seconds = (uint32_t)n, secs = true;
+		} else {
+			snprintf(st->err, IDS_ERRLEN, "bad detection_filter "
+				 "'%.*s'", (int)(ie - is > 40 ? 40 : ie - is), is);
+			return -1;
+		}
+	}
+	if (!track || !count || !secs) {
+		snprintf(st->err, IDS_ERRLEN, "detection_filter needs track, "
+			 "count and seconds");
+		return -1;
+	}
+	st->r->df.on = true;
+	return 0;
+}
+
 static int flowbit_index(struct ids_parse *p, const char *s, size_t n,
 			 uint32_t *bit)
 {
@@ -344,6 +389,8 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		return ids_opt_pcre(st, s, e);
 	if (!strcmp(name, "flow"))
 		return opt_flow(st, s, e);
+	if (!strcmp(name, "detection_filter"))
+		return opt_dfilter(st, s, e);
 	if (!strcmp(name, "isdataat") || !strcmp(name, "byte_test") ||
 	    !strcmp(name, "byte_jump") || !strcmp(name, "urilen") ||
 	    !strcmp(name, "byte_extract"))

@@ -26,6 +26,7 @@
 
 #include "ids_int.h"
 #include "ids_cache.h"
+#include "ids_dfilter.h"
 #include "ids_trigger.h"
 
 static uint64_t next_gen = 1;	/* ruleset identity for worker scratch */
@@ -627,6 +628,7 @@ static void ruleset_free(struct ids_ruleset *rs)
 	for (int l = 0; l < IDS_LIST_COUNT; l++)
 		free(rs->always[l]);
 	free(rs->by_sid);
+	ids_dftab_destroy(rs->df);
 	ids_parse_free(&rs->p);
 	free(rs);
 }
@@ -671,6 +673,15 @@ static struct ids_ruleset *load_mem(const char *name, const char *text,
 	rs->cache_dir = NULL;	/* the caller's string: do not keep it */
 	if (rc)
 		goto out_free;
+	for (size_t i = 0; i < rs->p.nrules && !rs->df; i++) {
+		if (!rs->p.rules[i].df.on)
+			continue;
+		rs->df = ids_dftab_create();
+		if (!rs->df) {
+			rc = -ENOMEM;
+			goto out_free;
+		}
+	}
 	rs->p.diags = NULL;	/* the caller owns it; do not keep it */
 	return rs;
 
