@@ -42,7 +42,13 @@ static const char fixed_rules[] =
 	"relative,string,hex; urilen:2<>9; sid:11;)\n"
 	"alert udp any any -> any 53 (content:\"|01 00|\"; byte_jump:2,0,"
 	"relative,little,align,post_offset -3; byte_test:1,&,1,0,relative; "
-	"dsize:<300; sid:12;)\n";
+	"dsize:<300; sid:12;)\n"
+	"alert tcp any any -> any any (content:\"B \"; base64_decode:bytes 40,"
+	"relative; base64_data; content:\"ro\"; byte_extract:1,0,n,relative; "
+	"byte_test:1,<,n,0,relative; sid:13;)\n"
+	"alert tcp any any -> any any (content:\"L\"; byte_extract:2,0,m,"
+	"relative,multiplier 3,align 4; content:\"Q\"; distance:m; within:m; "
+	"detection_filter:track by_dst, count 2, seconds 60; sid:14;)\n";
 
 static struct ids_ruleset *fixed;
 static struct ids_worker *worker;
