@@ -19,3 +19,21 @@ for n in 1000 3000; do
 done
 # many concurrent connections: same bytes spread over 1024 flows
 "$bin" --rules 1000 --runs 5 --flows 1024 --requests 4
+
+# Load time of a 4,000-rule generated set (the engine load that
+# `tochain-vnf --check` times): compiled (no cache) and from the cache of
+# serialized Hyperscan databases, side by side, median of 5 each.
+vnf=${TOCHAIN_BUILD:-build}/bin/tochain-vnf
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$bin" --rules 4000 --runs 1 --requests 1 --write-rules "$tmp/r.rules" >/dev/null
+load_ms() {	# cache dir ("" = none) -> load_ms of one --check
+	TOCHAIN_IDS_CACHE=$1 "$vnf" --kind ids --rules "$tmp/r.rules" --check --json |
+		sed -n 's/.*"load_ms":\([0-9]*\).*/\1/p'
+}
+median() { sort -n | sed -n 3p; }
+cold=$(for i in 1 2 3 4 5; do load_ms ""; done | median)
+load_ms "$tmp/cache" >/dev/null	# fills the cache
+warm=$(for i in 1 2 3 4 5; do load_ms "$tmp/cache"; done | median)
+printf 'ids load, 4000 rules: compiled %s ms, from cache %s ms (%sx)\n' \
+	"$cold" "$warm" "$(awk -v c="$cold" -v w="$warm" 'BEGIN { printf "%.1f", w ? c / w : 0 }')"

@@ -25,6 +25,9 @@ logs=$build/test-logs
 mkdir -p "$logs"
 export TOCHAIN_BUILD=$(cd "$build" && pwd)
 export TOCHAIN_TOP=$(pwd)
+# The ids engine's cache of compiled rules (vnfs/ids/README.md): the
+# build's own, not the host's /var/cache/tochain/ids.
+export TOCHAIN_IDS_CACHE=${TOCHAIN_IDS_CACHE-$TOCHAIN_BUILD/ids-cache}
 
 pass=0 fail=0 skip=0
 failed=()

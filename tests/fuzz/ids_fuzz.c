@@ -3,7 +3,8 @@
  * libFuzzer target for vnfs/ids (make fuzz).  The first input byte picks:
  *   even: the rest is a rule file (parser, variables, compiler);
  *   odd:  the rest is traffic for one flow against a fixed ruleset, as
- *         records [ctl][bytes...]: ctl bit 7 = direction, bits 0-6 = length.
+ *         records [ctl][bytes...]: ctl bit 7 = direction, bits 0-6 = length;
+ *         each record is also a UDP datagram.
  * Both are inputs the engine must survive: rule files from operators and
  * byte streams from guests.
  */
@@ -31,7 +32,23 @@ static const char fixed_rules[] =
 	"distance:-3; sid:6;)\n"
 	"alert tcp any any <> any any (content:\"User-Agent\"; http_header; "
 	"pcre:\"/x.y/R\"; sid:7;)\n"
-	"alert tcp any any -> any any (pcre:\"/a b/x\"; sid:8;)\n";
+	"alert tcp any any -> any any (pcre:\"/a b/x\"; sid:8;)\n"
+	"alert tcp any any -> any any (flow:to_client; file_data; "
+	"content:\"evil\"; byte_jump:1,0,relative; isdataat:!2,relative; "
+	"sid:9;)\n"
+	"alert tcp any any -> any any (flow:to_client; content:\"404\"; "
+	"http_stat_code; content:\"gzip\"; http_header; sid:10;)\n"
+	"alert tcp any any -> any any (content:\"x\"; byte_test:4,>,7,-2,"
+	"relative,string,hex; urilen:2<>9; sid:11;)\n"
+	"alert udp any any -> any 53 (content:\"|01 00|\"; byte_jump:2,0,"
+	"relative,little,align,post_offset -3; byte_test:1,&,1,0,relative; "
+	"dsize:<300; sid:12;)\n"
+	"alert tcp any any -> any any (content:\"B \"; base64_decode:bytes 40,"
+	"relative; base64_data; content:\"ro\"; byte_extract:1,0,n,relative; "
+	"byte_test:1,<,n,0,relative; sid:13;)\n"
+	"alert tcp any any -> any any (content:\"L\"; byte_extract:2,0,m,"
+	"relative,multiplier 3,align 4; content:\"Q\"; distance:m; within:m; "
+	"detection_filter:track by_dst, count 2, seconds 60; sid:14;)\n";
 
 static struct ids_ruleset *fixed;
 static struct ids_worker *worker;
@@ -73,6 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = size - at;
 		ids_flow_scan(worker, f, ctl & 0x80 ? IDS_TO_CLIENT :
 			      IDS_TO_SERVER, data + at, n, &v);
+		ids_datagram_scan(worker, fixed, &k, ctl & 0x80 ?
+				  IDS_TO_CLIENT : IDS_TO_SERVER, data + at, n,
+				  &v);
 		at += n;
 	}
 	ids_flow_destroy(f);

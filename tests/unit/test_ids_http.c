@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* vnfs/ids HTTP buffers: http_uri, http_header, http_method, http_client_body. */
+/*
+ * vnfs/ids HTTP buffers: request (http_uri, http_raw_uri, http_header,
+ * http_cookie, http_method, http_client_body, urilen) and response
+ * (file_data de-chunked and gunzipped, http_stat_code/msg, http_header).
+ */
 #include <arpa/inet.h>
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <zlib.h>
 
 #include "ids.h"
 
@@ -59,9 +64,9 @@ static bool has_sid(const struct ids_verdict *v, uint32_t sid)
 	return false;
 }
 
-/* Sends @req to the server in @chunk-byte pieces; which sids fired. */
-static unsigned send_req(struct ids_flow *f, const char *req, size_t len,
-			 size_t chunk, uint32_t sid)
+/* Sends @len bytes in direction @d in @chunk-byte pieces; how often @sid fired. */
+static unsigned send_dir(struct ids_flow *f, enum ids_dir d, const uint8_t *p,
+			 size_t len, size_t chunk, uint32_t sid)
 {
 	unsigned hits = 0;
 
@@ -69,12 +74,16 @@ static unsigned send_req(struct ids_flow *f, const char *req, size_t len,
 		struct ids_verdict v;
 		size_t n = len - at < chunk ? len - at : chunk;
 
-		ck_assert_int_eq(ids_flow_scan(w, f, IDS_TO_SERVER,
-					       (const uint8_t *)req + at, n,
-					       &v), 0);
+		ck_assert_int_eq(ids_flow_scan(w, f, d, p + at, n, &v), 0);
 		hits += has_sid(&v, sid);
 	}
 	return hits;
+}
+
+static unsigned send_req(struct ids_flow *f, const char *req, size_t len,
+			 size_t chunk, uint32_t sid)
+{
+	return send_dir(f, IDS_TO_SERVER, (const uint8_t *)req, len, chunk, sid);
 }
 
 /* Whether @sid fires on @req sent whole, in a fresh flow. */
@@ -108,6 +117,209 @@ START_TEST(uri)
 	ck_assert(fires(rs, "GET /admin HTTP/1.1\r\n\r\n", 4));
 	ck_assert(!fires(rs, "GET /x/admin HTTP/1.1\r\n\r\n", 4));
 	ck_assert(fires(rs, "GET /scripts/CMD.EXE HTTP/1.0\r\n\r\n", 5));
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+START_TEST(raw_uri_cookie_urilen)
+{
+	struct ids_ruleset *rs = load(
+		A "(content:\"%2e%2e\"; http_raw_uri; sid:1;)\n"
+		A "(content:\"..\"; http_raw_uri; sid:2;)\n"
+		A "(pcre:\"/%2e%2e/I\"; sid:3;)\n"
+		A "(content:\"session=evil\"; http_cookie; sid:4;)\n"
+		A "(pcre:\"/^admin=1/Cm\"; sid:5;)\n"
+		A "(urilen:5; sid:6;)\n"
+		A "(urilen:>10; sid:7;)\n"
+		A "(urilen:<3; sid:8;)\n"
+		A "(urilen:2<>5; sid:9;)\n"
+		A "(urilen:2<=>5; sid:10;)\n"
+		A "(urilen:3,norm; sid:11;)\n"
+		A "(content:\"/a\"; http_uri; urilen:>4; sid:12;)\n"
+		A "(content:\"X-Raw: 1\"; http_raw_header; sid:13;)\n"
+		A "(pcre:\"/^X-Raw: 2/Km\"; sid:14;)\n"
+		A "(content:\"session=evil\"; http_raw_cookie; sid:15;)\n"
+		A "(pcre:\"/session=evil/D\"; sid:16;)\n"
+		A "(content:\"Authorization|3a| Basic \"; http_header; "
+		"base64_decode:relative; base64_data; content:\"root:\"; "
+		"depth:5; sid:17;)\n");
+	const char *enc = "GET /%2e%2e/x HTTP/1.1\r\n\r\n";
+	const char *ck = "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=b; "
+		"session=evil\r\n\r\n";
+
+	ck_assert(fires(rs, enc, 1));
+	ck_assert(!fires(rs, enc, 2));		/* raw: not decoded */
+	ck_assert(fires(rs, enc, 3));
+	ck_assert(!fires(rs, "GET /../x HTTP/1.1\r\n\r\n", 1));
+	ck_assert(fires(rs, "GET /../x HTTP/1.1\r\n\r\n", 2));
+	ck_assert(fires(rs, ck, 4));
+	ck_assert(!fires(rs, "GET /session=evil HTTP/1.1\r\n\r\n", 4));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nX-Cookie: session=evil\r\n\r\n",
+			 4));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nCookie: x=1\r\n"
+			"Cookie: admin=1\r\n\r\n", 5));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nCookie: x=1; admin=1\r\n\r\n",
+			 5));
+	/* urilen counts the raw target: "/%41b" is 5 bytes, decoded 3 */
+	ck_assert(fires(rs, "GET /%41b HTTP/1.1\r\n\r\n", 6));
+	ck_assert(fires(rs, "GET /%41b HTTP/1.1\r\n\r\n", 11));
+	ck_assert(!fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 11));
+	ck_assert(!fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 6));
+	ck_assert(fires(rs, "GET /abcdefghij HTTP/1.1\r\n\r\n", 7));
+	ck_assert(!fires(rs, "GET /abcdefghi HTTP/1.1\r\n\r\n", 7));
+	ck_assert(fires(rs, "GET /a HTTP/1.1\r\n\r\n", 8));
+	ck_assert(!fires(rs, "GET /ab HTTP/1.1\r\n\r\n", 8));
+	ck_assert(fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 9));
+	ck_assert(!fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 9));	/* 5: excl. */
+	ck_assert(fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 10));
+	ck_assert(!fires(rs, "GET /abcde HTTP/1.1\r\n\r\n", 10));
+	ck_assert(fires(rs, "GET /abcd HTTP/1.1\r\n\r\n", 12));
+	ck_assert(!fires(rs, "GET /abc HTTP/1.1\r\n\r\n", 12));
+	ck_assert(!fires(rs, "POST /abcd HTTP/1.1\r\n\r\n", 99));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nX-Raw: 1\r\n\r\n", 13));
+	ck_assert(!fires(rs, "GET /X-Raw:%201 HTTP/1.1\r\n\r\n", 13));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nA: b\r\nX-Raw: 2\r\n\r\n", 14));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nA: X-Raw: 2\r\n\r\n", 14));
+	ck_assert(fires(rs, ck, 15));
+	ck_assert(fires(rs, ck, 16));
+	ck_assert(!fires(rs, "GET /session=evil HTTP/1.1\r\n\r\n", 16));
+	ck_assert(fires(rs, "GET / HTTP/1.1\r\nAuthorization: Basic "
+			"cm9vdDp4\r\n\r\n", 17));
+	ck_assert(!fires(rs, "GET / HTTP/1.1\r\nAuthorization: Basic "
+			 "dXNlcjp4\r\n\r\n", 17));
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+static unsigned send_resp(struct ids_flow *f, const uint8_t *resp, size_t len,
+			  size_t chunk, uint32_t sid)
+{
+	return send_dir(f, IDS_TO_CLIENT, resp, len, chunk, sid);
+}
+
+static bool resp_fires(struct ids_ruleset *rs, const void *resp, size_t len,
+		       uint32_t sid)
+{
+	struct ids_flow *f = flow(rs);
+	unsigned h = send_resp(f, resp, len, len, sid);
+
+	ids_flow_destroy(f);
+	return h > 0;
+}
+
+#define C "alert tcp any any -> any any (flow:to_client,established; "
+
+static const char *resp_rules =
+	C "file_data; content:\"evil payload\"; sid:1;)\n"
+	C "file_data; content:\"<html>\"; depth:6; sid:2;)\n"
+	C "content:\"404\"; http_stat_code; sid:3;)\n"
+	C "content:\"Not Found\"; http_stat_msg; sid:4;)\n"
+	C "content:\"X-Evil: 1\"; http_header; sid:5;)\n"
+	C "file_data; content:\"Content-Length\"; sid:6;)\n"
+	C "file_data; pkt_data; content:\"Content-Length\"; sid:7;)\n"
+	C "file_data; content:\"A\"; byte_test:1,=,66,0,relative; sid:8;)\n"
+	C "pcre:\"/^40[34]$/S\"; file_data; content:\"denied\"; sid:9;)\n";
+
+/* A gzip member of @text, in a static buffer of its own. */
+static size_t gzip_of(const char *text, uint8_t *out, size_t cap, int wbits)
+{
+	z_stream z = { 0 };
+
+	ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, wbits, 8,
+				      Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (Bytef *)text;
+	z.avail_in = (uInt)strlen(text);
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	deflateEnd(&z);
+	return cap - z.avail_out;
+}
+
+/* An HTTP/1.1 response with @body and @hdrs (CRLF-ended lines). */
+static size_t make_resp(uint8_t *out, size_t cap, const char *hdrs,
+			const void *body, size_t blen)
+{
+	int n = snprintf((char *)out, cap, "HTTP/1.1 200 OK\r\n%s"
+			 "Content-Length: %zu\r\n\r\n", hdrs, blen);
+
+	ck_assert_uint_lt((size_t)n + blen, cap);
+	memcpy(out + n, body, blen);
+	return (size_t)n + blen;
+}
+
+START_TEST(response_buffers)
+{
+	struct ids_ruleset *rs = load(resp_rules);
+	const char *plain = "HTTP/1.1 200 OK\r\nContent-Length: 25\r\n\r\n"
+		"<html>evil payload</html>";
+	const char *nf = "HTTP/1.1 404 Not Found\r\nX-Evil: 1\r\n"
+		"Content-Length: 6\r\n\r\ndenied";
+	const char *chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"
+		"\r\n\r\n6\r\n<html>\r\n5\r\nevil \r\n7\r\npayload\r\n"
+		"0\r\n\r\n";
+
+	ck_assert_uint_eq(ids_ruleset_nrules(rs), 9);
+	ck_assert(resp_fires(rs, plain, strlen(plain), 1));
+	ck_assert(resp_fires(rs, plain, strlen(plain), 2));
+	ck_assert(!resp_fires(rs, plain, strlen(plain), 3));
+	ck_assert(!resp_fires(rs, plain, strlen(plain), 5));
+	ck_assert(!resp_fires(rs, plain, strlen(plain), 6));	/* head: no */
+	ck_assert(resp_fires(rs, plain, strlen(plain), 7));	/* pkt_data */
+	ck_assert(resp_fires(rs, nf, strlen(nf), 3));
+	ck_assert(resp_fires(rs, nf, strlen(nf), 4));
+	ck_assert(resp_fires(rs, nf, strlen(nf), 5));
+	ck_assert(resp_fires(rs, nf, strlen(nf), 9));
+	ck_assert(!resp_fires(rs, nf, strlen(nf), 1));
+	/* de-chunked: the pattern spans three chunks of the encoding */
+	ck_assert(resp_fires(rs, chunked, strlen(chunked), 1));
+	ck_assert(resp_fires(rs, chunked, strlen(chunked), 2));
+	/* relative byte_test in file_data */
+	{
+		const char *ab = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nAB";
+		const char *ac = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nAC";
+
+		ck_assert(resp_fires(rs, ab, strlen(ab), 8));
+		ck_assert(!resp_fires(rs, ac, strlen(ac), 8));
+	}
+	/* a request body is not file_data; a non-HTTP stream has none */
+	ck_assert(!fires(rs, "POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\n"
+			 "evil payload", 1));
+	ck_assert(!resp_fires(rs, "SSH-2.0 evil payload", 20, 1));
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+/* gzip and deflate (zlib and raw) bodies, split at every position. */
+START_TEST(response_gzip)
+{
+	static const struct { const char *enc; int wbits; } encs[] = {
+		{ "gzip", 15 + 16 }, { "deflate", 15 }, { "deflate", -15 },
+		{ "x-gzip", 15 + 16 },
+	};
+	struct ids_ruleset *rs = load(resp_rules);
+	uint8_t z[512], resp[1024];
+	char hdr[64];
+	const char *body = "<html><p>Hello</p> and an evil payload here</html>";
+	size_t zn, n;
+
+	snprintf(hdr, sizeof(hdr), "Content-Encoding: %s\r\n", encs[_i].enc);
+	zn = gzip_of(body, z, sizeof(z), encs[_i].wbits);
+	n = make_resp(resp, sizeof(resp), hdr, z, zn);
+	for (size_t chunk = 1; chunk <= n; chunk++) {
+		struct ids_flow *f = flow(rs);
+
+		ck_assert_msg(send_resp(f, resp, n, chunk, 1) == 1,
+			      "%s in %zu-byte chunks", encs[_i].enc, chunk);
+		ids_flow_destroy(f);
+	}
+	/* compressed bytes are not searched as they are */
+	n = make_resp(resp, sizeof(resp), "", z, zn);
+	ck_assert(!resp_fires(rs, resp, n, 1));
+	/* corrupted after a good start: what decoded is kept, no crash */
+	n = make_resp(resp, sizeof(resp), hdr, z, zn);
+	resp[n - zn / 2] ^= 0xff;
+	(void)resp_fires(rs, resp, n, 1);
 	ids_ruleset_put(rs);
 }
 END_TEST
@@ -296,6 +508,9 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, uri);
+	tcase_add_test(tc, raw_uri_cookie_urilen);
+	tcase_add_test(tc, response_buffers);
+	tcase_add_loop_test(tc, response_gzip, 0, 4);
 	tcase_add_test(tc, header_method_body);
 	tcase_add_test(tc, chunked_body);
 	tcase_add_test(tc, split_every_position);

@@ -160,6 +160,124 @@ static const struct {
 	{ R("content:\"a\"; pcre:\"/b+c/R\"; content:\"d\"; distance:0; "
 	    "within:1;"), "abbbcxd", false },
 	{ R("content:\"x\"; uricontent:\"y\";"), "xy", false },
+	/* byte_extract: a variable for later offsets, values and positions */
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; content:\"Z\"; "
+	    "distance:n; within:1;"), "L\x03" "abcZ", true },
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; content:\"Z\"; "
+	    "distance:n; within:1;"), "L\x02" "abcZ", false },
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; "
+	    "byte_test:1,=,n,0,relative;"), "L\x05\x05", true },
+	{ R("content:\"L\"; byte_extract:1,0,n,relative; "
+	    "byte_test:1,=,n,0,relative;"), "L\x05\x06", false },
+	{ R("content:\"a\"; byte_extract:1,0,n; isdataat:n;"), "\x03" "abc", true },
+	{ R("content:\"a\"; byte_extract:1,0,n; isdataat:n;"), "\x04" "abc", false },
+	{ R("content:\"Z\"; byte_extract:1,0,n; byte_jump:1,n; content:\"Z\"; "
+	    "within:1;"), "\x02" "a\x01" "bZ", true },
+	{ R("content:\"Z\"; byte_extract:1,0,n; byte_jump:1,n; content:\"Z\"; "
+	    "within:1;"), "\x02" "a\x02" "bZ", false },
+	{ R("content:\"Z\"; byte_extract:1,0,n,multiplier 2,align 4; "
+	    "content:\"Z\"; distance:n; within:1;"), "\x03" "abcdefghZ", true },
+	{ R("content:\"Z\"; byte_extract:1,0,n,multiplier 2,align 4; "
+	    "content:\"Z\"; distance:n; within:1;"), "\x03" "abcdefZ", false },
+	{ R("content:\"Z\"; byte_extract:1,0,n; content:\"Z\"; offset:n; "
+	    "depth:1;"), "\x02" "aZ", true },
+	{ R("content:\"Z\"; byte_extract:1,0,n; content:\"Z\"; offset:n; "
+	    "depth:1;"), "\x01" "aZ", false },
+	{ R("content:\"len=\"; byte_extract:2,0,n,relative,string,dec; "
+	    "byte_test:2,>,n,1,relative,string,dec;"), "len=10 11", true },
+	{ R("content:\"len=\"; byte_extract:2,0,n,relative,string,dec; "
+	    "byte_test:2,>,n,1,relative,string,dec;"), "len=12 11", false },
+	/* base64_decode + base64_data: contents and byte tests on the decoded */
+	{ R("content:\"Basic \"; base64_decode:relative; base64_data; "
+	    "content:\"admin:\";"), "Authorization: Basic YWRtaW46cGFzcw==", true },
+	{ R("content:\"Basic \"; base64_decode:relative; base64_data; "
+	    "content:\"admin:\";"), "Authorization: Basic dXNlcjpwYXNz", false },
+	{ R("content:\"Basic \"; base64_decode:bytes 4,relative; base64_data; "
+	    "content:\"adm\"; depth:3;"), "Basic YWRtaW46cGFzcw==", true },
+	{ R("content:\"Basic \"; base64_decode:bytes 4,relative; base64_data; "
+	    "content:\"admi\";"), "Basic YWRtaW46cGFzcw==", false },
+	{ R("content:\"X\"; base64_decode:offset 1,relative; base64_data; "
+	    "content:\"admin\";"), "X-YWRtaW4=", true },
+	{ R("content:\"Basic \"; base64_decode:relative; base64_data; "
+	    "content:\"admin:\";"), "Basic YWRt\r\n aW46", true },
+	{ R("content:\"B \"; base64_decode:relative; base64_data; "
+	    "byte_test:1,=,65,0;"), "B QQ==", true },
+	{ R("content:\"B \"; base64_decode:relative; base64_data; "
+	    "byte_test:1,=,65,0;"), "B Qg==", false },
+	/* the encoded bytes themselves are not the decoded buffer */
+	{ R("content:\"B \"; base64_decode:relative; base64_data; "
+	    "content:\"QQ\";"), "B QQ==", false },
+	/* a TOE's stream is reassembled: only_stream rules always apply */
+	{ R("flow:to_server,only_stream; content:\"abc\";"), "xxabcxx", true },
+	/* counted repeats are opened in the trigger, exact in the check */
+	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxxcx", true },
+	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxcx", false },
+	{ R("pcre:\"/a[^b]{6}c/\";"), "xaxxxxxxxcx", false },
+	{ R("pcre:\"/a\\d{2,7}c/\";"), "a1234567c", true },
+	{ R("pcre:\"/a\\d{2,7}c/\";"), "a12345678c", false },
+	{ R("pcre:\"/a\\d{9,}c/\";"), "a123456789c", true },
+	{ R("pcre:\"/a\\d{9,}c/\";"), "a12345678c", false },
+	{ R("pcre:\"/a[{]9}c/\";"), "a{9}c", true },
+	{ R("pcre:\"/a\\{9}c/\";"), "a{9}c", true },
+	{ R("pcre:\"/ab{2,9}+b/\";"), "abbbb", false },
+	/* isdataat: a byte at that position, absolute or after the cursor */
+	{ R("content:\"ab\"; isdataat:3,relative;"), "abxyz", false },
+	{ R("content:\"ab\"; isdataat:3,relative;"), "abwxyz", true },
+	{ R("content:\"ab\"; isdataat:!3,relative;"), "abxyz", true },
+	{ R("content:\"ab\"; isdataat:!3,relative;"), "abwxyz", false },
+	{ R("content:\"ab\"; isdataat:5;"), "abcdef", true },
+	{ R("content:\"ab\"; isdataat:5;"), "abcde", false },
+	/* only the last "ab" ends the data: backtracking into isdataat */
+	{ R("content:\"ab\"; isdataat:!1,relative;"), "abxxab", true },
+	{ R("content:\"ab\"; isdataat:!1,relative;"), "abxxabxx", false },
+	/* byte_test: binary big/little endian, string, operators, bitmask */
+	{ R("content:\"L\"; byte_test:2,>,256,0,relative;"), "L\x01\x02", true },
+	{ R("content:\"L\"; byte_test:2,>,258,0,relative;"), "L\x01\x02", false },
+	{ R("content:\"L\"; byte_test:2,=,513,0,relative,little;"),
+	  "L\x01\x02", true },
+	{ R("content:\"L\"; byte_test:2,=,258,0,relative,little;"),
+	  "L\x01\x02", false },
+	{ R("content:\"L\"; byte_test:2,<=,258,0,relative;"), "L\x01\x02", true },
+	{ R("content:\"L\"; byte_test:2,<,258,0,relative;"), "L\x01\x02", false },
+	{ R("content:\"L\"; byte_test:1,&,0x80,1,relative;"), "Lx\x81", true },
+	{ R("content:\"L\"; byte_test:1,&,0x80,1,relative;"), "Lx\x71", false },
+	{ R("content:\"L\"; byte_test:1,!&,0x80,1,relative;"), "Lx\x71", true },
+	{ R("content:\"L\"; byte_test:1,^,0x7f,0,relative;"), "L\x7f", false },
+	{ R("content:\"L\"; byte_test:1,=,3,0,relative,bitmask 0x30;"),
+	  "L\x3f", true },
+	{ R("content:\"L\"; byte_test:1,=,3,0,relative,bitmask 0x30;"),
+	  "L\x2f", false },
+	{ R("content:\"len=\"; byte_test:5,>,1000,0,relative,string,dec;"),
+	  "len=1234;", true },
+	{ R("content:\"len=\"; byte_test:5,>,1000,0,relative,string,dec;"),
+	  "len=999;x", false },
+	{ R("content:\"len=\"; byte_test:5,>,1000,0,relative,string,dec;"),
+	  "len=abcde", false },
+	{ R("content:\"len=\"; byte_test:4,=,255,0,relative,string,hex;"),
+	  "len=00ff", true },
+	{ R("content:\"len=\"; byte_test:3,=,8,0,relative,string,oct;"),
+	  "len=010", true },
+	/* not enough bytes: the option fails */
+	{ R("content:\"L\"; byte_test:4,>,0,0,relative;"), "L\x01\x02\x03", false },
+	{ R("content:\"L\"; byte_test:1,=,76,-1,relative;"), "xL", true },
+	/* byte_jump: length-prefixed field, then a content right after it */
+	{ R("content:\"H\"; byte_jump:1,0,relative; content:\"Z\"; within:1;"),
+	  "H\x03" "abcZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,relative; content:\"Z\"; within:1;"),
+	  "H\x02" "abcZ", false },
+	{ R("content:\"H\"; byte_jump:1,0,relative,multiplier 2; "
+	    "content:\"Z\"; within:1;"), "H\x02" "abcdZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,relative,align; content:\"Z\"; "
+	    "within:1;"), "H\x03" "abcxZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,relative,post_offset -1; "
+	    "content:\"cZ\"; within:2;"), "H\x03" "abcZ", true },
+	{ R("content:\"H\"; byte_jump:1,0,from_beginning,relative; "
+	    "content:\"Z\"; within:1;"), "H\x04xxZ", true },
+	{ R("content:\"H\"; byte_jump:2,0,relative,string,dec; "
+	    "content:\"Z\"; within:1;"), "H03abcZ", true },
+	/* a jump past the data fails */
+	{ R("content:\"H\"; byte_jump:1,0,relative; isdataat:!0,relative;"),
+	  "H\x09" "ab", false },
 	/* no Hyperscan trigger: checked on every chunk */
 	{ R("content:!\"evil\";"), "good", true },
 	{ R("content:!\"evil\";"), "evil", false },
@@ -480,6 +598,52 @@ START_TEST(flowbits)
 }
 END_TEST
 
+/* flowbits a&b (all) and a|b (any), for set, isset and isnotset. */
+START_TEST(flowbits_operators)
+{
+	struct ids_ruleset *rs = load(
+		"alert tcp any any -> any any (content:\"A\"; flowbits:set,a; "
+		"flowbits:noalert; sid:1;)\n"
+		"alert tcp any any -> any any (content:\"B\"; flowbits:set,b; "
+		"flowbits:noalert; sid:2;)\n"
+		"alert tcp any any -> any any (content:\"C\"; flowbits:set,a&b; "
+		"flowbits:noalert; sid:3;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isset,a&b; sid:10;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isset,a|b; sid:11;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isnotset,a&b; sid:12;)\n"
+		"alert tcp any any -> any any (content:\"x\"; "
+		"flowbits:isnotset,a|b; sid:13;)\n");
+	static const struct {
+		const char *first;
+		bool s10, s11, s12, s13;
+	} fb_cases[] = {
+		{ "-", false, false, true, true },
+		{ "A", false, true, false, true },
+		{ "B", false, true, false, true },
+		{ "AB", true, true, false, false },
+		{ "C", true, true, false, false },
+	};
+	struct ids_verdict v;
+
+	for (size_t i = 0; i < sizeof(fb_cases) / sizeof(fb_cases[0]); i++) {
+		struct ids_flow *f = flow(rs);
+
+		scan(f, IDS_TO_SERVER, fb_cases[i].first, strlen(fb_cases[i].first),
+		     &v);
+		scan(f, IDS_TO_SERVER, "x", 1, &v);
+		ck_assert_msg(has_sid(&v, 10) == fb_cases[i].s10, "%s: 10", fb_cases[i].first);
+		ck_assert_msg(has_sid(&v, 11) == fb_cases[i].s11, "%s: 11", fb_cases[i].first);
+		ck_assert_msg(has_sid(&v, 12) == fb_cases[i].s12, "%s: 12", fb_cases[i].first);
+		ck_assert_msg(has_sid(&v, 13) == fb_cases[i].s13, "%s: 13", fb_cases[i].first);
+		ids_flow_destroy(f);
+	}
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 START_TEST(drop_vs_alert)
 {
 	struct ids_ruleset *rs = load(
@@ -770,6 +934,136 @@ START_TEST(reload_refcount)
 }
 END_TEST
 
+/*
+ * detection_filter: a rule reports once its matches for the tracked
+ * address exceed the count (within a window far longer than the test).
+ */
+START_TEST(detection_filter)
+{
+	struct ids_ruleset *rs = load(
+		"alert tcp any any -> any any (content:\"LOGIN\"; "
+		"detection_filter:track by_src, count 3, seconds 3600; sid:1;)\n"
+		"alert tcp any any -> any any (content:\"LOGIN\"; "
+		"detection_filter:track by_dst, count 1, seconds 3600; sid:2;)\n");
+	struct ids_flow_key a = key4("192.168.1.10", 40000, "10.0.0.1", 80);
+	struct ids_flow_key b = key4("192.168.1.11", 40000, "10.0.0.1", 80);
+	struct ids_verdict v;
+
+	for (int i = 1; i <= 5; i++) {
+		struct ids_flow *f = ids_flow_create(rs, &a);
+
+		ck_assert_ptr_nonnull(f);
+		scan(f, IDS_TO_SERVER, "LOGIN x", 7, &v);
+		/* 4th and later from this client; by_dst: 2nd and later */
+		ck_assert_msg(has_sid(&v, 1) == (i > 3), "match %d", i);
+		ck_assert_msg(has_sid(&v, 2) == (i > 1), "match %d", i);
+		ids_flow_destroy(f);
+	}
+	/* another client: its own count for by_src, the same server's for by_dst */
+	{
+		struct ids_flow *f = ids_flow_create(rs, &b);
+
+		scan(f, IDS_TO_SERVER, "LOGIN x", 7, &v);
+		ck_assert(!has_sid(&v, 1));
+		ck_assert(has_sid(&v, 2));
+		ids_flow_destroy(f);
+	}
+	ids_ruleset_put(rs);
+}
+END_TEST
+
+/* UDP rules on datagrams, each by itself; TCP streams do not see them. */
+START_TEST(udp_datagrams)
+{
+	struct ids_ruleset *rs = load(
+		"alert udp any any -> any 53 (flow:to_server; content:\"|00 01 00 00|\"; "
+		"offset:4; depth:4; content:\"evil\"; nocase; sid:1;)\n"
+		"alert udp any 53 -> any any (flow:to_client; byte_test:1,&,0x80,2; "
+		"byte_test:2,>,3,6; sid:2;)\n"
+		"alert udp any any -> any 53 (dsize:>20; content:\"AAAA\"; sid:3;)\n"
+		"alert udp any any -> any 53 (content:\"|03|www\"; byte_jump:1,-4,"
+		"relative; content:\"|00|\"; within:1; sid:4;)\n"
+		"alert tcp any any -> any 53 (content:\"tcpevil\"; sid:5;)\n"
+		"drop udp any any -> any 5300 (content:\"ATTACK\"; sid:6;)\n"
+		"alert udp any any -> any any (dsize:0; sid:7;)\n");
+	struct ids_flow_key k = key4("192.168.1.10", 40000, "10.0.0.1", 53);
+	struct ids_flow_key k2 = key4("192.168.1.10", 40000, "10.0.0.1", 5300);
+	struct ids_verdict v;
+	static const uint8_t q[] = "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00"
+		"\x00\x00\x04" "EVIL\x03" "com";
+	static const uint8_t r[] = "\x12\x34\x81\x80\x00\x01\x00\x04";
+	static const uint8_t r2[] = "\x12\x34\x01\x80\x00\x01\x00\x04";
+	static const uint8_t www[] = "\x03www\x00";
+	struct ids_worker *wk = ids_worker_create();
+
+	ck_assert_ptr_nonnull(wk);
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER, q,
+					   sizeof(q) - 1, &v), 0);
+	ck_assert(has_sid(&v, 1));
+	ck_assert(!has_sid(&v, 3));	/* 21 bytes but no AAAA */
+	/* the same bytes the other way: flow:to_server does not apply */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_CLIENT, q,
+					   sizeof(q) - 1, &v), 0);
+	ck_assert(!has_sid(&v, 1));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_CLIENT, r,
+					   sizeof(r) - 1, &v), 0);
+	ck_assert(has_sid(&v, 2));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_CLIENT, r2,
+					   sizeof(r2) - 1, &v), 0);
+	ck_assert(!has_sid(&v, 2));	/* QR bit clear */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"AAAAxxxxxxxxxxxxxxxxx", 21, &v), 0);
+	ck_assert(has_sid(&v, 3));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"AAAAxxxxxxxxxxxxxxxx", 20, &v), 0);
+	ck_assert(!has_sid(&v, 3));	/* dsize:>20 */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER, www,
+					   sizeof(www) - 1, &v), 0);
+	ck_assert(has_sid(&v, 4));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER, www,
+					   sizeof(www) - 2, &v), 0);
+	ck_assert(!has_sid(&v, 4));
+	/* no state: "evil" in a later datagram alone does not complete sid 1 */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"evil", 4, &v), 0);
+	ck_assert(!has_sid(&v, 1));
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"", 0, &v), 0);
+	ck_assert(has_sid(&v, 7));
+	/* a udp rule is not a tcp rule, and the other way round */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k, IDS_TO_SERVER,
+		(const uint8_t *)"tcpevil", 7, &v), 0);
+	ck_assert(!has_sid(&v, 5));
+	{
+		struct ids_flow *f = ids_flow_create(rs, &k);
+
+		ck_assert_int_eq(ids_flow_scan(wk, f, IDS_TO_SERVER, q,
+					       sizeof(q) - 1, &v), 0);
+		ck_assert(!has_sid(&v, 1));
+		ck_assert_int_eq(ids_flow_scan(wk, f, IDS_TO_SERVER,
+			(const uint8_t *)"tcpevil", 7, &v), 0);
+		ck_assert(has_sid(&v, 5));
+		ids_flow_destroy(f);
+	}
+	/* drop: this datagram is denied; the next one is judged afresh */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k2, IDS_TO_SERVER,
+		(const uint8_t *)"an ATTACK", 9, &v), 0);
+	ck_assert_int_eq(v.decision, IDS_DENY);
+	ck_assert_uint_eq(v.deny_rule->sid, 6);
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k2, IDS_TO_SERVER,
+		(const uint8_t *)"hello", 5, &v), 0);
+	ck_assert_int_eq(v.decision, IDS_ALLOW);
+	/* bad arguments fail closed */
+	ck_assert_int_eq(ids_datagram_scan(wk, rs, &k2, (enum ids_dir)7,
+		(const uint8_t *)"x", 1, &v), -EINVAL);
+	ck_assert_int_eq(v.decision, IDS_DENY);
+	ck_assert_int_eq(ids_datagram_scan(NULL, rs, &k2, IDS_TO_SERVER,
+		(const uint8_t *)"x", 1, &v), -EINVAL);
+	ids_worker_destroy(wk);
+	ids_ruleset_put(rs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ids_match");
@@ -787,12 +1081,15 @@ static Suite *suite(void)
 	tcase_add_test(tc, window_bound);
 	tcase_add_test(tc, ring_wrap);
 	tcase_add_test(tc, flowbits);
+	tcase_add_test(tc, flowbits_operators);
 	tcase_add_test(tc, drop_vs_alert);
 	tcase_add_test(tc, many_alerts);
 	tcase_add_test(tc, headers_and_direction);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, binary_payload);
 	tcase_add_test(tc, reload_refcount);
+	tcase_add_test(tc, udp_datagrams);
+	tcase_add_test(tc, detection_filter);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -173,7 +173,9 @@ static const char ids_rules[] =
 	"alert tcp any any -> any any (msg:\"just looking\"; flow:to_server; content:\"peek\"; "
 	"sid:1003;)\n"
 	"drop tcp any any -> any any (msg:\"response leak\"; flow:to_client; "
-	"content:\"root:x:0:0\"; sid:1004;)\n";
+	"content:\"root:x:0:0\"; sid:1004;)\n"
+	"drop udp any any -> any 53 (msg:\"dns\"; flow:to_server; "
+	"content:\"EVILNAME\"; sid:1005;)\n";
 
 START_TEST(test_ids_split_pattern)
 {
@@ -239,10 +241,22 @@ START_TEST(test_ids_offsets)
 	p = to_srv(22, 5000, "abc", 42002);
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
 	ck_assert_uint_eq(rule, VNF_RULE_STREAM_GAP);
-	/* Not TCP (a datagram): not a stream, not inspected. */
+	/* A datagram: not a stream; tcp rules do not apply, udp ones do. */
 	p = to_srv(23, 777, "EVILPATTERN", 42003);
 	p.d.l4proto = 17;
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	p = mk(24, 0, 0, "q EVILNAME", 10, 107, 42004, 1, 53);
+	p.d.l4proto = 17;
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 1005);
+	p = mk(24, 0, 0, "q goodname", 10, 107, 42004, 1, 53);
+	p.d.l4proto = 17;
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	/* the answer (from port 53) is to_client: sid 1005 does not apply */
+	p = mk(24, 1, 0, "a EVILNAME", 10, 1, 53, 107, 42004);
+	p.d.l4proto = 17;
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	p = to_srv(23, 777, "EVILPATTERN", 42003);
 	p.d.l4proto = 6;
 	p.d.seq = 0;
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
@@ -627,7 +641,7 @@ START_TEST(test_bad_files)
 	ck_assert_int_eq(vnf_engines_init(&es, &vnf_kind_ids, &o, err, sizeof(err)), -ENOENT);
 	/* An unsupported ids option, reported at its line. */
 	o.rules = write_file("u.rules", "# c\n\ndrop tcp any any -> any any (msg:\"m\"; "
-			     "content:\"a\"; byte_test:1,>,2,0; sid:9;)\n");
+			     "content:\"a\"; threshold:type limit; sid:9;)\n");
 	ck_assert_int_eq(vnf_engines_init(&es, &vnf_kind_ids, &o, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "u.rules:3") != NULL, "%s", err);
 	/* A ModSecurity rule file that does not parse. */

@@ -69,10 +69,17 @@ struct ids_rule_info {
 	int line;
 };
 
-/* Diagnostics of a load: one "file:line: message" string per problem. */
+/*
+ * Diagnostics of a load: one "file:line: message" string per problem.
+ * Rules that can never apply to what a TOE delivers (icmp, IP/TCP header
+ * tests such as ttl or flags) are not problems: they are skipped and
+ * listed apart, in na ("file:line: not applicable: why").
+ */
 struct ids_diags {
 	size_t n;
 	char **msg;
+	size_t nna;
+	char **na;
 };
 void ids_diags_free(struct ids_diags *d);
 
@@ -87,6 +94,17 @@ void ids_diags_free(struct ids_diags *d);
  */
 struct ids_ruleset *ids_ruleset_load(const char *path, const char *vars_path,
 				     struct ids_diags *diags);
+/*
+ * Same, with a cache of compiled databases in @cache_dir (created 0700 if
+ * missing; NULL: none): a load whose patterns, Hyperscan version and
+ * platform equal an earlier one's deserializes its databases instead of
+ * compiling.  Unreadable, corrupted or foreign cache files are ignored and
+ * rewritten; a cache that cannot be written only costs the compile.
+ */
+struct ids_ruleset *ids_ruleset_load_cached(const char *path,
+					    const char *vars_path,
+					    const char *cache_dir,
+					    struct ids_diags *diags);
 /* Same, rules from memory; @name is used in diagnostics. */
 struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
 					 size_t len, const char *vars_path,
@@ -146,6 +164,16 @@ void ids_flow_destroy(struct ids_flow *f);
  */
 int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		  const uint8_t *data, size_t len, struct ids_verdict *out);
+/*
+ * One UDP datagram of the conversation @key (client: the side that sent
+ * first, or the higher port), direction @dir: checked against the udp
+ * rules alone, by itself (no state between datagrams: udp rules cannot
+ * use flowbits).  Same verdict and errors as ids_flow_scan; a deny is for
+ * this datagram.
+ */
+int ids_datagram_scan(struct ids_worker *w, struct ids_ruleset *rs,
+		      const struct ids_flow_key *key, enum ids_dir dir,
+		      const uint8_t *data, size_t len, struct ids_verdict *out);
 
 /* The ruleset a flow uses (no new reference). */
 struct ids_ruleset *ids_flow_ruleset(const struct ids_flow *f);

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "ids_dfilter.h"
 #include "ids_int.h"
 
 static void http_event(struct ids_flow *f, enum ids_class cls);
@@ -74,11 +76,13 @@ void ids_worker_destroy(struct ids_worker *w)
 static int worker_prepare(struct ids_worker *w, const struct ids_ruleset *rs)
 {
 	if (w->scratch_gen != rs->gen) {
-		const struct ids_db *dbs[2 + IDS_BUF_COUNT];
+		const struct ids_db *dbs[4 + IDS_BUF_COUNT];
 		int n = 0;
 
 		dbs[n++] = &rs->raw[IDS_TO_SERVER];
 		dbs[n++] = &rs->raw[IDS_TO_CLIENT];
+		dbs[n++] = &rs->udp[IDS_TO_SERVER];
+		dbs[n++] = &rs->udp[IDS_TO_CLIENT];
 		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 			dbs[n++] = &rs->http[b];
 		/* hs_alloc_scratch only grows: it stays valid for older dbs */
@@ -177,17 +181,26 @@ static void compute_headers(struct ids_flow *f)
 	}
 }
 
-static bool has_http_rules(const struct ids_ruleset *rs)
+/* Whether a rule looks at HTTP requests (or responses: @resp). */
+static bool has_http_rules(const struct ids_ruleset *rs, bool resp)
 {
 	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
-		if (rs->http[b].db)
+		if (rs->http[b].db &&
+		    (ids_buf_class(b) >= IDS_CLASS_RESP_HDR) == resp)
 			return true;
+	if (resp)
+		return rs->nalways[IDS_LIST_RESP_HDR] ||
+		       rs->nalways[IDS_LIST_RESP_BODY];
 	return rs->nalways[IDS_LIST_HTTP_HDR] ||
 	       rs->nalways[IDS_LIST_HTTP_BODY];
 }
 
-struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
-				 const struct ids_flow_key *key)
+/*
+ * A flow's state; @datagram: for one UDP datagram, without Hyperscan
+ * streams or HTTP parsers.
+ */
+static struct ids_flow *flow_new(struct ids_ruleset *rs,
+				 const struct ids_flow_key *key, bool datagram)
 {
 	struct ids_flow *f;
 	size_t nh, nwords;
@@ -210,15 +223,23 @@ struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
 	f->fired = calloc(nwords, sizeof(uint64_t));
 	if (!f->hdr_ok[0] || !f->hdr_ok[1] || !f->bits || !f->fired)
 		goto out_free;
+	if (datagram)
+		goto done;
 	for (int d = 0; d < 2; d++)
 		if (rs->raw[d].db &&
 		    hs_open_stream(rs->raw[d].db, 0, &f->dir[d].hs) != HS_SUCCESS)
 			goto out_free;
-	if (has_http_rules(rs)) {
-		f->http = ids_http_create(http_event);
+	if (has_http_rules(rs, false)) {
+		f->http = ids_http_create(http_event, false);
 		if (!f->http)
 			goto out_free;
 	}
+	if (has_http_rules(rs, true)) {
+		f->resp = ids_http_create(http_event, true);
+		if (!f->resp)
+			goto out_free;
+	}
+done:
 	compute_headers(f);
 	ids_ruleset_get(rs);
 	return f;
@@ -229,6 +250,12 @@ out_free:
 out_nomem:
 	errno = ENOMEM;
 	return NULL;
+}
+
+struct ids_flow *ids_flow_create(struct ids_ruleset *rs,
+				 const struct ids_flow_key *key)
+{
+	return flow_new(rs, key, false);
 }
 
 void ids_flow_destroy(struct ids_flow *f)
@@ -243,6 +270,7 @@ void ids_flow_destroy(struct ids_flow *f)
 		free(f->hdr_ok[d]);
 	}
 	ids_http_destroy(f->http);
+	ids_http_destroy(f->resp);
 	free(f->bits);
 	free(f->fired);
 	ids_ruleset_put(f->rs);
@@ -347,8 +375,13 @@ static void fill_views(struct ids_flow *f, struct ids_match_ctx *m, bool http)
 	m->arg = f;
 	if (http) {
 		for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++) {
-			const struct ids_sbuf *sb = &f->http->buf[b];
+			const struct ids_http *h = ids_buf_class(b) >=
+				IDS_CLASS_RESP_HDR ? f->resp : f->http;
+			const struct ids_sbuf *sb;
 
+			if (!h || b == IDS_BUF_B64)
+				continue;
+			sb = &h->buf[b];
 			m->v[b] = (struct ids_view){ sb->p, sb->len, 0, 0,
 						     true };
 		}
@@ -386,16 +419,31 @@ static void check_rule(struct ids_flow *f, uint32_t ri,
 		return;
 	if (!f->hdr_ok[f->cur_dir][r->header])
 		return;
-	for (size_t i = 0; i < r->nfb; i++) {
+	for (size_t i = 0; i < r->nfb; i += r->fb[i].n) {
 		const struct ids_fbop *op = &r->fb[i];
+		unsigned ok = 0;
 
-		if (op->op == IDS_FB_ISSET && !bit_test(f->bits, op->bit))
-			return;
-		if (op->op == IDS_FB_ISNOTSET && bit_test(f->bits, op->bit))
+		if (op->op != IDS_FB_ISSET && op->op != IDS_FB_ISNOTSET)
+			continue;
+		for (unsigned k = 0; k < op->n; k++)
+			ok += bit_test(f->bits, op[k].bit) ==
+			      (op->op == IDS_FB_ISSET);
+		if (op->any ? ok == 0 : ok < op->n)
 			return;
 	}
 	if (!ids_rule_elems_match(r, m))
 		return;
+	if (r->df.on) {
+		/* by_src: the sender of this direction's bytes */
+		const uint8_t *a = (f->cur_dir == IDS_TO_SERVER) != r->df.by_dst ?
+			f->key.client_addr : f->key.server_addr;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (!ids_dftab_hit(f->rs->df, ri, a, r->df.count,
+				   r->df.seconds, (uint64_t)ts.tv_sec))
+			return;	/* not over the rate yet: no match */
+	}
 	bit_set(f->fired, ri, true);
 	for (size_t i = 0; i < r->nfb; i++) {
 		const struct ids_fbop *op = &r->fb[i];
@@ -441,7 +489,7 @@ static void scan_block(struct ids_worker *w, const struct ids_db *d,
 		      w->scratch, on_hs_match, w);
 }
 
-/* Checks the rules of @cls after an HTTP request event (ids_http.c calls it). */
+/* Checks the rules of @cls after an HTTP request or response event (ids_http.c). */
 static void http_event(struct ids_flow *f, enum ids_class cls)
 {
 	struct ids_worker *w = f->w;
@@ -449,16 +497,20 @@ static void http_event(struct ids_flow *f, enum ids_class cls)
 
 	if (f->denied)
 		return;
+	static const enum ids_list list[IDS_CLASS_COUNT] = {
+		[IDS_CLASS_HTTP_HDR] = IDS_LIST_HTTP_HDR,
+		[IDS_CLASS_HTTP_BODY] = IDS_LIST_HTTP_BODY,
+		[IDS_CLASS_RESP_HDR] = IDS_LIST_RESP_HDR,
+		[IDS_CLASS_RESP_BODY] = IDS_LIST_RESP_BODY,
+	};
+	const struct ids_http *h = cls >= IDS_CLASS_RESP_HDR ? f->resp :
+		f->http;
+
 	touch_begin(w);
-	if (cls == IDS_CLASS_HTTP_HDR) {
-		for (int b = IDS_BUF_URI; b <= IDS_BUF_METHOD; b++)
-			scan_block(w, &rs->http[b], &f->http->buf[b]);
-	} else {
-		scan_block(w, &rs->http[IDS_BUF_BODY],
-			   &f->http->buf[IDS_BUF_BODY]);
-	}
-	check_touched(f, cls == IDS_CLASS_HTTP_HDR ? IDS_LIST_HTTP_HDR :
-		      IDS_LIST_HTTP_BODY, true);
+	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
+		if (ids_buf_class(b) == cls)
+			scan_block(w, &rs->http[b], &h->buf[b]);
+	check_touched(f, list[cls], true);
 }
 
 static void deny_closed(struct ids_verdict *out)
@@ -512,7 +564,9 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 		check_touched(f, dir == IDS_TO_SERVER ? IDS_LIST_RAW_TS :
 			      IDS_LIST_RAW_TC, false);
 	if (dir == IDS_TO_SERVER && f->http && !f->denied && !f->err)
-		ids_http_feed(f);
+		ids_http_feed(f, f->http);
+	if (dir == IDS_TO_CLIENT && f->resp && !f->denied && !f->err)
+		ids_http_feed(f, f->resp);
 	rc = f->err ? f->err : ring_append(st, data, len);
 	if (rc && !f->denied) {
 		/* fail closed, for good: the history now has a gap */
@@ -523,5 +577,58 @@ int ids_flow_scan(struct ids_worker *w, struct ids_flow *f, enum ids_dir dir,
 	f->w = NULL;
 	f->out = NULL;
 	f->chunk = NULL;
+	return rc;
+}
+
+/*
+ * One UDP datagram: the udp rules of its direction, on the datagram alone
+ * (no history, no flowbits: each datagram is judged by itself, as a
+ * stateless packet).  Same verdict contract as ids_flow_scan.
+ */
+int ids_datagram_scan(struct ids_worker *w, struct ids_ruleset *rs,
+		      const struct ids_flow_key *key, enum ids_dir dir,
+		      const uint8_t *data, size_t len, struct ids_verdict *out)
+{
+	const struct ids_db *db;
+	struct ids_flow *f;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!w || !rs || !key || (dir != IDS_TO_SERVER && dir != IDS_TO_CLIENT) ||
+	    (!data && len) || len > UINT32_MAX) {
+		deny_closed(out);
+		return -EINVAL;
+	}
+	db = &rs->udp[dir];
+	if (!db->db && !rs->nalways[dir == IDS_TO_SERVER ? IDS_LIST_UDP_TS :
+				    IDS_LIST_UDP_TC])
+		return 0;	/* no udp rule for this direction */
+	rc = worker_prepare(w, rs);
+	f = rc ? NULL : flow_new(rs, key, true);
+	if (!f) {
+		deny_closed(out);
+		return rc ? rc : -errno;
+	}
+	f->w = w;
+	f->out = out;
+	f->cur_dir = dir;
+	f->chunk = data;
+	f->chunk_len = len;
+	touch_begin(w);
+	if (db->db && len) {
+		w->cur_db = db;
+		if (hs_scan(db->db, (const char *)data, (unsigned)len, 0,
+			    w->scratch, on_hs_match, w) != HS_SUCCESS)
+			f->err = -EINVAL;
+	}
+	if (!f->err)
+		check_touched(f, dir == IDS_TO_SERVER ? IDS_LIST_UDP_TS :
+			      IDS_LIST_UDP_TC, false);
+	rc = f->err;
+	if (rc && !f->denied)
+		deny_closed(out);
+	ids_flow_destroy(f);
 	return rc;
 }

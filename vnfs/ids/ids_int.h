@@ -23,9 +23,21 @@ enum ids_buf {
 	IDS_BUF_URI,		/* percent-decoded request target */
 	IDS_BUF_HEADER,		/* request header lines, "Name: value\r\n" */
 	IDS_BUF_METHOD,
+	IDS_BUF_RAW_URI,	/* request target as sent */
+	IDS_BUF_COOKIE,		/* Cookie header values, CRLF-joined */
 	IDS_BUF_BODY,		/* request body, first IDS_HTTP_BODY_MAX bytes */
+	/* response buffers (flow:to_client rules), ids_http.c */
+	IDS_BUF_RESP_HEADER,	/* response header lines (http_header) */
+	IDS_BUF_STAT_CODE,	/* "200" */
+	IDS_BUF_STAT_MSG,	/* "OK" */
+	IDS_BUF_FILE_DATA,	/* response body: de-chunked, gunzipped */
+	IDS_BUF_B64,		/* base64_data: what base64_decode decoded,
+				 * during one check only; never a trigger */
 	IDS_BUF_COUNT,
 };
+
+#define IDS_HTTP_FILE_MAX	65536	/* file_data bytes kept per response */
+#define IDS_B64_MAX		4096	/* base64_decode output kept per check */
 
 #define IDS_HTTP_URI_MAX	8192
 #define IDS_HTTP_HEADER_MAX	16384
@@ -34,7 +46,42 @@ enum ids_buf {
 #define IDS_MAX_FILE		(64u << 20)
 #define IDS_EVAL_BUDGET		4096	/* candidate positions per rule check */
 
-enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE };
+enum ids_elem_kind { IDS_ELEM_CONTENT, IDS_ELEM_PCRE, IDS_ELEM_BYTES };
+
+/* isdataat, byte_test, byte_jump, urilen (ids_parse_bytes.c, ids_bytes.c). */
+enum ids_bop { IDS_BOP_ISDATAAT, IDS_BOP_TEST, IDS_BOP_JUMP, IDS_BOP_URILEN,
+	       IDS_BOP_DSIZE,	/* dsize: udp rules, the datagram's size */
+	       IDS_BOP_EXTRACT,	/* byte_extract: into a rule variable */
+	       IDS_BOP_B64 };	/* base64_decode: into IDS_BUF_B64 */
+
+#define IDS_MAX_VARS	2	/* byte_extract variables per rule (Snort's) */
+#define IDS_NO_VAR	(-1)
+enum ids_bcmp { IDS_BCMP_LT, IDS_BCMP_GT, IDS_BCMP_LE, IDS_BCMP_GE,
+		IDS_BCMP_EQ, IDS_BCMP_AND, IDS_BCMP_XOR,
+		IDS_BCMP_IN,		/* urilen a<>b: a < len < b */
+		IDS_BCMP_IN_INCL };	/* urilen a<=>b: a <= len <= b */
+
+struct ids_bytes {
+	enum ids_bop op;
+	uint8_t nbytes;		/* bytes read: 1..4 binary, 1..10 string */
+	uint8_t base;		/* string: 8, 10, 16; 0: binary */
+	bool little;		/* binary: little endian */
+	bool not;		/* byte_test '!': the comparison negated */
+	enum ids_bcmp cmp;	/* byte_test */
+	uint64_t value;		/* byte_test operand; urilen bound */
+	uint64_t value_hi;	/* urilen: upper bound of a range */
+	uint32_t bitmask;	/* 0: none */
+	int32_t offset;		/* isdataat: N; others: where to read */
+	int32_t post_offset;	/* byte_jump */
+	uint32_t multiplier;	/* byte_jump, 1 by default */
+	bool align;		/* byte_jump: round the jump up to 4;
+				 * byte_extract: align the value to align_to */
+	uint8_t align_to;	/* byte_extract: 2 or 4 */
+	int8_t var_out;		/* byte_extract: the variable it sets */
+	int8_t var_value;	/* byte_test value from a variable, or NO_VAR */
+	int8_t var_offset;	/* offset from a variable, or NO_VAR */
+	bool from_beginning;	/* byte_jump: from the buffer's start */
+};
 
 /* One content or pcre option of a rule, in rule order. */
 struct ids_elem {
@@ -51,6 +98,9 @@ struct ids_elem {
 	uint32_t pcre_opts;	/* PCRE2_* compile options */
 	pcre2_code *re;
 	bool anchor;		/* a later element is relative to this one */
+	struct ids_bytes b;	/* IDS_ELEM_BYTES; negated: isdataat:! */
+	/* offset, depth, distance, within from byte_extract variables */
+	int8_t var_offset, var_depth, var_distance, var_within;
 };
 
 /* Address and port sets: matches (pos_any || npos == 0 || in pos) && !in neg. */
@@ -78,7 +128,7 @@ struct ids_portset {
 	struct ids_prange *pos, *neg;
 };
 
-enum ids_proto { IDS_PROTO_IP, IDS_PROTO_TCP };
+enum ids_proto { IDS_PROTO_IP, IDS_PROTO_TCP, IDS_PROTO_UDP };
 
 struct ids_header {
 	enum ids_proto proto;
@@ -91,16 +141,37 @@ struct ids_header {
 enum ids_fbop_kind { IDS_FB_SET, IDS_FB_UNSET, IDS_FB_TOGGLE, IDS_FB_ISSET,
 		     IDS_FB_ISNOTSET };
 
+/*
+ * One flowbits operation on one bit.  "a&b" and "a|b" give one op per
+ * name, consecutive; the first holds the group's size in n (1 alone) and
+ * whether any of the tests suffices (|) rather than all (&).
+ */
 struct ids_fbop {
 	enum ids_fbop_kind op;
 	uint32_t bit;
+	uint16_t n;
+	bool any;
 };
 
 enum ids_flowdir { IDS_FLOW_ANY, IDS_FLOW_TO_SERVER, IDS_FLOW_TO_CLIENT };
 
 /* When a rule is checked: on raw stream data, or on HTTP request events. */
 enum ids_class { IDS_CLASS_RAW, IDS_CLASS_HTTP_HDR, IDS_CLASS_HTTP_BODY,
-		 IDS_CLASS_COUNT };
+		 IDS_CLASS_RESP_HDR, IDS_CLASS_RESP_BODY, IDS_CLASS_COUNT };
+
+/* The class of the rules whose check a buffer's event starts. */
+static inline enum ids_class ids_buf_class(enum ids_buf b)
+{
+	switch (b) {
+	case IDS_BUF_RAW: return IDS_CLASS_RAW;
+	case IDS_BUF_BODY: return IDS_CLASS_HTTP_BODY;
+	case IDS_BUF_RESP_HEADER: case IDS_BUF_STAT_CODE:
+	case IDS_BUF_STAT_MSG: return IDS_CLASS_RESP_HDR;
+	case IDS_BUF_FILE_DATA: return IDS_CLASS_RESP_BODY;
+	case IDS_BUF_B64: return IDS_CLASS_RAW;	/* follows its source */
+	default: return IDS_CLASS_HTTP_HDR;
+	}
+}
 
 struct ids_rule {
 	struct ids_rule_info info;
@@ -111,6 +182,10 @@ struct ids_rule {
 	size_t nelems, nfb;
 	struct ids_elem *elems;
 	struct ids_fbop *fb;
+	struct {		/* detection_filter (ids_dfilter.c) */
+		bool on, by_dst;
+		uint32_t count, seconds;
+	} df;
 };
 
 /* Variables of a load: name -> text value. */
@@ -143,7 +218,8 @@ struct ids_db {
 
 /* Rules checked without a trigger: per direction (raw), per HTTP event. */
 enum ids_list { IDS_LIST_RAW_TS, IDS_LIST_RAW_TC, IDS_LIST_HTTP_HDR,
-		IDS_LIST_HTTP_BODY, IDS_LIST_COUNT };
+		IDS_LIST_HTTP_BODY, IDS_LIST_RESP_HDR, IDS_LIST_RESP_BODY,
+		IDS_LIST_UDP_TS, IDS_LIST_UDP_TC, IDS_LIST_COUNT };
 
 struct ids_ruleset {
 	int refcnt;
@@ -151,15 +227,23 @@ struct ids_ruleset {
 	struct ids_parse p;
 	struct ids_db raw[2];		/* streaming, per enum ids_dir */
 	struct ids_db http[IDS_BUF_COUNT];	/* block mode, index URI.. BODY */
+	struct ids_db udp[2];		/* block mode, datagrams per direction */
 	uint32_t *always[IDS_LIST_COUNT];
 	size_t nalways[IDS_LIST_COUNT];
 	bool inspect[2];		/* a rule may look at this direction */
 	uint32_t *by_sid;		/* rule indices sorted by sid */
+	const char *cache_dir;		/* during the load only, may be NULL */
+	struct ids_dftab *df;		/* detection_filter counters: the one
+					 * mutable part (its own lock); NULL
+					 * without such rules */
 };
 
 /* ids_parse.c */
 void ids_diag(struct ids_diags *d, const char *file, int line,
 	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A rule skipped as not applicable (into d->na). */
+void ids_diag_na(struct ids_diags *d, const char *file, int line,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 char *ids_intern(struct ids_parse *p, const char *s, size_t len);
 int ids_parse_text(struct ids_parse *p, const char *file, const char *text,
 		   size_t len, bool vars_only);
@@ -198,9 +282,23 @@ struct ids_match_ctx {
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 	int budget;
+	uint64_t vars[IDS_MAX_VARS];	/* byte_extract values of this check */
+	uint8_t b64[IDS_B64_MAX];	/* the IDS_BUF_B64 view's bytes */
 };
 
 bool ids_rule_elems_match(const struct ids_rule *r, struct ids_match_ctx *m);
+/*
+ * ids_bytes.c: evaluates a byte option at cursor @cur of view @v; true
+ * with the cursor after it in *next (moved by byte_jump only).
+ */
+bool ids_bytes_eval(const struct ids_elem *el, const struct ids_view *v,
+		    uint64_t cur, uint64_t *next, uint64_t *vars);
+/*
+ * base64_decode at cursor @cur of @v into @out (at most IDS_B64_MAX
+ * bytes); the decoded length, 0 when there is nothing to decode.
+ */
+size_t ids_b64_decode(const struct ids_elem *el, const struct ids_view *v,
+		      uint64_t cur, uint8_t *out);
 bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
 		    size_t plen, bool nocase, size_t *pos);
 
@@ -230,6 +328,14 @@ typedef void (*ids_http_event_fn)(struct ids_flow *f, enum ids_class cls);
 struct ids_http {
 	http_parser parser;
 	ids_http_event_fn event;	/* the flow's rule check (ids_flow.c) */
+	struct ids_flow *flow;		/* during ids_http_feed */
+	bool response;			/* parses the to-client direction */
+	bool gzip;			/* this response's body is compressed */
+	bool z_failed;			/* ... and could not be decoded */
+	struct z_stream_s *z;		/* inflate state, made on first use */
+	bool z_ready;			/* z set up for this body's format */
+	uint8_t zlead[2];		/* first body bytes, to tell the format */
+	uint8_t nlead;
 	enum ids_http_state state;
 	bool body_done;		/* body event ran for this message */
 	struct http_head head;	/* the request head (and trailers), whole */
@@ -274,6 +380,7 @@ struct ids_flow {
 	bool denied;
 	const struct ids_rule_info *deny_rule;
 	struct ids_http *http;	/* NULL when the ruleset has no HTTP rule */
+	struct ids_http *resp;	/* NULL without HTTP response rules */
 	/* valid during ids_flow_scan only */
 	struct ids_worker *w;
 	struct ids_verdict *out;
@@ -283,10 +390,13 @@ struct ids_flow {
 	int err;
 };
 
-/* ids_http.c: the flow layer passes the check it wants after each event. */
-struct ids_http *ids_http_create(ids_http_event_fn event);
+/*
+ * ids_http.c: the flow layer passes the check it wants after each event;
+ * @response: parse responses (to-client), else requests.
+ */
+struct ids_http *ids_http_create(ids_http_event_fn event, bool response);
 void ids_http_destroy(struct ids_http *h);
-/* Feeds the current to-server chunk (f->chunk, not yet in the ring). */
-void ids_http_feed(struct ids_flow *f);
+/* Feeds @h the current chunk (f->chunk, not yet in the ring) of its side. */
+void ids_http_feed(struct ids_flow *f, struct ids_http *h);
 
 #endif

@@ -58,24 +58,35 @@ bool ids_bytes_find(const uint8_t *hay, size_t hlen, const uint8_t *pat,
 }
 
 /* The window [lo, hi) in which @el may match, clipped to the view. */
+/* A modifier's value: its constant, or the variable it names. */
+static int32_t modval(int32_t c, int8_t var, const uint64_t *vars)
+{
+	return var == IDS_NO_VAR ? c : (int32_t)(vars[var] & 0x7fffffff);
+}
+
 static bool region(const struct ids_elem *el, const struct ids_view *v,
-		   uint64_t cur, uint64_t *lo, uint64_t *hi)
+		   uint64_t cur, uint64_t *lo, uint64_t *hi,
+		   const uint64_t *vars)
 {
 	int64_t b;
 	uint64_t l, h = UINT64_MAX;
 	uint64_t vend = v->base + v->len;
+	int32_t offset = modval(el->offset, el->var_offset, vars);
+	int32_t depth = modval(el->depth, el->var_depth, vars);
+	int32_t distance = modval(el->distance, el->var_distance, vars);
+	int32_t within = modval(el->within, el->var_within, vars);
 
 	if (el->kind == IDS_ELEM_PCRE) {
 		l = el->relative ? cur : v->start;
 	} else if (el->relative) {
-		b = (int64_t)cur + el->distance;
+		b = (int64_t)cur + distance;
 		if (el->has_within)
-			h = b + el->within < 0 ? 0 : (uint64_t)(b + el->within);
+			h = b + within < 0 ? 0 : (uint64_t)(b + within);
 		l = b < (int64_t)v->start ? v->start : (uint64_t)b;
 	} else {
-		l = v->start + (uint64_t)el->offset;
+		l = v->start + (uint64_t)offset;
 		if (el->has_depth)
-			h = l + (uint64_t)el->depth;
+			h = l + (uint64_t)depth;
 	}
 	if (l < v->base)
 		l = v->base;
@@ -104,7 +115,40 @@ static bool eval(const struct ids_rule *r, size_t i, struct ids_match_ctx *m,
 		if (m->err)
 			return false;
 	}
-	if (!v->present || !region(el, v, cur[el->buf], &lo, &hi))
+	if (el->kind == IDS_ELEM_BYTES && el->b.op == IDS_BOP_B64) {
+		/* the decoded view for base64_data; re-made on backtracking */
+		size_t n;
+
+		if (!v->present || --m->budget < 0)
+			return false;
+		n = ids_b64_decode(el, v, cur[el->buf], m->b64);
+		if (!n)
+			return false;
+		m->v[IDS_BUF_B64] = (struct ids_view){ m->b64, n, 0, 0, true };
+		cur[IDS_BUF_B64] = 0;
+		if (eval(r, i + 1, m, cur))
+			return true;
+		m->v[IDS_BUF_B64].present = false;
+		return false;
+	}
+	if (el->kind == IDS_ELEM_BYTES) {
+		uint64_t next, vars[IDS_MAX_VARS];
+
+		memcpy(vars, m->vars, sizeof(vars));
+		if (!v->present || --m->budget < 0 ||
+		    !ids_bytes_eval(el, v, cur[el->buf], &next, m->vars)) {
+			memcpy(m->vars, vars, sizeof(vars));
+			return false;
+		}
+		save = cur[el->buf];
+		cur[el->buf] = next;
+		if (eval(r, i + 1, m, cur))
+			return true;
+		cur[el->buf] = save;
+		memcpy(m->vars, vars, sizeof(vars));	/* backtracking */
+		return false;
+	}
+	if (!v->present || !region(el, v, cur[el->buf], &lo, &hi, m->vars))
 		return el->negated ? eval(r, i + 1, m, cur) : false;
 	save = cur[el->buf];
 	if (el->kind == IDS_ELEM_CONTENT) {

@@ -13,31 +13,50 @@
 
 #include "ids_parse_priv.h"
 
-void ids_diag(struct ids_diags *d, const char *file, int line,
-	      const char *fmt, ...)
+static void diag_add(size_t *n, char ***list, const char *file, int line,
+		     const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[512], *full;
 	char **nm;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* rule files may hold anything: keep diagnostics printable */
+	for (char *c = msg; *c; c++)
+		if (!isprint((unsigned char)*c))
+			*c = '?';
+	if (asprintf(&full, "%s:%d: %s%s", file, line, prefix, msg) < 0)
+		return;
+	nm = realloc(*list, (*n + 1) * sizeof(*nm));
+	if (!nm) {
+		free(full);
+		return;
+	}
+	*list = nm;
+	nm[(*n)++] = full;
+}
+
+void ids_diag(struct ids_diags *d, const char *file, int line,
+	      const char *fmt, ...)
+{
 	va_list ap;
 
 	if (!d)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	diag_add(&d->n, &d->msg, file, line, "", fmt, ap);
 	va_end(ap);
-	/* rule files may hold anything: keep diagnostics printable */
-	for (char *c = msg; *c; c++)
-		if (!isprint((unsigned char)*c))
-			*c = '?';
-	if (asprintf(&full, "%s:%d: %s", file, line, msg) < 0)
+}
+
+void ids_diag_na(struct ids_diags *d, const char *file, int line,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!d)
 		return;
-	nm = realloc(d->msg, (d->n + 1) * sizeof(*nm));
-	if (!nm) {
-		free(full);
-		return;
-	}
-	d->msg = nm;
-	d->msg[d->n++] = full;
+	va_start(ap, fmt);
+	diag_add(&d->nna, &d->na, file, line, "not applicable: ", fmt, ap);
+	va_end(ap);
 }
 
 void ids_diags_free(struct ids_diags *d)
@@ -46,9 +65,12 @@ void ids_diags_free(struct ids_diags *d)
 		return;
 	for (size_t i = 0; i < d->n; i++)
 		free(d->msg[i]);
+	for (size_t i = 0; i < d->nna; i++)
+		free(d->na[i]);
 	free(d->msg);
-	d->msg = NULL;
-	d->n = 0;
+	free(d->na);
+	d->msg = d->na = NULL;
+	d->n = d->nna = 0;
 }
 
 char *ids_intern(struct ids_parse *p, const char *s, size_t len)

@@ -99,7 +99,7 @@ out_free:
 }
 
 
-static struct ids_elem *new_elem(struct ids_rstate *st)
+struct ids_elem *ids_opt_new_elem(struct ids_rstate *st)
 {
 	struct ids_rule *r = st->r;
 	struct ids_elem *ne = realloc(r->elems, (r->nelems + 1) * sizeof(*ne));
@@ -110,6 +110,10 @@ static struct ids_elem *new_elem(struct ids_rstate *st)
 	}
 	r->elems = ne;
 	memset(&ne[r->nelems], 0, sizeof(*ne));
+	ne[r->nelems].var_offset = ne[r->nelems].var_depth = IDS_NO_VAR;
+	ne[r->nelems].var_distance = ne[r->nelems].var_within = IDS_NO_VAR;
+	ne[r->nelems].b.var_out = IDS_NO_VAR;
+	ne[r->nelems].b.var_value = ne[r->nelems].b.var_offset = IDS_NO_VAR;
 	return &ne[r->nelems++];
 }
 
@@ -121,7 +125,7 @@ int ids_opt_content(struct ids_rstate *st, const char *s, const char *e,
 
 	if (ids_lex_unquote(&s, &e, &neg, st->err))
 		return -1;
-	el = new_elem(st);
+	el = ids_opt_new_elem(st);
 	if (!el)
 		return -1;
 	el->kind = IDS_ELEM_CONTENT;
@@ -139,7 +143,7 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 {
 	struct ids_elem *el;
 	const char *last;
-	enum ids_buf buf = IDS_BUF_RAW;
+	enum ids_buf buf = st->sticky;
 	uint32_t opts = 0;
 	bool neg, rel = false;
 	int errcode;
@@ -171,16 +175,20 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 		case 'R': rel = true; break;
 		case 'B': case 'O': break;
 		case 'U': nb = IDS_BUF_URI; break;
-		case 'H': nb = IDS_BUF_HEADER; break;
+		case 'H': case 'K': nb = IDS_BUF_HEADER; break;	/* K: raw */
 		case 'P': nb = IDS_BUF_BODY; break;
 		case 'M': nb = IDS_BUF_METHOD; break;
+		case 'I': nb = IDS_BUF_RAW_URI; break;
+		case 'C': case 'D': nb = IDS_BUF_COOKIE; break;	/* D: raw */
+		case 'S': nb = IDS_BUF_STAT_CODE; break;
+		case 'Y': nb = IDS_BUF_STAT_MSG; break;
 		default:
 			snprintf(st->err, IDS_ERRLEN, "unsupported pcre flag '%c'",
 				 isprint((unsigned char)*f) ? *f : '?');
 			return -1;
 		}
 		if (nb != IDS_BUF_COUNT) {
-			if (buf != IDS_BUF_RAW && buf != nb) {
+			if (buf != st->sticky && buf != nb) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "pcre with two buffer flags");
 				return -1;
@@ -188,7 +196,7 @@ int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e)
 			buf = nb;
 		}
 	}
-	el = new_elem(st);
+	el = ids_opt_new_elem(st);
 	if (!el)
 		return -1;
 	el->kind = IDS_ELEM_PCRE;
@@ -238,25 +246,33 @@ int ids_opt_modifier(struct ids_rstate *st, const char *name, const char *s,
 	long v;
 	bool *has;
 	int32_t *slot;
+	int8_t *var;
 	long min, max;
 
 	if (ids_opt_need_content(st, name))
 		return -1;
 	if (!strcmp(name, "offset")) {
 		has = &el->has_offset, slot = &el->offset, min = 0, max = 1 << 20;
+		var = &el->var_offset;
 	} else if (!strcmp(name, "depth")) {
 		has = &el->has_depth, slot = &el->depth, min = 1, max = 1 << 20;
+		var = &el->var_depth;
 	} else if (!strcmp(name, "distance")) {
 		has = &el->has_distance, slot = &el->distance;
 		min = -(1 << 20), max = 1 << 20;
+		var = &el->var_distance;
 	} else {
 		has = &el->has_within, slot = &el->within, min = 1, max = 1 << 20;
+		var = &el->var_within;
 	}
 	if (*has) {
 		snprintf(st->err, IDS_ERRLEN, "'%s' given twice", name);
 		return -1;
 	}
-	if (ids_lex_long(s, e, min, max, &v)) {
+	ids_lex_trim(&s, &e);
+	*var = (int8_t)ids_opt_var(st, s, e);
+	v = 0;
+	if (*var == IDS_NO_VAR && ids_lex_long(s, e, min, max, &v)) {
 		snprintf(st->err, IDS_ERRLEN, "bad value for '%s'", name);
 		return -1;
 	}

@@ -24,7 +24,14 @@ struct ids_rstate {
 	struct ids_parse *p;
 	struct ids_rule *r;
 	struct ids_elem *last;		/* last content (modifier target) */
+	enum ids_buf sticky;		/* file_data / pkt_data: where content
+					 * and pcre look by default */
+	bool has_b64;			/* a base64_decode came before */
+	char var[IDS_MAX_VARS][32];	/* byte_extract names, in order */
+	int nvars;
 	bool has_sid;
+	bool failed;			/* err holds the first problem */
+	bool not_applicable;		/* err says why no TOE can see it */
 	char err[IDS_ERRLEN];
 };
 
@@ -43,6 +50,13 @@ void ids_parse_rule(struct ids_parse *p, const char *line, int lineno);
 int ids_opt_content(struct ids_rstate *st, const char *s, const char *e,
 		    enum ids_buf buf);
 int ids_opt_pcre(struct ids_rstate *st, const char *s, const char *e);
+/* ids_parse_bytes.c: isdataat, byte_test, byte_jump, urilen (@name) */
+int ids_opt_bytes(struct ids_rstate *st, const char *name, const char *s,
+		  const char *e);
+/* The byte_extract variable named [s, e), or IDS_NO_VAR. */
+int ids_opt_var(const struct ids_rstate *st, const char *s, const char *e);
+/* A zeroed element (no variables) appended to the rule, or NULL (st->err says why). */
+struct ids_elem *ids_opt_new_elem(struct ids_rstate *st);
 /* -1 when no content precedes option @name. */
 int ids_opt_need_content(struct ids_rstate *st, const char *name);
 /* offset, depth, distance, within (@name) of the last content. */

@@ -32,7 +32,24 @@ static int opt_flow(struct ids_rstate *st, const char *s, const char *e)
 			d = IDS_FLOW_TO_SERVER;
 		else if (ids_lex_eq(is, ie, "to_client") || ids_lex_eq(is, ie, "from_server"))
 			d = IDS_FLOW_TO_CLIENT;
-		else if (!ids_lex_eq(is, ie, "established") &&
+		else if (ids_lex_eq(is, ie, "only_stream") ||
+			 ids_lex_eq(is, ie, "no_stream")) {
+			/*
+			 * A TOE's stream is reassembled, a datagram never is:
+			 * the rule either always or never applies.
+			 */
+			bool udp = st->p->headers[st->r->header].proto ==
+				IDS_PROTO_UDP;
+
+			if ((is[0] == 'o') == udp) {
+				snprintf(st->err, IDS_ERRLEN, "flow:%.*s never "
+					 "applies: a TOE delivers %s", (int)(ie - is),
+					 is, udp ? "datagrams, not reassembled" :
+					 "reassembled streams, not packets");
+				st->not_applicable = true;
+				return -1;
+			}
+		} else if (!ids_lex_eq(is, ie, "established") &&
 			 !ids_lex_eq(is, ie, "stateless")) {
 			snprintf(st->err, IDS_ERRLEN,
 				 "unsupported flow option '%.*s'",
@@ -49,6 +66,51 @@ static int opt_flow(struct ids_rstate *st, const char *s, const char *e)
 			st->r->flowdir = d;
 		}
 	}
+	return 0;
+}
+
+/* detection_filter:track by_src|by_dst, count C, seconds S (any order). */
+static int opt_dfilter(struct ids_rstate *st, const char *s, const char *e)
+{
+	bool track = false, count = false, secs = false;
+	const char *item = s;
+
+	for (const char *c = s; c <= e; c++) {
+		const char *is = item, *ie = c, *v, *ke;
+		long n;
+
+		if (c < e && *c != ',')
+			continue;
+		item = c + 1;
+		ids_lex_trim(&is, &ie);
+		v = is;
+		while (v < ie && !isspace((unsigned char)*v))
+			v++;
+		ke = v;		/* [is, ke) the key, [v, ie) its value */
+		ids_lex_trim(&v, &ie);
+		if (ids_lex_eq(is, ke, "track") &&
+		    (ids_lex_eq(v, ie, "by_src") || ids_lex_eq(v, ie, "by_dst"))) {
+			st->r->df.by_dst = v[3] == 'd';
+			track = true;
+		} else if ((ids_lex_eq(is, ke, "count") ||
+			    ids_lex_eq(is, ke, "seconds")) &&
+			   !ids_lex_long(v, ie, 1, 86400 * 365, &n)) {
+			if (*is == 'c')
+				st->r->df.count = (uint32_t)n, count = true;
+			else
+				st->r->df.seconds = (uint32_t)n, secs = true;
+		} else {
+			snprintf(st->err, IDS_ERRLEN, "bad detection_filter "
+				 "'%.*s'", (int)(ie - is > 40 ? 40 : ie - is), is);
+			return -1;
+		}
+	}
+	if (!track || !count || !secs) {
+		snprintf(st->err, IDS_ERRLEN, "detection_filter needs track, "
+			 "count and seconds");
+		return -1;
+	}
+	st->r->df.on = true;
 	return 0;
 }
 
@@ -115,20 +177,58 @@ static int opt_flowbits(struct ids_rstate *st, const char *s, const char *e)
 	}
 	s = comma + 1;
 	ids_lex_trim(&s, &e);
-	if (!ids_lex_ident(s, e, ".-")) {
-		snprintf(st->err, IDS_ERRLEN,
-			 "unsupported flowbits name '%.*s' (groups and "
-			 "operators are not supported)",
-			 (int)(e - s > 40 ? 40 : e - s), s);
-		return -1;
+	/* names joined by & (all) or | (any, tests only); no groups */
+	{
+		const char *sep = s + strcspn(s, "&|,");
+		char opc = sep < e ? *sep : 0;
+		size_t first = st->r->nfb;
+		uint16_t n = 0;
+
+		if (opc == ',' || (opc == '|' && op.op != IDS_FB_ISSET &&
+				   op.op != IDS_FB_ISNOTSET)) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported flowbits "
+				 "'%.*s' (%s)", (int)(e - s > 40 ? 40 : e - s),
+				 s, opc == ',' ? "groups are not supported" :
+				 "'|' only tests bits");
+			return -1;
+		}
+		for (;;) {
+			const char *ne = s;
+
+			while (ne < e && *ne != opc)
+				ne++;
+			if (!opc)
+				ne = e;
+			{
+				const char *ns = s, *nend = ne;
+
+				ids_lex_trim(&ns, &nend);
+				if (!ids_lex_ident(ns, nend, ".-_")) {
+					snprintf(st->err, IDS_ERRLEN,
+						 "bad flowbits name '%.*s'",
+						 (int)(nend - ns > 40 ? 40 :
+						       nend - ns), ns);
+					return -1;
+				}
+				if (flowbit_index(st->p, ns, (size_t)(nend - ns),
+						  &op.bit))
+					goto oom;
+			}
+			nfb = realloc(st->r->fb, (st->r->nfb + 1) * sizeof(*nfb));
+			if (!nfb)
+				goto oom;
+			st->r->fb = nfb;
+			op.n = 1;
+			op.any = false;
+			nfb[st->r->nfb++] = op;
+			n++;
+			if (ne >= e)
+				break;
+			s = ne + 1;
+		}
+		st->r->fb[first].n = n;
+		st->r->fb[first].any = opc == '|';
 	}
-	if (flowbit_index(st->p, s, (size_t)(e - s), &op.bit))
-		goto oom;
-	nfb = realloc(st->r->fb, (st->r->nfb + 1) * sizeof(*nfb));
-	if (!nfb)
-		goto oom;
-	st->r->fb = nfb;
-	nfb[st->r->nfb++] = op;
 	return 0;
 oom:
 	snprintf(st->err, IDS_ERRLEN, "out of memory");
@@ -168,12 +268,27 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 {
 	static const char *const ignored[] = { "metadata", "reference",
 		"priority", "gid", "fast_pattern", "rawbytes", NULL };
-	static const char *const flagmods[] = { "nocase", "http_uri",
-		"http_header", "http_method", "http_client_body", NULL };
+	static const struct {
+		const char *name;
+		enum ids_buf buf;	/* IDS_BUF_RAW: nocase */
+	} flagmods[] = {
+		{ "nocase", IDS_BUF_RAW }, { "http_uri", IDS_BUF_URI },
+		{ "http_header", IDS_BUF_HEADER },
+		{ "http_method", IDS_BUF_METHOD },
+		{ "http_client_body", IDS_BUF_BODY },
+		{ "http_raw_uri", IDS_BUF_RAW_URI },
+		{ "http_cookie", IDS_BUF_COOKIE },
+		/* our header and cookie buffers are not normalised: the raw
+		 * ones are the same bytes */
+		{ "http_raw_header", IDS_BUF_HEADER },
+		{ "http_raw_cookie", IDS_BUF_COOKIE },
+		{ "http_stat_code", IDS_BUF_STAT_CODE },
+		{ "http_stat_msg", IDS_BUF_STAT_MSG }, { NULL, IDS_BUF_RAW },
+	};
 	long v;
 
-	for (int i = 0; flagmods[i]; i++) {
-		if (strcmp(name, flagmods[i]))
+	for (int i = 0; flagmods[i].name; i++) {
+		if (strcmp(name, flagmods[i].name))
 			continue;
 		if (ids_opt_need_content(st, name))
 			return -1;
@@ -184,9 +299,9 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		if (i == 0) {
 			st->last->nocase = true;
 		} else {
-			enum ids_buf b = (enum ids_buf)i;	/* URI..BODY */
+			enum ids_buf b = flagmods[i].buf;
 
-			if (st->last->buf != IDS_BUF_RAW &&
+			if (st->last->buf != st->sticky &&
 			    st->last->buf != b) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "content with two http buffers");
@@ -206,6 +321,26 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 			return -1;
 		}
 		return ids_opt_modifier(st, name, s, e);
+	}
+	if (!strcmp(name, "base64_data")) {
+		if (s || !st->has_b64) {
+			snprintf(st->err, IDS_ERRLEN, s ? "'base64_data' takes no "
+				 "value" : "base64_data without base64_decode");
+			return -1;
+		}
+		st->sticky = IDS_BUF_B64;
+		return 0;
+	}
+	if (!strcmp(name, "base64_decode"))
+		return ids_opt_bytes(st, name, s, e);
+	if (!strcmp(name, "file_data") || !strcmp(name, "pkt_data")) {
+		if (s) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported %s '%.*s'",
+				 name, (int)(e - s > 16 ? 16 : e - s), s);
+			return -1;
+		}
+		st->sticky = name[0] == 'f' ? IDS_BUF_FILE_DATA : IDS_BUF_RAW;
+		return 0;
 	}
 	if (!s && strcmp(name, "flowbits")) {
 		snprintf(st->err, IDS_ERRLEN, "'%s' needs a value", name);
@@ -247,13 +382,22 @@ static int rule_option(struct ids_rstate *st, const char *name, const char *s,
 		return 0;
 	}
 	if (!strcmp(name, "content"))
-		return ids_opt_content(st, s, e, IDS_BUF_RAW);
+		return ids_opt_content(st, s, e, st->sticky);
 	if (!strcmp(name, "uricontent"))
 		return ids_opt_content(st, s, e, IDS_BUF_URI);
 	if (!strcmp(name, "pcre"))
 		return ids_opt_pcre(st, s, e);
 	if (!strcmp(name, "flow"))
 		return opt_flow(st, s, e);
+	if (!strcmp(name, "detection_filter"))
+		return opt_dfilter(st, s, e);
+	if (!strcmp(name, "isdataat") || !strcmp(name, "byte_test") ||
+	    !strcmp(name, "byte_jump") || !strcmp(name, "urilen") ||
+	    !strcmp(name, "byte_extract"))
+		return ids_opt_bytes(st, name, s, e);
+	if (!strcmp(name, "dsize") &&
+	    st->p->headers[st->r->header].proto == IDS_PROTO_UDP)
+		return ids_opt_bytes(st, name, s, e);
 	if (!strcmp(name, "flowbits")) {
 		if (!s) {
 			snprintf(st->err, IDS_ERRLEN, "'flowbits' needs a value");
@@ -278,13 +422,15 @@ static int rule_finish(struct ids_rstate *st)
 		struct ids_elem *el = &r->elems[i];
 
 		if (el->kind == IDS_ELEM_CONTENT) {
-			if (el->has_depth && (size_t)el->depth < el->len) {
+			if (el->has_depth && el->var_depth == IDS_NO_VAR &&
+			    (size_t)el->depth < el->len) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "depth %d shorter than content",
 					 el->depth);
 				return -1;
 			}
-			if (el->has_within && (size_t)el->within < el->len) {
+			if (el->has_within && el->var_within == IDS_NO_VAR &&
+			    (size_t)el->within < el->len) {
 				snprintf(st->err, IDS_ERRLEN,
 					 "within %d shorter than content",
 					 el->within);
@@ -302,15 +448,42 @@ static int rule_finish(struct ids_rstate *st)
 						el->pat[k]);
 			}
 		}
-		if (el->buf == IDS_BUF_BODY)
-			r->cls = IDS_CLASS_HTTP_BODY;
-		else if (el->buf != IDS_BUF_RAW && r->cls == IDS_CLASS_RAW)
-			r->cls = IDS_CLASS_HTTP_HDR;
+		/* on a response rule, http_header is the response's */
+		if (r->flowdir == IDS_FLOW_TO_CLIENT &&
+		    el->buf == IDS_BUF_HEADER)
+			el->buf = IDS_BUF_RESP_HEADER;
+		/* the body event sees the head too: the later class wins */
+		if (ids_buf_class(el->buf) > r->cls)
+			r->cls = ids_buf_class(el->buf);
 	}
-	if (r->cls != IDS_CLASS_RAW && r->flowdir == IDS_FLOW_TO_CLIENT) {
-		snprintf(st->err, IDS_ERRLEN,
-			 "http buffers are request buffers: not with to_client");
-		return -1;
+	if (st->p->headers[r->header].proto == IDS_PROTO_UDP) {
+		if (r->cls != IDS_CLASS_RAW) {
+			snprintf(st->err, IDS_ERRLEN, "http buffers on a udp rule");
+			return -1;
+		}
+		if (r->nfb) {
+			snprintf(st->err, IDS_ERRLEN, "unsupported flowbits on a "
+				 "udp rule (datagrams are inspected one by one)");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < r->nelems; i++) {
+		enum ids_class c = ids_buf_class(r->elems[i].buf);
+		bool resp = c >= IDS_CLASS_RESP_HDR;
+
+		if (c == IDS_CLASS_RAW)
+			continue;
+		if (resp && r->flowdir != IDS_FLOW_TO_CLIENT) {
+			snprintf(st->err, IDS_ERRLEN, "response buffers "
+				 "(file_data, http_stat_*) need flow:to_client");
+			return -1;
+		}
+		if (!resp && r->flowdir == IDS_FLOW_TO_CLIENT) {
+			snprintf(st->err, IDS_ERRLEN, "http buffers other than "
+				 "http_header are request buffers: not with "
+				 "to_client");
+			return -1;
+		}
 	}
 	/*
 	 * An element's position matters only if a later element of the same
@@ -329,7 +502,9 @@ static int rule_finish(struct ids_rstate *st)
 				el->anchor = true;
 				break;
 			}
-			if (!n->negated)
+			/* isdataat and byte_test leave the cursor alone */
+			if (!n->negated && (n->kind != IDS_ELEM_BYTES ||
+					    n->b.op == IDS_BOP_JUMP))
 				break;
 		}
 	}
@@ -338,6 +513,41 @@ static int rule_finish(struct ids_rstate *st)
 	if (!r->info.classtype)
 		r->info.classtype = "";
 	return 0;
+}
+
+/*
+ * Options about IP, TCP or ICMP headers: the VNFs see the payload a TOE
+ * delivers, never a packet header, so such a rule can never apply.  True
+ * (and the reason in st->err) for one of them.
+ */
+static bool na_option(struct ids_rstate *st, const char *name)
+{
+	static const char *const hdr[] = {
+		"ttl", "tos", "id", "ipopts", "fragbits", "fragoffset",
+		"ip_proto", "sameip", "flags", "seq", "ack", "window",
+		"itype", "icode", "icmp_id", "icmp_seq", NULL,
+	};
+
+	/*
+	 * A TCP segment's size does not survive the TOE: the VNF sees a byte
+	 * stream cut wherever the TOE's buffers were.
+	 */
+	if (!strcmp(name, "dsize") &&
+	    st->p->headers[st->r->header].proto == IDS_PROTO_TCP) {
+		snprintf(st->err, IDS_ERRLEN, "'dsize' tests the size of a TCP "
+			 "segment, a TOE delivers a byte stream");
+		st->not_applicable = true;
+		return true;
+	}
+	for (int i = 0; hdr[i]; i++) {
+		if (!strcmp(name, hdr[i])) {
+			snprintf(st->err, IDS_ERRLEN, "'%s' tests packet "
+				 "headers, a TOE delivers payload only", name);
+			st->not_applicable = true;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Scans "name[:value];" options between '(' and ')'. */
@@ -361,7 +571,7 @@ static int rule_options(struct ids_rstate *st, const char *s, const char *e)
 					return -1;
 				}
 			}
-			return rule_finish(st);
+			return st->failed ? -1 : rule_finish(st);
 		}
 		ns = s;
 		while (s < e && (isalnum((unsigned char)*s) || *s == '_'))
@@ -403,8 +613,14 @@ static int rule_options(struct ids_rstate *st, const char *s, const char *e)
 			ve = s;
 		}
 		s++;	/* the ';' */
-		if (rule_option(st, name, vs, ve))
+		/*
+		 * After the first problem, keep reading names only: a rule
+		 * that cannot apply anyway is reported as such.
+		 */
+		if (na_option(st, name))
 			return -1;
+		if (!st->failed && rule_option(st, name, vs, ve))
+			st->failed = true;
 	}
 }
 
@@ -430,8 +646,13 @@ static int add_header(struct ids_parse *p, char *tok[7], unsigned *idx,
 		h.proto = IDS_PROTO_TCP;
 	} else if (!strcmp(tok[1], "ip")) {
 		h.proto = IDS_PROTO_IP;
+	} else if (!strcmp(tok[1], "udp")) {
+		h.proto = IDS_PROTO_UDP;
 	} else {
 		snprintf(err, IDS_ERRLEN, "unsupported protocol '%.20s'", tok[1]);
+		if (!strcmp(tok[1], "icmp"))
+			snprintf(err, IDS_ERRLEN, "protocol 'icmp' (TOEs "
+				 "carry TCP and UDP payload)");
 		goto out_key;
 	}
 	if (!strcmp(tok[4], "->")) {
@@ -534,8 +755,10 @@ void ids_parse_rule(struct ids_parse *p, const char *line, int lineno)
 	} else {
 		r.info.action = IDS_ACTION_ALERT;
 	}
-	if (add_header(p, tok, &r.header, st.err))
+	if (add_header(p, tok, &r.header, st.err)) {
+		st.not_applicable = !strcmp(tok[1], "icmp");
 		goto out_diag;
+	}
 	if (rule_options(&st, paren + 1, line + strlen(line)))
 		goto out_diag;
 	r.info.file = p->file;
@@ -551,7 +774,10 @@ void ids_parse_rule(struct ids_parse *p, const char *line, int lineno)
 	return;
 
 out_diag:
-	ids_diag(p->diags, p->file, lineno, "%s", st.err);
+	if (st.not_applicable)
+		ids_diag_na(p->diags, p->file, lineno, "%s", st.err);
+	else
+		ids_diag(p->diags, p->file, lineno, "%s", st.err);
 out_rule:
 	ids_rule_free(&r);
 out_head:

@@ -25,6 +25,9 @@
 #include <unistd.h>
 
 #include "ids_int.h"
+#include "ids_cache.h"
+#include "ids_dfilter.h"
+#include "ids_trigger.h"
 
 static uint64_t next_gen = 1;	/* ruleset identity for worker scratch */
 
@@ -187,7 +190,8 @@ static char *relative_trigger(const char *re)
 static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 {
 	unsigned f = HS_FLAG_PREFILTER;
-	hs_database_t *db;
+	char *rel;
+	hs_expr_info_t *info;
 	hs_compile_error_t *cerr;
 
 	*expr = NULL;
@@ -204,8 +208,11 @@ static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 	     strstr((const char *)el->pat, "\\Z") ||
 	     strstr((const char *)el->pat, "\\z")))
 		return -1;
-	*expr = el->relative ? relative_trigger((const char *)el->pat) :
-		strdup((const char *)el->pat);
+	rel = el->relative ? relative_trigger((const char *)el->pat) : NULL;
+	if (el->relative && !rel)
+		return -1;
+	*expr = ids_trigger_widen(rel ? rel : (const char *)el->pat);
+	free(rel);
 	if (!*expr)
 		return -1;
 	if (el->pcre_opts & PCRE2_CASELESS)
@@ -214,19 +221,30 @@ static int pcre_trigger(const struct ids_elem *el, unsigned mode, char **expr)
 		f |= HS_FLAG_DOTALL;
 	if (el->pcre_opts & PCRE2_MULTILINE)
 		f |= HS_FLAG_MULTILINE;
-	if (hs_compile(*expr, f, mode, NULL, &db, &cerr) != HS_SUCCESS) {
-		hs_free_compile_error(cerr);	/* e.g. matches empty */
+	/*
+	 * Parsing and analysis only, a fraction of a compile: a pattern that
+	 * passes but still fails in the database compile is found there
+	 * (compile() then checks its rule on every chunk).
+	 */
+	if (hs_expression_info(*expr, f, &info, &cerr) != HS_SUCCESS) {
+		hs_free_compile_error(cerr);
+		info = NULL;
+	}
+	if (!info || info->min_width == 0) {	/* refused, or matches empty */
+		free(info);
 		free(*expr);
 		*expr = NULL;
 		return -1;
 	}
-	hs_free_database(db);
+	free(info);
 	return (int)f;
 }
 
 static int build_db(struct ids_db *d, struct tlist *l, unsigned mode,
-		    char *failed_msg, size_t msglen, uint32_t *failed_rule)
+		    const char *cache_dir, char *failed_msg, size_t msglen,
+		    uint32_t *failed_rule)
 {
+	struct ids_cache_input in;
 	const char **exprs = NULL;
 	unsigned *flags = NULL, *ids = NULL;
 	size_t nu = 0;
@@ -261,6 +279,12 @@ static int build_db(struct ids_db *d, struct tlist *l, unsigned mode,
 		d->rule_off[nu] = (uint32_t)k;
 	}
 	d->npat = nu;
+	in = (struct ids_cache_input){ exprs, flags, ids, nu, mode };
+	d->db = ids_cache_get(cache_dir, &in);
+	if (d->db) {
+		rc = 0;
+		goto out;
+	}
 	if (hs_compile_multi(exprs, flags, ids, (unsigned)nu, mode, NULL,
 			     &d->db, &cerr) != HS_SUCCESS) {
 		rc = -EINVAL;
@@ -274,6 +298,7 @@ static int build_db(struct ids_db *d, struct tlist *l, unsigned mode,
 		d->db = NULL;
 		goto out;
 	}
+	ids_cache_put(cache_dir, &in, d->db);
 	rc = 0;
 out:
 	free(exprs);
@@ -296,11 +321,13 @@ static void db_free(struct ids_db *d)
 }
 
 /*
- * Trigger lists: [IDS_BUF_URI .. IDS_BUF_BODY] the HTTP buffers, and the raw
- * stream per direction at RAW_LIST(dir).
+ * Trigger lists: [IDS_BUF_URI .. IDS_BUF_COUNT) the HTTP buffers, the raw
+ * stream per direction at RAW_LIST(dir), datagrams (udp rules) per
+ * direction at UDP_LIST(dir).
  */
-#define NLISTS		(IDS_BUF_COUNT + 1)
+#define NLISTS		(IDS_BUF_COUNT + 3)
 #define RAW_LIST(d)	((d) == IDS_TO_SERVER ? IDS_BUF_RAW : IDS_BUF_COUNT)
+#define UDP_LIST(d)	(IDS_BUF_COUNT + 1 + (d))
 
 static struct ids_db *list_db(struct ids_ruleset *rs, int l)
 {
@@ -308,7 +335,14 @@ static struct ids_db *list_db(struct ids_ruleset *rs, int l)
 		return &rs->raw[IDS_TO_SERVER];
 	if (l == IDS_BUF_COUNT)
 		return &rs->raw[IDS_TO_CLIENT];
+	if (l > IDS_BUF_COUNT)
+		return &rs->udp[l - IDS_BUF_COUNT - 1];
 	return &rs->http[l];
+}
+
+static bool is_udp(const struct ids_ruleset *rs, const struct ids_rule *r)
+{
+	return rs->p.headers[r->header].proto == IDS_PROTO_UDP;
 }
 
 static bool rule_applies(const struct ids_rule *r, enum ids_dir d)
@@ -322,29 +356,22 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			  struct tlist *lists, int *oom)
 {
 	const struct ids_rule *r = &rs->p.rules[ri];
+	bool udp = is_udp(rs, r);
 	size_t added = 0;
 	char *expr = NULL;
 
 	for (size_t i = 0; i < r->nelems; i++) {
 		const struct ids_elem *el = &r->elems[i];
-		unsigned mode = el->buf == IDS_BUF_RAW ? HS_MODE_STREAM :
-			HS_MODE_BLOCK;
+		unsigned mode = el->buf == IDS_BUF_RAW && !udp ?
+			HS_MODE_STREAM : HS_MODE_BLOCK;
 		int f;
 
-		if (el->negated)
+		if (el->negated || el->kind == IDS_ELEM_BYTES ||
+		    el->buf == IDS_BUF_B64)
 			continue;
-		switch (r->cls) {
-		case IDS_CLASS_RAW:
-			break;
-		case IDS_CLASS_HTTP_HDR:
-			if (el->buf == IDS_BUF_RAW || el->buf == IDS_BUF_BODY)
-				continue;
-			break;
-		default:
-			if (el->buf != IDS_BUF_BODY)
-				continue;
-			break;
-		}
+		/* only a buffer complete at the rule's event triggers it */
+		if (ids_buf_class(el->buf) != r->cls)
+			continue;
 		if (el->kind == IDS_ELEM_CONTENT) {
 			expr = literal_expr(el->pat, el->len);
 			f = el->nocase ? HS_FLAG_CASELESS : 0;
@@ -364,6 +391,8 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 			if (tlist_add(&lists[el->buf], expr, (unsigned)f, ri))
 				goto oom_expr;
 		} else {
+			enum ids_dir d = rule_applies(r, IDS_TO_SERVER) ?
+				IDS_TO_SERVER : IDS_TO_CLIENT;
 			char *copy = NULL;
 
 			/* both directions: each list owns a copy */
@@ -372,15 +401,15 @@ static bool rule_triggers(struct ids_ruleset *rs, uint32_t ri,
 				copy = strdup(expr);
 				if (!copy)
 					goto oom_expr;
-				if (tlist_add(&lists[RAW_LIST(IDS_TO_CLIENT)], copy,
+				if (tlist_add(&lists[udp ? UDP_LIST(IDS_TO_CLIENT) :
+						     RAW_LIST(IDS_TO_CLIENT)], copy,
 					      (unsigned)f, ri)) {
 					free(copy);
 					goto oom_expr;
 				}
 			}
-			if (tlist_add(&lists[RAW_LIST(rule_applies(r,
-					IDS_TO_SERVER) ? IDS_TO_SERVER :
-					IDS_TO_CLIENT)], expr, (unsigned)f, ri))
+			if (tlist_add(&lists[udp ? UDP_LIST(d) : RAW_LIST(d)],
+				      expr, (unsigned)f, ri))
 				goto oom_expr;
 		}
 		added++;
@@ -415,6 +444,17 @@ static int add_always(struct ids_ruleset *rs, uint32_t ri)
 		return add_list(rs, IDS_LIST_HTTP_HDR, ri);
 	if (r->cls == IDS_CLASS_HTTP_BODY)
 		return add_list(rs, IDS_LIST_HTTP_BODY, ri);
+	if (r->cls == IDS_CLASS_RESP_HDR)
+		return add_list(rs, IDS_LIST_RESP_HDR, ri);
+	if (r->cls == IDS_CLASS_RESP_BODY)
+		return add_list(rs, IDS_LIST_RESP_BODY, ri);
+	if (is_udp(rs, r)) {
+		if (rule_applies(r, IDS_TO_SERVER))
+			rc = add_list(rs, IDS_LIST_UDP_TS, ri);
+		if (!rc && rule_applies(r, IDS_TO_CLIENT))
+			rc = add_list(rs, IDS_LIST_UDP_TC, ri);
+		return rc;
+	}
 	if (rule_applies(r, IDS_TO_SERVER))
 		rc = add_list(rs, IDS_LIST_RAW_TS, ri);
 	if (!rc && rule_applies(r, IDS_TO_CLIENT))
@@ -532,7 +572,8 @@ retry:
 		uint32_t bad = UINT32_MAX;
 
 		rc = build_db(d, &lists[b], stream ? HS_MODE_STREAM :
-			      HS_MODE_BLOCK, msg, sizeof(msg), &bad);
+			      HS_MODE_BLOCK, rs->cache_dir, msg, sizeof(msg),
+			      &bad);
 		if (rc == -EINVAL && bad != UINT32_MAX && !always[bad]) {
 			/* keep the rule, checked on every chunk instead */
 			const struct ids_rule *r = &rs->p.rules[bad];
@@ -562,9 +603,12 @@ retry:
 				    IDS_LIST_RAW_TC];
 	for (int b = IDS_BUF_URI; b < IDS_BUF_COUNT; b++)
 		if (rs->http[b].db)
-			rs->inspect[IDS_TO_SERVER] = true;
+			rs->inspect[ids_buf_class(b) >= IDS_CLASS_RESP_HDR ?
+				    IDS_TO_CLIENT : IDS_TO_SERVER] = true;
 	if (rs->nalways[IDS_LIST_HTTP_HDR] || rs->nalways[IDS_LIST_HTTP_BODY])
 		rs->inspect[IDS_TO_SERVER] = true;
+	if (rs->nalways[IDS_LIST_RESP_HDR] || rs->nalways[IDS_LIST_RESP_BODY])
+		rs->inspect[IDS_TO_CLIENT] = true;
 	rc = 0;
 out:
 	for (int b = 0; b < NLISTS; b++)
@@ -575,20 +619,24 @@ out:
 
 static void ruleset_free(struct ids_ruleset *rs)
 {
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < 2; d++) {
 		db_free(&rs->raw[d]);
+		db_free(&rs->udp[d]);
+	}
 	for (int b = 0; b < IDS_BUF_COUNT; b++)
 		db_free(&rs->http[b]);
 	for (int l = 0; l < IDS_LIST_COUNT; l++)
 		free(rs->always[l]);
 	free(rs->by_sid);
+	ids_dftab_destroy(rs->df);
 	ids_parse_free(&rs->p);
 	free(rs);
 }
 
-struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
-					 size_t len, const char *vars_path,
-					 struct ids_diags *diags)
+static struct ids_ruleset *load_mem(const char *name, const char *text,
+				     size_t len, const char *vars_path,
+				     const char *cache_dir,
+				     struct ids_diags *diags)
 {
 	struct ids_ruleset *rs;
 	int rc;
@@ -620,9 +668,20 @@ struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
 	rc = ids_parse_text(&rs->p, name, text ? text : "", len, false);
 	if (rc)
 		goto out_free;
+	rs->cache_dir = cache_dir;
 	rc = compile(rs);
+	rs->cache_dir = NULL;	/* the caller's string: do not keep it */
 	if (rc)
 		goto out_free;
+	for (size_t i = 0; i < rs->p.nrules && !rs->df; i++) {
+		if (!rs->p.rules[i].df.on)
+			continue;
+		rs->df = ids_dftab_create();
+		if (!rs->df) {
+			rc = -ENOMEM;
+			goto out_free;
+		}
+	}
 	rs->p.diags = NULL;	/* the caller owns it; do not keep it */
 	return rs;
 
@@ -633,8 +692,23 @@ out_free:
 	return NULL;
 }
 
+struct ids_ruleset *ids_ruleset_load_mem(const char *name, const char *text,
+					 size_t len, const char *vars_path,
+					 struct ids_diags *diags)
+{
+	return load_mem(name, text, len, vars_path, NULL, diags);
+}
+
 struct ids_ruleset *ids_ruleset_load(const char *path, const char *vars_path,
 				     struct ids_diags *diags)
+{
+	return ids_ruleset_load_cached(path, vars_path, NULL, diags);
+}
+
+struct ids_ruleset *ids_ruleset_load_cached(const char *path,
+					    const char *vars_path,
+					    const char *cache_dir,
+					    struct ids_diags *diags)
 {
 	struct ids_ruleset *rs;
 	char *text;
@@ -650,7 +724,7 @@ struct ids_ruleset *ids_ruleset_load(const char *path, const char *vars_path,
 		errno = -rc;
 		return NULL;
 	}
-	rs = ids_ruleset_load_mem(path, text, len, vars_path, diags);
+	rs = load_mem(path, text, len, vars_path, cache_dir, diags);
 	rc = errno;
 	free(text);
 	errno = rc;

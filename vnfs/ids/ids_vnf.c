@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "ids.h"
+#include "vnf_check.h"
 #include "vnf_kind.h"
 #include "vnf_sjudge.h"
 
@@ -46,6 +48,22 @@ static const char *ids_vars(const struct vnf_kind_opts *o, char *buf, size_t len
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
+/*
+ * Where compiled rulesets are cached: $TOCHAIN_IDS_CACHE ("" for none),
+ * else IDS_CACHE_DIR.  A reload of an unchanged file, a restart, and the
+ * instance that follows a --check then skip the Hyperscan compile.
+ */
+#define IDS_CACHE_DIR "/var/cache/tochain/ids"
+
+static const char *ids_cache_dir(void)
+{
+	const char *d = getenv("TOCHAIN_IDS_CACHE");
+
+	if (!d)
+		return IDS_CACHE_DIR;
+	return *d ? d : NULL;
+}
+
 static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 {
 	struct ids_diags diags = { 0 };
@@ -57,7 +75,8 @@ static void *ids_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
+	rs = ids_ruleset_load_cached(o->rules, ids_vars(o, vars, sizeof(vars)),
+				     ids_cache_dir(), &diags);
 	if (!rs) {
 		int e = errno;
 
@@ -99,13 +118,18 @@ static unsigned int ids_diagnose(const struct vnf_kind_opts *o,
 
 	if (!o->rules)
 		return 0;
-	rs = ids_ruleset_load(o->rules, ids_vars(o, vars, sizeof(vars)), &diags);
+	rs = ids_ruleset_load_cached(o->rules, ids_vars(o, vars, sizeof(vars)),
+				     ids_cache_dir(), &diags);
 	for (size_t i = 0; i < diags.n; i++)
 		note(arg, diags.msg[i]);
+	for (size_t i = 0; i < diags.nna; i++)
+		vnf_check_not_applicable(arg, diags.na[i]);
 	n = (unsigned int)diags.n;
 	ids_diags_free(&diags);
-	if (rs)
+	if (rs) {
+		vnf_check_kept(arg, (unsigned int)ids_ruleset_nrules(rs));
 		ids_ruleset_put(rs);
+	}
 	return n;
 }
 
@@ -156,6 +180,70 @@ static int ids_flow_feed(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
 	return VNF_VERDICT_DENY;
 }
 
+/*
+ * A UDP datagram: the udp rules, on a private copy (one read of the
+ * guest's bytes; the engine looks twice).  The server is the receiver of
+ * the lower port (as for streams, vnf_stream.c); a deny drops this
+ * datagram only.
+ */
+static uint32_t ids_judge_datagram(struct ids_worker *w, struct ids_ruleset *rs,
+				   const struct vnf_pkt *pk, uint32_t *rule)
+{
+	const struct tcr_desc *d = &pk->d;
+	bool to_server = d->dport != d->sport ? d->dport < d->sport : d->chain == 0;
+	struct ids_flow_key key = { .family = d->family == 6 ? AF_INET6 : AF_INET };
+	struct ids_verdict v;
+	uint8_t *copy = NULL;
+	int rc;
+
+	if (pk->len && !pk->data)
+		return VNF_VERDICT_ALLOW;	/* unmapped: nothing to read */
+	key.client_port = to_server ? d->sport : d->dport;
+	key.server_port = to_server ? d->dport : d->sport;
+	memcpy(key.client_addr, to_server ? d->saddr : d->daddr, 16);
+	memcpy(key.server_addr, to_server ? d->daddr : d->saddr, 16);
+	if (pk->len) {
+		copy = malloc(pk->len);
+		if (!copy)
+			goto fail;
+		memcpy(copy, pk->data, pk->len);
+	}
+	rc = ids_datagram_scan(w, rs, &key, to_server ? IDS_TO_SERVER : IDS_TO_CLIENT,
+			       copy, pk->len, &v);
+	free(copy);
+	if (rc)
+		goto fail;
+	if (v.nalerts) {
+		struct vnf_stream s = { .conn_id = d->conn_id, .family = d->family,
+					.client_port = key.client_port,
+					.server_port = key.server_port };
+
+		memcpy(s.client_addr, key.client_addr, 16);
+		memcpy(s.server_addr, key.server_addr, 16);
+		log_alerts(&v, &s);
+	}
+	if (v.decision != IDS_DENY)
+		return VNF_VERDICT_ALLOW;
+	*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
+	return VNF_VERDICT_DENY;
+fail:
+	*rule = VNF_RULE_ENGINE;
+	return VNF_VERDICT_DENY;
+}
+
+/* Streams through the stream judge; UDP datagrams one by one. */
+static uint32_t ids_judge(void *p, void *engine, const struct vnf_pkt *pk,
+			  const struct vnf_flow *f, uint32_t *rule)
+{
+	struct vnf_sjudge *sj = p;
+
+	if (pk->d.l4proto == IPPROTO_UDP) {
+		*rule = 0;
+		return ids_judge_datagram(sj->ctx, engine, pk, rule);
+	}
+	return vnf_sjudge_judge(p, engine, pk, f, rule);
+}
+
 static void ids_worker_free(void *ctx)
 {
 	ids_worker_destroy(ctx);
@@ -189,7 +277,7 @@ const struct vnf_kind vnf_kind_ids = {
 	.diagnose = ids_diagnose,
 	.thread_create = ids_thread,
 	.thread_destroy = vnf_sjudge_destroy,
-	.judge = vnf_sjudge_judge,
+	.judge = ids_judge,
 	.forget = vnf_sjudge_forget,
 	.streams = vnf_sjudge_streams,
 };

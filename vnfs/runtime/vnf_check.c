@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vnf_check.h"
 
@@ -24,8 +25,24 @@ static void add_msg(void *arg, const char *msg)
 	c->msg[c->nmsg++] = m;
 }
 
+void vnf_check_not_applicable(void *arg, const char *msg)
+{
+	struct vnf_check *c = arg;
+	size_t n = c->nmsg;
+
+	add_msg(c, msg);
+	if (c->nmsg > n)
+		c->not_applicable++;
+}
+
+void vnf_check_kept(void *arg, unsigned int n)
+{
+	((struct vnf_check *)arg)->loaded = n;
+}
+
 int vnf_check_run(const struct vnf_kind *k, const struct vnf_kind_opts *o, struct vnf_check *c)
 {
+	struct timespec t0, t1;
 	void *e;
 
 	memset(c, 0, sizeof(*c));
@@ -33,7 +50,11 @@ int vnf_check_run(const struct vnf_kind *k, const struct vnf_kind_opts *o, struc
 	if (k->diagnose)
 		c->unsupported = k->diagnose(o, add_msg, c);
 	errno = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e = k->engine_load(o, c->err, sizeof(c->err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	c->load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		     (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (!e) {
 		int why = errno ? errno : EINVAL;
 

@@ -20,13 +20,28 @@
 struct vnf_check {
 	bool has_rules;			/* the kind has rules at all */
 	bool usable;
-	unsigned int loaded;		/* rules in the engine (0 when not built) */
+	unsigned int loaded;		/* rules in the engine; when it refused the
+					 * file, those its diagnosis kept */
 	unsigned int unsupported;	/* rules skipped or refused */
-	unsigned int not_applicable;	/* rules no part of TOChain applies (none yet) */
+	unsigned int not_applicable;	/* rules no part of TOChain applies */
+	double load_ms;			/* wall time of the engine_load */
 	size_t nmsg;
 	char **msg;			/* "file:line: reason", first problem first */
 	char err[512];			/* why the engine was not built, "" when it was */
 };
+
+/*
+ * For a kind's diagnose hook, with the @arg it was given: a rule skipped
+ * because no part of TOChain can apply it (an icmp rule, an IP header
+ * test): counted in not_applicable, listed with the other messages, and
+ * not a reason to refuse the file.
+ */
+void vnf_check_not_applicable(void *arg, const char *msg);
+/*
+ * Same: how many rules the kind's load kept, for the count printed when the
+ * engine then refuses the file for the others (strict loads).
+ */
+void vnf_check_kept(void *arg, unsigned int n);
 
 /* Check @o with kind @k into @c.  0, or -ENOMEM (then @c is still freeable). */
 int vnf_check_run(const struct vnf_kind *k, const struct vnf_kind_opts *o, struct vnf_check *c);

@@ -78,8 +78,9 @@ static int check_main(const struct vnf_kind *k, const struct vnf_kind_opts *ko, 
 		printf("{\"kind\":\"%s\",\"rules\":", k->name);
 		json_str(ko->rules ? ko->rules : "");
 		printf(",\"usable\":%s,\"loaded\":%u,\"unsupported\":%u,"
-		       "\"not_applicable\":%u,\"error\":", c.usable ? "true" : "false",
-		       c.loaded, c.unsupported, c.not_applicable);
+		       "\"not_applicable\":%u,\"load_ms\":%.0f,\"error\":",
+		       c.usable ? "true" : "false", c.loaded, c.unsupported,
+		       c.not_applicable, c.load_ms);
 		json_str(c.err);
 		printf(",\"problems\":[");
 		for (size_t i = 0; i < c.nmsg; i++) {
@@ -94,9 +95,10 @@ static int check_main(const struct vnf_kind *k, const struct vnf_kind_opts *ko, 
 		if (!c.has_rules)
 			printf("%s: no rules (kind %s has none): usable\n", what, k->name);
 		else
-			printf("%s: %u loaded, %u unsupported, %u not applicable: %s\n", what,
-			       c.loaded, c.unsupported, c.not_applicable,
-			       c.usable ? "usable" : "NOT usable");
+			printf("%s: %u loaded, %u unsupported, %u not applicable: %s "
+			       "(load %.0f ms)\n", what, c.loaded, c.unsupported,
+			       c.not_applicable, c.usable ? "usable" : "NOT usable",
+			       c.load_ms);
 		if (!c.usable && !c.nmsg)
 			fprintf(stderr, "tochain-vnf: %s\n", c.err);
 	}
