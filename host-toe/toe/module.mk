@@ -7,8 +7,8 @@ LIBS += $(TOE_LIB)
 $(TOE_LIB): $(call objs,$(TOE_SRCS))
 TOE_INC := -Ihost-toe/toe -Ihost-toe/chain
 $(call objs,$(TOE_SRCS) host-toe/toe/main.c): CPPFLAGS += $(TOE_INC)
-# The libraries in link order (toe needs chain, ctl; chain needs vnf, region).
-TOE_ALL_LIBS := $(TOE_LIB) $(CTL_LIB) $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(SRPC_LIB) $(REGION_LIB)
+# The libraries in link order (toe needs chain, ctl, util; chain needs vnf, region).
+TOE_ALL_LIBS := $(TOE_LIB) $(CTL_LIB) $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(SRPC_LIB) $(REGION_LIB) $(UTIL_LIB)
 
 $(eval $(call program,tochain-toe,$(call objs,host-toe/toe/main.c) $(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 

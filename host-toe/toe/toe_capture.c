@@ -495,11 +495,6 @@ void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
 
 /* ---- the writer --------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static uint64_t file_size(int dfd, const char *name)
 {
 	struct stat st;
@@ -512,30 +507,13 @@ static uint64_t file_size(int dfd, const char *name)
 static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 {
 	DIR *dir = opendir(path);
-	struct dirent *de;
-	char **names = NULL, side[NAME_MAX + 1];
-	size_t n = 0, cap = 0;
+	char **names, side[NAME_MAX + 1];
 	uint64_t total = 0;
+	size_t n;
 
 	if (!dir)
 		return;
-	while ((de = readdir(dir))) {
-		size_t l = strlen(de->d_name);
-
-		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names));
-
-			if (!nn)
-				break;
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name)))
-			break;
-		n++;
-	}
-	qsort(names, n, sizeof(*names), name_cmp);
+	n = tu_dir_names(dirfd(dir), ".pcap", &names);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(side, sizeof(side), "%.*s.json", (int)strlen(names[i]) - 5, names[i]);
 		total += file_size(dirfd(dir), names[i]) + file_size(dirfd(dir), side);
@@ -547,9 +525,7 @@ static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 		unlinkat(dirfd(dir), side, 0);
 		tc_fetch_add_relaxed(&c->removed, 1);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	tu_dir_names_free(names, n);
 	closedir(dir);
 }
 
