@@ -178,7 +178,8 @@ size_t toe_pcap_packet(uint8_t *out, size_t room, const struct toe_pcap_conn *c,
 		put16(o + 4, (uint16_t)(UDP_HDR + p->len));
 		put16(o + 6, 0);
 	}
-	memcpy(th + l4, p->data, p->len);
+	if (p->len)
+		memcpy(th + l4, p->data, p->len);
 	/* the checksum over pseudo header, L4 header and payload */
 	{
 		uint32_t s = ps + sum_even(th, l4);
