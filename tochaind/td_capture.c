@@ -22,6 +22,24 @@ static void chain_dir(const struct daemon *d, const struct td_chain *c, char *ou
 	snprintf(out, size, "%s/captures/%s/%s", d->cfg->state_dir, c->vm, c->name);
 }
 
+#define CONF_NAME	".capture.json"	/* capture on: its settings (td_capture.h) */
+
+/* capture.set to @vm's TOE for direction @dir: on into @path with @kib/@max (NULL: defaults), or off. */
+static json_t *toe_set(const struct td_vm *vm, const char *dir, bool on, const char *path,
+		       json_t *kib, json_t *max, char *err, size_t errlen)
+{
+	json_t *targs = json_pack("{s:s,s:b}", "dir", dir, "on", on);
+
+	if (on) {
+		json_object_set_new(targs, "path", json_string(path));
+		if (kib)
+			json_object_set(targs, "kib", kib);
+		if (max)
+			json_object_set(targs, "max_bytes", max);
+	}
+	return td_toe_call(vm, "capture.set", targs, err, errlen);	/* takes targs */
+}
+
 /* mkdir -p of STATE_DIR/captures/VM/CHAIN (STATE_DIR exists). */
 static int make_dir(const struct daemon *d, const struct td_chain *c)
 {
@@ -42,10 +60,10 @@ static int make_dir(const struct daemon *d, const struct td_chain *c)
 json_t *td_capture_cmd_set(struct daemon *d, json_t *args)
 {
 	json_t *fail = NULL, *on = json_object_get(args, "on"), *kib = json_object_get(args, "kib"),
-	       *max = json_object_get(args, "max_bytes"), *targs, *res;
+	       *max = json_object_get(args, "max_bytes"), *res;
 	struct td_chain *c = td_chain_need(d, args, &fail);
 	struct td_vm *vm;
-	char dir[PATH_MAX], err[512];
+	char dir[PATH_MAX], conf[PATH_MAX + 32], err[512];
 	int rc;
 
 	if (!c)
@@ -62,19 +80,26 @@ json_t *td_capture_cmd_set(struct daemon *d, json_t *args)
 	chain_dir(d, c, dir, sizeof(dir));
 	if (json_is_true(on) && (rc = make_dir(d, c)))
 		return ctl_reply_fail("capture: cannot create %s: %s", dir, strerror(-rc));
-	targs = json_pack("{s:s,s:O}", "dir", c->dir == TD_DIR_IN ? "in" : "out", "on", on);
-	if (json_is_true(on)) {
-		json_object_set_new(targs, "path", json_string(dir));
-		if (kib)
-			json_object_set(targs, "kib", kib);
-		if (max)
-			json_object_set(targs, "max_bytes", max);
-	}
 	/* the TOE validates kib and max_bytes: its refusal names them */
-	res = td_toe_call(vm, "capture.set", targs, err, sizeof(err));	/* takes targs */
+	res = toe_set(vm, c->dir == TD_DIR_IN ? "in" : "out", json_is_true(on), dir, kib, max, err,
+		      sizeof(err));
 	if (!res)
 		return ctl_reply_fail("%s", err);
 	json_decref(res);
+	snprintf(conf, sizeof(conf), "%s/%s", dir, CONF_NAME);
+	if (json_is_true(on)) {
+		json_t *o = json_object();
+
+		if (kib)
+			json_object_set(o, "kib", kib);
+		if (max)
+			json_object_set(o, "max_bytes", max);
+		if (json_dump_file(o, conf, JSON_COMPACT))
+			td_log("capture: cannot write %s: capture will be off after a TOE restart", conf);
+		json_decref(o);
+	} else {
+		unlink(conf);
+	}
 	td_log("capture %s on chain %s (%s)", json_is_true(on) ? "on" : "off", c->name, dir);
 	return ctl_reply_ok(json_pack("{s:s,s:s,s:O,s:s}", "name", c->name, "vm", c->vm, "on", on,
 				      "path", dir));
@@ -229,4 +254,41 @@ json_t *td_capture_cmd_get(struct daemon *d, json_t *args)
 	free(buf);
 	free(b64);
 	return r;
+}
+
+void td_capture_restore(struct daemon *d, const struct td_vm *vm, const struct td_chain *ch)
+{
+	char dir[PATH_MAX], conf[PATH_MAX + 32], err[512];
+	json_t *o, *res;
+
+	chain_dir(d, ch, dir, sizeof(dir));
+	snprintf(conf, sizeof(conf), "%s/%s", dir, CONF_NAME);
+	o = json_load_file(conf, 0, NULL);
+	if (!o)
+		return;		/* capture is off for this chain */
+	res = toe_set(vm, ch->dir == TD_DIR_IN ? "in" : "out", true, dir,
+		      json_object_get(o, "kib"), json_object_get(o, "max_bytes"), err, sizeof(err));
+	if (res)
+		td_log("vm %s: capture on chain %s on again", vm->name, ch->name);
+	else
+		td_log("vm %s: capture on chain %s not restored: %s", vm->name, ch->name, err);
+	json_decref(res);
+	json_decref(o);
+}
+
+void td_capture_forget(struct daemon *d, const struct td_vm *vm, const char *dir,
+		       const char *chain)
+{
+	char conf[PATH_MAX + 64], err[512];
+	json_t *res = toe_set(vm, dir, false, NULL, NULL, NULL, err, sizeof(err));
+	const char *why;
+
+	if (!res)
+		td_log("vm %s: capture of %s not turned off: %s", vm->name, dir, err);
+	json_decref(res);
+	if (chain && td_objname_valid(chain, &why)) {	/* the TOE's word: no path tricks */
+		snprintf(conf, sizeof(conf), "%s/captures/%s/%s/%s", d->cfg->state_dir, vm->name, chain,
+			 CONF_NAME);
+		unlink(conf);
+	}
 }

@@ -7,6 +7,8 @@
 # fetches it through tochaind, and `tcpdump -r` reads it: the request's
 # bytes (-A) between the client's port and 8080, and the TOE's RST.
 # Capture off: a later denial writes nothing.  Bad arguments are refused.
+# Capture on survives a TOE killed and restarted by tochaind; deleting
+# the chain turns it off for good.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -70,5 +72,18 @@ sfc capture off web-in
 tc_curl_reset "$CL" "$work/py-web1.log" "q=ATTACK" "http://10.93.0.2:8080/again?q=ATTACK-2"
 sleep 0.5
 [ "$(nfiles)" = 1 ] || fail "capture off still wrote: $(sfc --json capture ls web-in)"
+
+echo "--- capture on survives a TOE restart"
+sfc capture on web-in --kib 8
+[ -f "$work/state/captures/web1/web-in/.capture.json" ] || fail "capture on left no settings file"
+toe=$(td_field vm web1 toe_pid)
+kill -9 "$toe"
+on() { [ "$(td_field vm web1 toe_pid)" != "$toe" ] &&
+	[ "$(sfc --json capture ls web-in 2>/dev/null | td_json 'j["chains"][0]["on"] and j["chains"][0]["kib"] == 8' 2>/dev/null)" = True ]; }
+tc_wait_for 15 on || fail "capture not on again after the TOE restart: $(sfc --json capture ls web-in)"
+grep -q "capture on chain web-in on again" "$work/state/tochaind.log" || fail "no log line for the restore"
+sfc chain del web-in >/dev/null
+[ ! -e "$work/state/captures/web1/web-in/.capture.json" ] || fail "chain del left capture on"
+[ -f "$work/state/captures/web1/web-in/$file" ] || fail "chain del removed the evidence"
 td_stop_check
 echo PASS
