@@ -42,13 +42,12 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+
 printf '%-16s %12s %8s %12s %8s\n' capture "rr trans/s" ratio "up MB/s" ratio
 base_rr= base_up=
 for conf in off 4 32; do
-	for d in in out; do
-		if [ "$conf" = off ]; then
-			ctl_ok capture.set "{\"dir\":\"$d\",\"on\":false}" >/dev/null
-		else
+	# off first: the history size is one per TOE
+	for d in in out; do ctl_ok capture.set "{\"dir\":\"$d\",\"on\":false}" >/dev/null; done
+	[ "$conf" = off ] ||
+		for d in in out; do
 			ctl_ok capture.set "{\"dir\":\"$d\",\"on\":true,\"path\":\"$capdir\",\"kib\":$conf}" >/dev/null
-		fi
-	done
+		done
 	rr=() up=()
 	for ((i = 0; i < reps; i++)); do
 		rr+=("$(run rr | awk -F': ' '{print $2}' | awk '{print $1}')")
