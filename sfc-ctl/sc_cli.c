@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tochain/ctl_b64.h"
 #include "tochain/ctl_proto.h"
 #include "sc_cli.h"
 #include "sc_topo.h"
@@ -34,6 +35,8 @@ static const char usage_text[] =
 	"  stats [CHAIN] [--watch SECONDS [--count N]]\n"
 	"  apply -f TOPOLOGY [--prune]\n"
 	"  sched show | sched mode sync|cfs\n"
+	"  capture on CHAIN [--kib N] [--max-mib N] | capture off CHAIN\n"
+	"  capture ls [CHAIN] | capture get CHAIN FILE [-o OUT|-]\n"
 	"  version\n";
 
 static int usage(const char *why)
@@ -697,6 +700,124 @@ static int cmd_sched(struct cli *c)
 	return usage("sched: expected show, or mode sync|cfs");
 }
 
+static void print_captures(json_t *res)
+{
+	json_t *ch, *f;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(res, "chains"), i, ch) {
+		json_t *toe = json_object_get(ch, "toe");
+
+		printf("%s (vm %s, %s): capture %s", jstr(ch, "name"), jstr(ch, "vm"), jstr(ch, "dir"),
+		       json_is_true(json_object_get(ch, "on")) ? "on" : "off");
+		if (toe)
+			printf(", TOE: %lld records, %lld written, %lld dropped, %lld removed",
+			       (long long)json_integer_value(json_object_get(toe, "records")),
+			       (long long)json_integer_value(json_object_get(toe, "written")),
+			       (long long)json_integer_value(json_object_get(toe, "dropped")),
+			       (long long)json_integer_value(json_object_get(toe, "removed")));
+		printf("\n  %s\n", jstr(ch, "path"));
+		json_array_foreach(json_object_get(ch, "files"), k, f)
+			printf("  %-52s %7lld  %s %s rule %lld %s\n", jstr(f, "file"),
+			       (long long)json_integer_value(json_object_get(f, "size")), jstr(f, "dir"),
+			       jstr(f, "vnf"), (long long)json_integer_value(json_object_get(f, "rule")),
+			       jstr(f, "conn"));
+		if (json_integer_value(json_object_get(ch, "more")))
+			printf("  (%lld older files not listed)\n",
+			       (long long)json_integer_value(json_object_get(ch, "more")));
+	}
+}
+
+/* capture get: the file's bytes, base64 in the reply, to OUT ("-": stdout; default ./FILE). */
+static int capture_get(const struct cli *c, const char *chain, const char *file, const char *out)
+{
+	const char *why = NULL, *data;
+	json_t *reply = ctl_call(c->socket, "capture.get",
+				 json_pack("{s:s,s:s}", "name", chain, "file", file), &why), *res;
+	uint8_t *buf;
+	long n;
+	FILE *f;
+	int rc = 1;
+
+	if (!reply) {
+		fprintf(stderr, "sfc-ctl: tochaind at %s: %s: %s\n", c->socket, why, strerror(errno));
+		return 1;
+	}
+	res = json_object_get(reply, "result");
+	data = json_string_value(json_object_get(res, "data"));
+	if (!json_is_true(json_object_get(reply, "ok")) || !data) {
+		json_t *e = json_object_get(reply, "error");
+
+		fprintf(stderr, "sfc-ctl: %s\n", json_is_string(e) ? json_string_value(e) : "refused");
+		json_decref(reply);
+		return 1;
+	}
+	buf = malloc(strlen(data) / 4 * 3 + 3);
+	n = buf ? ctl_b64_decode(data, strlen(data), buf) : -1;
+	if (n < 0) {
+		fprintf(stderr, "sfc-ctl: capture get: the reply's data is not base64\n");
+	} else if (!(f = strcmp(out, "-") ? fopen(out, "wbx") : stdout)) {
+		fprintf(stderr, "sfc-ctl: -o %s: %s\n", out, strerror(errno));
+	} else {
+		rc = fwrite(buf, 1, (size_t)n, f) == (size_t)n ? 0 : 1;
+		if (f != stdout ? fclose(f) : fflush(f))
+			rc = 1;
+		if (rc)
+			fprintf(stderr, "sfc-ctl: -o %s: %s\n", out, strerror(errno));
+		else if (f != stdout && !c->json)
+			printf("%s: %ld bytes\n", out, n);
+	}
+	free(buf);
+	json_decref(reply);
+	return rc;
+}
+
+static int cmd_capture(struct cli *c)
+{
+	const char *sub = c->argc > 1 ? c->argv[1] : "";
+	long long n;
+	json_t *args;
+
+	if (!strcmp(sub, "ls")) {
+		if (c->argc > 3)
+			return usage("capture ls [CHAIN]");
+		return call(c, "capture.ls", c->argc == 3 ? json_pack("{s:s}", "name", c->argv[2]) : NULL,
+			    print_captures);
+	}
+	if (!strcmp(sub, "get")) {
+		const char *out = c->argc == 4 ? c->argv[3] : NULL;
+
+		if (c->argc == 6 && !strcmp(c->argv[4], "-o"))
+			out = c->argv[5];
+		else if (c->argc != 4)
+			return usage("capture get CHAIN FILE [-o OUT|-]");
+		return capture_get(c, c->argv[2], c->argv[3], out);
+	}
+	if (!strcmp(sub, "off")) {
+		if (c->argc != 3)
+			return usage("capture off CHAIN");
+		return call(c, "capture.set", json_pack("{s:s,s:b}", "name", c->argv[2], "on", 0), NULL);
+	}
+	if (strcmp(sub, "on"))
+		return usage("capture: expected on, off, ls or get");
+	if (c->argc < 3 || c->argv[2][0] == '-')
+		return usage("capture on CHAIN [--kib N] [--max-mib N]");
+	args = json_pack("{s:s,s:b}", "name", c->argv[2], "on", 1);
+	for (int i = 3; i < c->argc; i++) {
+		int kib = !strcmp(c->argv[i], "--kib");
+
+		if ((!kib && strcmp(c->argv[i], "--max-mib")) || i + 1 >= c->argc ||
+		    sc_parse_uint(c->argv[i + 1], 1, 1000000, &n)) {
+			json_decref(args);
+			return usage("capture on CHAIN [--kib N] [--max-mib N]");
+		}
+		json_object_set_new(args, kib ? "kib" : "max_bytes",
+				    json_integer(kib ? n : n * 1024 * 1024));
+		i++;
+	}
+	return call(c, "capture.set", args, NULL);
+}
+
 static void print_version(json_t *res)
 {
 	printf("tochaind protocol %lld\n", (long long)json_integer_value(json_object_get(res, "protocol")));
@@ -752,6 +873,8 @@ int sc_cli_main(int argc, char **argv)
 		return cmd_stats(&c);
 	if (!strcmp(c.argv[0], "apply"))
 		return cmd_apply(&c);
+	if (!strcmp(c.argv[0], "capture"))
+		return cmd_capture(&c);
 	fprintf(stderr, "sfc-ctl: unknown command '%s'\n", c.argv[0]);
 	return usage(NULL);
 }

@@ -55,7 +55,7 @@ json_t *td_chain_cmd_add(struct daemon *d, json_t *args)
 	return ctl_reply_ok(chain_json_full(d, td_state_find_chain(&d->st, c.name), false));
 }
 
-static struct td_chain *need_chain(struct daemon *d, json_t *args, json_t **fail)
+struct td_chain *td_chain_need(struct daemon *d, json_t *args, json_t **fail)
 {
 	int bad = 0;
 	const char *name = td_arg_str(args, "name", &bad);
@@ -74,7 +74,7 @@ static struct td_chain *need_chain(struct daemon *d, json_t *args, json_t **fail
 json_t *td_chain_cmd_del(struct daemon *d, json_t *args)
 {
 	json_t *fail = NULL, *reply;
-	struct td_chain *c = need_chain(d, args, &fail);
+	struct td_chain *c = td_chain_need(d, args, &fail);
 	struct td_state *next;
 	char name[TD_OBJ_NAME_MAX];
 
@@ -99,7 +99,7 @@ json_t *td_chain_cmd_del(struct daemon *d, json_t *args)
 json_t *td_chain_cmd_set_sla(struct daemon *d, json_t *args)
 {
 	json_t *fail = NULL, *sla = json_object_get(args, "sla"), *o, *reply;
-	struct td_chain *c = need_chain(d, args, &fail);
+	struct td_chain *c = td_chain_need(d, args, &fail);
 	char name[TD_OBJ_NAME_MAX];
 
 	if (!c)
@@ -120,7 +120,7 @@ json_t *td_chain_cmd_set_sla(struct daemon *d, json_t *args)
 json_t *td_chain_cmd_show(struct daemon *d, json_t *args)
 {
 	json_t *fail = NULL;
-	struct td_chain *c = need_chain(d, args, &fail);
+	struct td_chain *c = td_chain_need(d, args, &fail);
 
 	return c ? ctl_reply_ok(chain_json_full(d, c, true)) : fail;
 }

@@ -10,6 +10,10 @@
 #include <jansson.h>
 
 struct daemon;
+struct td_chain;
+
+/* The chain named by args' "name", or NULL with *@fail set to the refusal. */
+struct td_chain *td_chain_need(struct daemon *d, json_t *args, json_t **fail);
 
 json_t *td_chain_cmd_add(struct daemon *d, json_t *args);
 json_t *td_chain_cmd_del(struct daemon *d, json_t *args);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "td_apply.h"
+#include "td_capture.h"
 #include "td_converge.h"
 #include "td_priv.h"
 #include "td_toe.h"
@@ -99,6 +100,7 @@ int td_converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 			td_log("vm %s: chain %s set (%s, version %lld)", vm->name, ch->name,
 			       td_dir_name(ch->dir), (long long)json_integer_value(json_object_get(r, "version")));
 			json_decref(r);
+			td_capture_restore(d, vm, ch);
 		} else if (tc) {
 			r = td_toe_call(vm, "chain.del", json_pack("{s:s}", "dir",
 								td_dir_name((enum td_dir)dir)), err, errlen);
@@ -106,6 +108,8 @@ int td_converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 				goto out;
 			json_decref(r);
 			td_log("vm %s: %s chain deleted", vm->name, td_dir_name((enum td_dir)dir));
+			td_capture_forget(d, vm, td_dir_name((enum td_dir)dir),
+					  json_string_value(json_object_get(tc, "name")));
 		}
 	}
 	/* 3. VNFs the TOE has that no chain of this VM uses any more */

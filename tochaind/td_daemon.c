@@ -23,6 +23,7 @@
 
 #include "tochain/ctl_proto.h"
 #include "tochain/util.h"
+#include "td_capture.h"
 #include "td_chain.h"
 #include "td_change.h"
 #include "td_cpusched.h"
@@ -60,6 +61,9 @@ static const struct {
 	{ "chain.show", td_chain_cmd_show },
 	{ "chain.set-sla", td_chain_cmd_set_sla },
 	{ "stats", td_stats_cmd },
+	{ "capture.set", td_capture_cmd_set },
+	{ "capture.ls", td_capture_cmd_ls },
+	{ "capture.get", td_capture_cmd_get },
 	{ "apply", td_change_cmd_apply },
 };
 

@@ -1,21 +1,22 @@
 # host-toe/toe: tochain-toe, the per-VM TCP offload engine (toe_*), with its
 # chain stage (libtochain-chain.a) and control socket (lib/ctl, jansson).
-TOE_SRCS := host-toe/toe/toe.c host-toe/toe/toe_sock.c host-toe/toe/toe_flow.c host-toe/toe/toe_chan.c host-toe/toe/toe_stage.c host-toe/toe/toe_chain.c host-toe/toe/toe_ctl.c
+TOE_SRCS := host-toe/toe/toe.c host-toe/toe/toe_sock.c host-toe/toe/toe_flow.c host-toe/toe/toe_chan.c host-toe/toe/toe_stage.c host-toe/toe/toe_chain.c host-toe/toe/toe_ctl.c host-toe/toe/toe_capture.c host-toe/toe/toe_pcap.c
 TOE_LIB := $(BUILD)/lib/libtochain-toe.a
 TOE_LDLIBS := $(CH_URCU_LIBS) -ljansson -lpthread
 LIBS += $(TOE_LIB)
 $(TOE_LIB): $(call objs,$(TOE_SRCS))
 TOE_INC := -Ihost-toe/toe -Ihost-toe/chain
 $(call objs,$(TOE_SRCS) host-toe/toe/main.c): CPPFLAGS += $(TOE_INC)
-# The libraries in link order (toe needs chain, ctl; chain needs vnf, region).
-TOE_ALL_LIBS := $(TOE_LIB) $(CTL_LIB) $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(SRPC_LIB) $(REGION_LIB)
+# The libraries in link order (toe needs chain, ctl, util; chain needs vnf, region).
+TOE_ALL_LIBS := $(TOE_LIB) $(CTL_LIB) $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(SRPC_LIB) $(REGION_LIB) $(UTIL_LIB)
 
 $(eval $(call program,tochain-toe,$(call objs,host-toe/toe/main.c) $(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 
 $(eval $(call unit_test,test_toe_guest,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_data,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_ctl,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o: CPPFLAGS += $(TOE_INC)
+$(eval $(call unit_test,test_toe_capture,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o $(BUILD)/obj/tests/unit/test_toe_capture.o: CPPFLAGS += $(TOE_INC)
 
 # Hostile guest for test 413: rewrites outbound payload after submitting it.
 $(eval $(call test_prog,toe-toctou,$(call objs,tests/progs/toe_toctou.c) $(SRPC_LIB) $(REGION_LIB)))

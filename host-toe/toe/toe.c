@@ -84,6 +84,12 @@ static void toe_free(struct toe *t)
 	free(t);
 }
 
+/* The capture's question: is socket @id still open (the loop thread)? */
+static bool cap_alive(void *ctx, uint32_t id)
+{
+	return toe_sock_get(ctx, id) != NULL;
+}
+
 struct toe *toe_create(const struct toe_params *p)
 {
 	struct tcr_params rp = {
@@ -213,13 +219,20 @@ struct toe *toe_create(const struct toe_params *p)
 		err = toe_chain_notify_fd(t->tc) < 0 ? EMFILE : errno;
 		goto out_chain;
 	}
-	t->ctl = toe_ctl_start(t->ctl_path, p->name, t->tc);
-	if (!t->ctl) {
+	t->cap = toe_capture_create(p->max_socks, p->slot_size, cap_alive, t);
+	if (!t->cap) {
 		err = errno;
 		goto out_chain;
 	}
+	t->ctl = toe_ctl_start(t->ctl_path, p->name, t->tc, t->cap);
+	if (!t->ctl) {
+		err = errno;
+		goto out_capture;
+	}
 	return t;
 
+out_capture:
+	toe_capture_destroy(t->cap);
 out_chain:
 	toe_chain_destroy(t->tc);
 out_unlink:
@@ -393,6 +406,7 @@ void toe_destroy(struct toe *t)
 	if (!t)
 		return;
 	toe_ctl_stop(t->ctl);
+	toe_capture_destroy(t->cap);	/* writes what is queued */
 	for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
 		toe_chan_drop(t, ch, "shutting down");
 	for (uint32_t i = 0; i < t->p.max_socks; i++)

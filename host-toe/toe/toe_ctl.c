@@ -27,6 +27,7 @@ struct toe_ctl {
 	char *path;
 	char name[64];
 	struct toe_chain *tc;
+	struct toe_capture *cap;
 	int lfd, stop_fd;
 	pthread_t thread;
 };
@@ -296,6 +297,75 @@ static json_t *cmd_stats(struct toe_ctl *c)
 	return ctl_reply_ok(json_pack("{s:o,s:o}", "chains", chains, "denials", dens));
 }
 
+/* capture.set: dir, on, and when on: path, kib, max_bytes (toe_capture.h). */
+static json_t *cmd_capture_set(struct toe_ctl *c, json_t *args)
+{
+	struct toe_capture_cfg cfg = { .kib = TOE_CAP_KIB_DEFAULT,
+				       .max_bytes = TOE_CAP_BYTES_DEFAULT };
+	json_t *v = json_object_get(args, "on");
+	const char *path;
+	bool bad = false;
+	uint32_t dir;
+	int err;
+
+	if (!c->cap)
+		return ctl_reply_fail("capture is not available in this TOE");
+	if (parse_dir(args, &dir))
+		return ctl_reply_fail("\"dir\" must be \"in\" or \"out\"");
+	if (!json_is_boolean(v))
+		return ctl_reply_fail("\"on\" must be true or false");
+	cfg.on = json_is_true(v);
+	if (cfg.on) {
+		path = arg_str(args, "path", &bad);
+		if (!path || bad || path[0] != '/' || strlen(path) >= sizeof(cfg.path))
+			return ctl_reply_fail("\"path\" must be an absolute directory path of at most %d characters",
+					      TOE_CAP_PATH_MAX - 1);
+		strcpy(cfg.path, path);
+		v = json_object_get(args, "kib");
+		if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			  json_integer_value(v) > TOE_CAP_KIB_MAX))
+			return ctl_reply_fail("\"kib\" must be an integer 1..%d", TOE_CAP_KIB_MAX);
+		if (v)
+			cfg.kib = (uint32_t)json_integer_value(v);
+		v = json_object_get(args, "max_bytes");
+		if (v && (!json_is_integer(v) ||
+			  json_integer_value(v) < (json_int_t)TOE_CAP_BYTES_MIN))
+			return ctl_reply_fail("\"max_bytes\" must be an integer >= %llu",
+					      (unsigned long long)TOE_CAP_BYTES_MIN);
+		if (v)
+			cfg.max_bytes = (uint64_t)json_integer_value(v);
+	}
+	err = toe_capture_set(c->cap, dir, &cfg);
+	if (err == -EBUSY)
+		return ctl_reply_fail("\"kib\" must be the other direction's (one history size per TOE)");
+	if (err)
+		return ctl_reply_fail("\"path\" %s: %s", cfg.path, strerror(-err));
+	return ctl_reply_ok(json_pack("{s:s,s:b}", "dir", dir_name(dir), "on", cfg.on));
+}
+
+static json_t *cmd_capture_show(struct toe_ctl *c)
+{
+	struct toe_capture_stats st;
+	json_t *dirs;
+
+	if (!c->cap)
+		return ctl_reply_fail("capture is not available in this TOE");
+	toe_capture_get(c->cap, &st);
+	dirs = json_object();
+	for (uint32_t d = 0; d < 2; d++)
+		json_object_set_new(dirs, dir_name(d), json_pack(
+			"{s:b,s:s,s:i,s:I}", "on", st.cfg[d].on, "path", st.cfg[d].path,
+			"kib", (int)st.cfg[d].kib, "max_bytes", (json_int_t)st.cfg[d].max_bytes));
+	return ctl_reply_ok(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "dirs", dirs,
+				      "records", (json_int_t)st.records,
+				      "written", (json_int_t)st.written,
+				      "dropped", (json_int_t)st.dropped,
+				      "nohist", (json_int_t)st.nohist,
+				      "errors", (json_int_t)st.errors,
+				      "removed", (json_int_t)st.removed,
+				      "buffered", (json_int_t)st.buffered));
+}
+
 static json_t *dispatch(struct toe_ctl *c, json_t *req)
 {
 	json_t *v = json_object_get(req, "v");
@@ -329,6 +399,10 @@ static json_t *dispatch(struct toe_ctl *c, json_t *req)
 		v = cmd_chain_del(c, args);
 	else if (!strcmp(cmd, "stats"))
 		v = cmd_stats(c);
+	else if (!strcmp(cmd, "capture.set"))
+		v = cmd_capture_set(c, args);
+	else if (!strcmp(cmd, "capture.show"))
+		v = cmd_capture_show(c);
 	else
 		v = ctl_reply_fail("unknown command %.64s", cmd);
 	json_decref(args);
@@ -373,7 +447,8 @@ static void *ctl_main(void *arg)
 	return NULL;
 }
 
-struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_chain *tc)
+struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_chain *tc,
+			      struct toe_capture *cap)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct toe_ctl *c;
@@ -390,6 +465,7 @@ struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_cha
 		goto out_free;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->tc = tc;
+	c->cap = cap;
 	strcpy(sun.sun_path, path);
 	c->stop_fd = eventfd(0, EFD_CLOEXEC);
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -13,15 +13,18 @@
 #ifndef TOCHAIN_TOE_CTL_H
 #define TOCHAIN_TOE_CTL_H
 
+#include "toe_capture.h"
 #include "toe_chain.h"
 
 struct toe_ctl;
 
 /*
  * Bind @path (mode 0600) and start the thread serving it for VM @name.
- * The socket accepts connections when this returns.  NULL with errno.
+ * @cap: the capture facility (NULL: capture.* refused).  The socket
+ * accepts connections when this returns.  NULL with errno.
  */
-struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_chain *tc);
+struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_chain *tc,
+			      struct toe_capture *cap);
 /* Stop the thread, close and remove the socket. */
 void toe_ctl_stop(struct toe_ctl *c);
 

@@ -48,6 +48,7 @@
 #include <tochain/spin.h>
 
 #include "toe.h"
+#include "toe_capture.h"
 #include "toe_chain.h"
 #include "toe_ctl.h"
 
@@ -111,6 +112,7 @@ struct toe {
 	struct toe_stats st;
 	struct toe_chain *tc;	/* the chain stage (toe_chain.h) */
 	struct toe_ctl *ctl;	/* the control socket thread (toe_ctl.h) */
+	struct toe_capture *cap;	/* evidence of denials (toe_capture.h) */
 	char *ctl_path;
 	struct {
 		int fd;

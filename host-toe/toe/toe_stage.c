@@ -78,6 +78,9 @@ static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result 
 	snprintf(conn, sizeof(conn), "%s>%s", src, dst);
 	toe_chain_deny_note(t->tc, r, conn, cname, vname);
 	t->st.denials++;
+	if (toe_capture_on(t->cap))
+		toe_capture_deny(t->cap, s->id, s->dgram, r,
+				 toe_item_data(t, (uint32_t)r->pkt.cookie) + r->pkt.off, cname, vname);
 	fprintf(stderr, "tochain-toe[%s]: denied: chain %s (%s) vnf %s rule %u reason %s conn %s%s\n",
 		t->p.name, cname, r->chain == TOE_DIR_IN ? "in" : "out", vname, r->deny_rule,
 		toe_chain_reason_name(r->reason), conn,
@@ -123,6 +126,9 @@ static bool stage_in(struct toe *t)
 			toe_bufq_pop(t, &t->in_input);
 			toe_bufq_push(t, &t->in_output, idx);
 		}
+		if (toe_capture_on(t->cap) && s && !s->dgram)
+			toe_capture_data(t->cap, s->id, TOE_DIR_IN, idx,
+					 toe_item_data(t, idx) + t->buf_off[idx], t->buf_len[idx]);
 		did = true;
 	}
 	return did;
@@ -146,6 +152,9 @@ static bool stage_out(struct toe *t)
 		if (!s || s->failed || !toe_chain_active(t->tc, TOE_DIR_OUT)) {
 			toe_bufq_pop(t, &t->out_input);
 			toe_bufq_push(t, &t->out_output, idx);
+			if (toe_capture_on(t->cap) && s && !s->dgram)
+				toe_capture_data(t->cap, s->id, TOE_DIR_OUT, idx,
+						 toe_item_data(t, idx) + t->buf_off[idx], len);
 			did = true;
 			continue;
 		}
@@ -180,6 +189,8 @@ static bool stage_out(struct toe *t)
 		 * holds as without a chain and no socket can fill R.out.
 		 */
 		t->buf_src[x] = idx;
+		if (toe_capture_on(t->cap) && !s->dgram)
+			toe_capture_data(t->cap, s->id, TOE_DIR_OUT, x, toe_item_data(t, x), len);
 		did = true;
 	}
 	return did;

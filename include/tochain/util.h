@@ -70,4 +70,13 @@ bool tu_proc_runs(pid_t pid, const char *prog, const char *arg);
  */
 bool tu_proc_stop(pid_t pid, const char *prog, const char *arg, int grace_ms);
 
+/*
+ * The names in directory @dirfd that end in @suffix and do not start with
+ * '.', sorted ascending (strcmp), into *@names (free with
+ * tu_dir_names_free).  Returns how many (stops early, with what it has,
+ * when memory runs out).
+ */
+size_t tu_dir_names(int dirfd, const char *suffix, char ***names);
+void tu_dir_names_free(char **names, size_t n);
+
 #endif

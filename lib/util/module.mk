@@ -3,5 +3,5 @@
 # and stopping in libtochain-util.a.
 UTIL_LIB := $(BUILD)/lib/libtochain-util.a
 LIBS += $(UTIL_LIB)
-$(UTIL_LIB): $(call objs,lib/util/tu_proc.c)
+$(UTIL_LIB): $(call objs,lib/util/tu_proc.c lib/util/tu_dir.c)
 $(eval $(call unit_test,test_tu_util,$(UTIL_LIB)))

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for lib/util: clocks, FNV-1a, process recognition and stopping. */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +92,35 @@ START_TEST(proc_stop_leaves_other_programs)
 }
 END_TEST
 
+START_TEST(dir_names_sorted_with_suffix)
+{
+	char dir[64], p[128];
+	const char *files[] = { "b.pcap", "a.pcap", ".hidden.pcap", "c.json", ".pcap", "c.pcap" };
+	char **names;
+	size_t n;
+	int fd;
+
+	ck_assert_int_eq(tc_tmpdir_make(dir, sizeof(dir)), 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		fd = open(p, O_CREAT | O_WRONLY, 0600);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	n = tu_dir_names(fd, ".pcap", &names);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(names[0], "a.pcap");
+	ck_assert_str_eq(names[1], "b.pcap");
+	ck_assert_str_eq(names[2], "c.pcap");
+	tu_dir_names_free(names, n);
+	close(fd);
+	ck_assert_uint_eq(tu_dir_names(-1, ".pcap", &names), 0);	/* not a directory */
+	ck_assert_ptr_null(names);
+	tc_tmpdir_remove(dir);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("tu_util");
@@ -104,6 +136,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, proc_runs_matches_whole_argument);
 	tcase_add_test(tc, proc_stop_kills_what_ignores_sigterm);
 	tcase_add_test(tc, proc_stop_leaves_other_programs);
+	tcase_add_test(tc, dir_names_sorted_with_suffix);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }

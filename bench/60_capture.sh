@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What capture of denials costs the data path (host-toe/toe/README.md,
+# "Capture of denials"): request/response rate with 1 KiB messages and one
+# bulk stream from the guest (bench/progs/toe_rrbench.c under tochain-run)
+# through a 1-hop null chain in both directions, with capture off, and on
+# in both directions with 4 KiB and 32 KiB histories (every chunk is then
+# copied into its connection's history; nothing is denied, so nothing is
+# written).  Medians of REPS runs (default 3), ratios against capture off,
+# all in one run.  Timings are not asserted.
+set -euo pipefail
+top=${TOCHAIN_TOP:-$(pwd)}
+build=${TOCHAIN_BUILD:-$top/build}
+. "$top/tests/lib/netns.sh"
+. "$top/tests/lib/toe.sh"
+reps=${REPS:-3}
+rr_secs=${RR_SECONDS:-1}
+mib=${BULK_MIB:-32}
+bin=$build/bench/bin/toe-rrbench
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 0; }
+
+tt_setup b60 10.83.0
+capdir=$(mktemp -d /var/tmp/tcb60.XXXXXX)
+tc_on_exit "rm -rf $capdir"
+ip netns exec "$CL" "$bin" server 5001 &
+tc_on_exit "kill -9 $!"
+tc_wait_port "$VM" 10.83.0.1 5001 10
+tt_vnf h1
+for d in in out; do ctl_ok chain.set "{\"dir\":\"$d\",\"name\":\"b60\",\"hops\":[[\"h1\"]]}" >/dev/null; done
+
+run() { # rr|up
+	if [ "$1" = rr ]; then
+		ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
+			"$bin" rr 10.83.0.1 5001 1024 "$rr_secs"
+	else
+		ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
+			"$bin" up 10.83.0.1 5001 "$mib"
+	fi
+}
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+printf '%-16s %12s %8s %12s %8s\n' capture "rr trans/s" ratio "up MB/s" ratio
+base_rr= base_up=
+for conf in off 4 32; do
+	# off first: the history size is one per TOE
+	for d in in out; do ctl_ok capture.set "{\"dir\":\"$d\",\"on\":false}" >/dev/null; done
+	[ "$conf" = off ] ||
+		for d in in out; do
+			ctl_ok capture.set "{\"dir\":\"$d\",\"on\":true,\"path\":\"$capdir\",\"kib\":$conf}" >/dev/null
+		done
+	rr=() up=()
+	for ((i = 0; i < reps; i++)); do
+		rr+=("$(run rr | awk -F': ' '{print $2}' | awk '{print $1}')")
+		up+=("$(run up | awk -F': ' '{print $2}' | awk '{print $1}')")
+	done
+	m_rr=$(printf '%s\n' "${rr[@]}" | median)
+	m_up=$(printf '%s\n' "${up[@]}" | median)
+	[ -n "$base_rr" ] || { base_rr=$m_rr; base_up=$m_up; }
+	label=$([ "$conf" = off ] && echo "off" || echo "on, $conf KiB")
+	awk -v l="$label" -v r="$m_rr" -v u="$m_up" -v br="$base_rr" -v bu="$base_up" 'BEGIN {
+		printf "%-16s %12.0f %8.2f %12.1f %8.2f\n", l, r, (br > 0) ? r / br : 0, u, (bu > 0) ? u / bu : 0 }'
+done
+ctl_ok capture.show | tt_json '"TOE capture counters: records %d written %d dropped %d nohist %d" % (j["records"], j["written"], j["dropped"], j["nohist"])'
+echo "(medians of $reps runs; 1-hop null chain both ways; ratio = vs capture off; $(nproc) CPUs shared with other work)"
