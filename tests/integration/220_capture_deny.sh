@@ -17,7 +17,7 @@ build=${TOCHAIN_BUILD:-$top/build}
 tc_need_cmds ip python3 curl tcpdump
 tc_need_root "network namespaces"
 
-td_setup 218
+td_setup 220
 sfc vm add web1 --ip 10.93.0.2/24 >/dev/null
 sfc vnf add guard --kind null --arg --deny-marker=ATTACK >/dev/null
 sfc chain add web-in --vm web1 --dir in --hop guard >/dev/null
@@ -41,7 +41,7 @@ td_serve web1 "$work/www" 8080
 tc_wait_port "$CL" 10.93.0.2 8080 15 || fail "the web server did not come up"
 code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.93.0.2:8080/)
 [ "$code" = 200 ] || fail "clean request: $code"
-tc_curl_reset "$CL" "$work/py-web1.log" "q=ATTACK" "http://10.93.0.2:8080/evidence?q=ATTACK-218"
+tc_curl_reset "$CL" "$work/py-web1.log" "q=ATTACK" "http://10.93.0.2:8080/evidence?q=ATTACK-220"
 
 nfiles() { sfc --json capture ls web-in | td_json 'len(j["chains"][0]["files"])'; }
 tc_wait_for 10 test "$(nfiles)" -ge 1 || fail "no capture file: $(sfc --json capture ls web-in)"
@@ -61,7 +61,7 @@ cmp "$work/c.pcap" "$work/state/captures/web1/web-in/$file" || fail "fetched byt
 tcpdump -r "$work/c.pcap" -nn -A >"$work/dump" 2>"$work/dump.err" || fail "tcpdump -r: $(cat "$work/dump.err")"
 cat "$work/dump"
 grep -q "IP 10.93.0.1.$cport > 10.93.0.2.8080: Flags \[P.\]" "$work/dump" || fail "no request segment with the connection's ports"
-grep -q "GET /evidence?q=ATTACK-218 HTTP/1.1" "$work/dump" || fail "the request's bytes are not in the capture"
+grep -q "GET /evidence?q=ATTACK-220 HTTP/1.1" "$work/dump" || fail "the request's bytes are not in the capture"
 grep -q "IP 10.93.0.2.8080 > 10.93.0.1.$cport: Flags \[R.\]" "$work/dump" || fail "no RST from the VM's side"
 
 # a name that is not a capture file is refused
