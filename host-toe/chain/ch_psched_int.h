@@ -10,7 +10,8 @@
  *                         and dispatching them hop by hop
  *   ch_psched_collect.c   verdicts back from VNFs; results released in
  *                         arrival order
- *   ch_psched_live.c      VNF liveness, failure and restart; early-end flags
+ *   ch_psched_live.c      VNF liveness, failure and restart
+ *   ch_psched_sla.c       counters for the CPU scheduler, early-end flags
  *
  * SYNCHRONIZATION.
  *  - Everything below "scheduler thread state" in the structs here, and
@@ -122,6 +123,8 @@ struct chain_rt {
 	uint32_t *order;		/* flight ids in arrival order */
 	uint32_t ohead, otail;
 	uint32_t inflight;
+	uint32_t early_pend;		/* TCR_EARLY_* asked by VNFs (ch_psched_sla.c) */
+	uint64_t early_arrivals;	/* arrivals when (a) was asked */
 };
 
 struct ch_psched {
