@@ -12,6 +12,7 @@
  *                         arrival order
  *   ch_psched_live.c      VNF liveness, failure and restart
  *   ch_psched_sla.c       counters for the CPU scheduler, early-end flags
+ *   ch_psched_plan.c      the service threads planned to run get the work
  *
  * SYNCHRONIZATION.
  *  - Everything below "scheduler thread state" in the structs here, and
@@ -93,6 +94,7 @@ struct vnf {
 	char name[TCR_NAME_MAX];
 	int pid;			/* atomic: process serving it */
 	int restart_pid;		/* atomic: -1 none, else restart request */
+	uint32_t run;			/* atomic: threads dispatched to, 0: all (ch_psched_plan.c) */
 	/* scheduler thread state */
 	struct tcr_region *r;
 	struct tcr_pool *pool;

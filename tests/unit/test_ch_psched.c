@@ -921,6 +921,93 @@ START_TEST(round_robin_dispatch_spreads_evenly)
 }
 END_TEST
 
+/*
+ * Only the service threads planned to run get work (ch_psched_plan.c):
+ * a VNF with 3 threads of which 1, then all 3, then 2 run.  Round-robin
+ * spreads over the running ones; by flow a connection of a thread that
+ * still runs keeps it, and no descriptor reaches a stopped thread.
+ */
+static void run_round(struct vnf_thread **t, uint32_t *per, int *conn_thread, bool flow)
+{
+	struct ch_result r[64];
+	struct vnf_pkt pk[64];
+
+	for (int k = 0; k < 24; k++)
+		submit_conn(0, (uint32_t)k, (uint64_t)k, 0x10000u * (uint64_t)(k % 8 + 1) + 7);
+	polls(4);
+	for (int i = 0; i < 3; i++) {
+		int n = recv_now(t[i], pk, 64);
+
+		per[i] = (uint32_t)n;
+		for (int j = 0; j < n && flow; j++) {
+			int c = (int)(pk[j].d.conn_id / 0x10000u) - 1;
+
+			ck_assert(c >= 0 && c < 8);
+			if (conn_thread[c] >= 0)
+				ck_assert_int_eq(conn_thread[c], i);
+			conn_thread[c] = i;
+		}
+		allow_all(t[i], pk, n);
+	}
+	polls(4);
+	ck_assert_uint_eq(ch_psched_take(s, 0, r, 64), 24);
+}
+
+static void run_threads_case(uint32_t dispatch)
+{
+	uint32_t hops[1] = { 0x1 }, per[3];
+	int prev[8], now[8];
+	struct vnf_thread *t[3];
+
+	ck_assert_int_eq(add_vnf_dispatch(3, dispatch), 0);
+	chain(0, 1, hops);
+	for (int i = 0; i < 3; i++) {
+		t[i] = vnf_attach(vpath[3], (uint32_t)i, 100);
+		ck_assert_ptr_nonnull(t[i]);
+	}
+	ck_assert_uint_eq(ch_psched_vnf_running(s, 0), 3);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 0), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 4), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 1, 1), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 1), 0);
+	ck_assert_uint_eq(ch_psched_vnf_running(s, 0), 1);
+	memset(now, -1, sizeof(now));
+	run_round(t, per, now, dispatch == CH_DISPATCH_FLOW);
+	ck_assert_uint_eq(per[0], 24);
+	ck_assert_uint_eq(per[1] + per[2], 0);
+
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 3), 0);
+	memset(prev, -1, sizeof(prev));
+	run_round(t, per, prev, dispatch == CH_DISPATCH_FLOW);
+	if (dispatch == CH_DISPATCH_RR)
+		for (int i = 0; i < 3; i++)
+			ck_assert_uint_eq(per[i], 8);
+
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 2), 0);
+	memset(now, -1, sizeof(now));
+	run_round(t, per, now, dispatch == CH_DISPATCH_FLOW);
+	ck_assert_uint_eq(per[2], 0);
+	if (dispatch == CH_DISPATCH_RR)
+		ck_assert_uint_eq(per[0], 12);
+	for (int c = 0; c < 8 && dispatch == CH_DISPATCH_FLOW; c++)
+		if (prev[c] >= 0 && prev[c] < 2)
+			ck_assert_int_eq(now[c], prev[c]);	/* its thread still runs */
+	for (int i = 0; i < 3; i++)
+		vnf_detach(t[i]);
+}
+
+START_TEST(round_robin_dispatches_only_to_running_threads)
+{
+	run_threads_case(CH_DISPATCH_RR);
+}
+END_TEST
+
+START_TEST(flow_dispatch_moves_only_connections_of_stopped_threads)
+{
+	run_threads_case(CH_DISPATCH_FLOW);
+}
+END_TEST
+
 START_TEST(bad_dispatch_policy_is_refused)
 {
 	struct ch_vnf_cfg c = { .name = "x", .nthreads = 1, .dispatch = 2 };
@@ -990,6 +1077,8 @@ int main(void)
 	tcase_add_test(tc, flow_dispatch_keeps_a_connection_on_one_thread);
 	tcase_add_test(tc, round_robin_dispatch_spreads_evenly);
 	tcase_add_test(tc, bad_dispatch_policy_is_refused);
+	tcase_add_test(tc, round_robin_dispatches_only_to_running_threads);
+	tcase_add_test(tc, flow_dispatch_moves_only_connections_of_stopped_threads);
 	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
