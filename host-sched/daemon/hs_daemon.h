@@ -254,6 +254,14 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len);
 int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
 			char *why, size_t len);
 
+/*
+ * Drops every thread of chain @chain (thawed, back in the top cgroup: it
+ * runs unmanaged from now on) and the chain, so that it can be
+ * registered again with another SLA or other threads.  Caller holds
+ * d->lock.  0 or -ENOENT (no such chain) with @why.
+ */
+int hsd_unregister_chain(struct hsd *d, const char *chain, char *why, size_t len);
+
 /* Marks threads that no longer exist dead, follows the domains (restart:
  * threads read again; gone: dropped), rebuilds; returns how many
  * threads were dropped. */

@@ -280,27 +280,21 @@ int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
 	return 0;
 }
 
-int hsd_reap(struct hsd *d)
+/* Thread @th leaves the registry (its groups too: it runs unmanaged). */
+static void drop_thread(struct hsd *d, struct hsd_thread *th)
 {
-	int n = hsd_dom_check(d);
-	char why[256];
-
-	for (uint32_t i = 0; i < d->nthread; i++) {
-		struct hsd_thread *th = &d->thread[i];
-
-		if (th->dead || hsd_thread_exists(th->tid))
-			continue;
-		th->dead = true;
-		if (th->enforced) {
-			hse_thread_del(d->enf, &th->enf);
-			th->enforced = false;
-		}
-		if (th->role == HSD_ROLE_VNF && d->chain[th->chain].vnf[th->vnf].registered)
-			d->chain[th->chain].vnf[th->vnf].registered--;
-		n++;
+	th->dead = true;
+	if (th->enforced) {
+		hse_thread_del(d->enf, &th->enf);
+		th->enforced = false;
 	}
-	if (!n)
-		return 0;
+	if (th->role == HSD_ROLE_VNF && d->chain[th->chain].vnf[th->vnf].registered)
+		d->chain[th->chain].vnf[th->vnf].registered--;
+}
+
+/* After threads were dropped: chains and regions left without any go. */
+static void forget_unused(struct hsd *d)
+{
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		struct hsd_chain *ch = &d->chain[c];
 		uint32_t live = 0;
@@ -322,10 +316,54 @@ int hsd_reap(struct hsd *d)
 			d->region[i].path[0] = '\0';
 		}
 	}
+}
+
+int hsd_reap(struct hsd *d)
+{
+	int n = hsd_dom_check(d);
+	char why[256];
+
+	for (uint32_t i = 0; i < d->nthread; i++) {
+		struct hsd_thread *th = &d->thread[i];
+
+		if (th->dead || hsd_thread_exists(th->tid))
+			continue;
+		drop_thread(d, th);
+		n++;
+	}
+	if (!n)
+		return 0;
+	forget_unused(d);
 	/* Fewer threads never make admission fail, except a VNF left with
 	 * too few threads for its SLA: then the old plan stays in force
 	 * for the survivors and the refusal is kept in mind. */
-	if (n && hsd_rebuild(d, why, sizeof(why)))
+	if (hsd_rebuild(d, why, sizeof(why)))
 		fprintf(stderr, "tochain-sched: after threads exited: %s\n", why);
 	return n;
+}
+
+int hsd_unregister_chain(struct hsd *d, const char *chain, char *why, size_t len)
+{
+	uint32_t c;
+	int err;
+
+	why[0] = '\0';
+	hsd_reap(d);
+	c = chain ? hsd_find_chain(d, chain) : NONE;
+	if (c == NONE) {
+		snprintf(why, len, "no chain %.64s registered", chain ? chain : "(none)");
+		return -ENOENT;
+	}
+	for (uint32_t i = 0; i < d->nthread; i++) {
+		struct hsd_thread *th = &d->thread[i];
+
+		if (!th->dead && th->role == HSD_ROLE_VNF && th->chain == c)
+			drop_thread(d, th);
+	}
+	forget_unused(d);
+	/* One chain less never makes admission fail. */
+	err = hsd_rebuild(d, why, len);
+	if (err)
+		fprintf(stderr, "tochain-sched: after chain %s left: %s\n", chain, why);
+	return 0;
 }

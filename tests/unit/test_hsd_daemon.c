@@ -531,6 +531,44 @@ START_TEST(control_commands)
 }
 END_TEST
 
+/*
+ * An SLA change re-registers a chain: sched.unregister drops its threads
+ * (out of their groups: they run unmanaged) and the chain, and the same
+ * threads register again with another SLA and thread count.
+ */
+START_TEST(unregister_chain_then_register_again)
+{
+	char why[256];
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "c1", "web", 1000, 5000, 0, 2));
+	reg_ok(vnf_reg(2, "c1", "web", 1000, 5000, 0, 2));
+	ck_assert_uint_eq(d->cs->nchain, 1);
+	/* Another SLA is refused while registered ... */
+	ck_assert_int_eq(reg_err(vnf_reg(3, "c1", "web", 7000, 5000, 0, 2), why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_int_eq(hsd_unregister_chain(d, "c2", why, sizeof(why)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(why, "c2"));
+	ck_assert_int_eq(hsd_unregister_chain(d, "c1", why, sizeof(why)), 0);
+	ck_assert_uint_eq(d->cs->nchain, 0);
+	ck_assert_ptr_null(d->region[0].r);
+	for (uint32_t i = 0; i < d->nthread; i++)
+		if (d->thread[i].role == HSD_ROLE_VNF)
+			ck_assert(d->thread[i].dead && !d->thread[i].enforced);
+	ck_assert_int_eq(hsd_unregister_chain(d, "c1", why, sizeof(why)), -ENOENT);
+	/* ... and accepted after, with one thread of the two. */
+	reg_ok(vnf_reg(1, "c1", "web", 3000, 5000, 0, 1));
+	ck_assert_uint_eq(d->cs->nchain, 1);
+	ck_assert_uint_eq(d->cs->chain[0].sla_pps, 3000);
+	ck_assert_uint_eq(d->cs->chain[0].vnf[0].max_threads, 1);
+	ck_assert(is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\",\"args\":{\"chain\":\"c1\"}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\",\"args\":{\"chain\":\"c1\"}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\",\"args\":{\"chain\":3}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\"}")));
+	ck_assert_uint_eq(d->cs->nchain, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("hsd");
@@ -546,6 +584,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
 	tcase_add_test(tc, control_commands);
+	tcase_add_test(tc, unregister_chain_then_register_again);
 	tcase_add_test(tc, reap_dead_threads);
 	suite_add_tcase(s, tc);
 	return s;
