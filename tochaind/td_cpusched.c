@@ -6,9 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hs_quota.h"
 #include "tochain/ctl_proto.h"
+#include "td_apply.h"
 #include "td_cpusched.h"
 #include "td_priv.h"
+#include "td_toe.h"
 
 #define SCHED_CALL_MS 5000	/* as long as a TOE call (td_toe.h) */
 
@@ -38,27 +41,124 @@ const char *td_cpusched_chain_note(struct daemon *d, const struct td_chain *c)
 	return r && r->note[0] ? r->note : "not registered yet";
 }
 
-/* The service threads of @pid (all tasks but the main one when it has
- * others).  Count, at most @max. */
+/* Service thread @tid's channel: its name is "svcN" (vnfs/runtime/vnf_serve.c), else -1. */
+static int service_index(pid_t pid, pid_t tid)
+{
+	char path[64], comm[32] = "";
+	unsigned int k;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	if (sscanf(comm, "svc%u", &k) != 1 || k >= TD_MAX_THREADS + 8)
+		return -1;
+	return (int)k;
+}
+
+/*
+ * The service threads of @pid (all tasks but the main one when it has
+ * others), those named for their channel in channel order first.  Count,
+ * at most @max.
+ */
 static int service_tids(pid_t pid, pid_t *tids, int max)
 {
+	pid_t byidx[TD_MAX_THREADS + 8] = { 0 }, rest[TD_MAX_THREADS + 8];
+	int n = 0, nrest = 0;
 	char path[64];
 	struct dirent *e;
-	int n = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
 		return 0;
-	while ((e = readdir(dir)) && n < max) {
-		int tid = atoi(e->d_name);
+	while ((e = readdir(dir)) && nrest < TD_MAX_THREADS + 8) {
+		int tid = atoi(e->d_name), k;
 
-		if (tid > 0 && tid != pid)
-			tids[n++] = tid;
+		if (tid <= 0 || tid == pid)
+			continue;
+		k = service_index(pid, tid);
+		if (k >= 0 && !byidx[k])
+			byidx[k] = tid;
+		else
+			rest[nrest++] = tid;
 	}
 	closedir(dir);
+	for (int k = 0; k < TD_MAX_THREADS + 8 && n < max; k++)
+		if (byidx[k])
+			tids[n++] = byidx[k];
+	for (int i = 0; i < nrest && n < max; i++)
+		tids[n++] = rest[i];
 	return n;
+}
+
+/*
+ * Eq. 2's thread count R of VNF @v for chain @c (hs_quota): the threads
+ * the CPU scheduler runs.  All of them when the SLA needs more than it
+ * has (admission refuses that chain anyway).
+ */
+static unsigned int planned_threads(const struct td_chain *c, const struct td_vnf *v)
+{
+	struct hs_quota q;
+
+	if (hs_quota(c->sla, td_vnf_f(v), TD_ADMIT_G, v->threads, &q) || !q.threads)
+		return v->threads;
+	return q.threads < v->threads ? q.threads : v->threads;
+}
+
+/*
+ * Tell @vm's TOE to hand VNF @v's work to its first @n threads only,
+ * before tochain-sched plans just those (a descriptor given to a thread
+ * that never runs would hang the VNF).  0, or -1 with @r's note set.
+ */
+static int run_threads(struct td_cpusched_chain *r, const struct td_vm *vm,
+		       const struct td_vnf *v, unsigned int n)
+{
+	char err[200];
+	json_t *res = td_toe_call(vm, "vnf.run", json_pack("{s:s, s:i}", "name", v->name,
+							   "threads", (int)n), err, sizeof(err));
+
+	if (!res) {
+		snprintf(r->note, sizeof(r->note), "vnf %.32s: %.150s", v->name, err);
+		return -1;
+	}
+	json_decref(res);
+	return 0;
+}
+
+/*
+ * The chain's SLA changed: tochain-sched drops its threads (they run
+ * unmanaged until registered again, with the new SLA and R, at once
+ * after this) and forgets the chain.  0, or -1 with the note set.
+ */
+static int unregister_chain(struct daemon *d, struct td_cpusched_chain *r,
+			    const struct td_chain *c)
+{
+	const char *why = NULL;
+	json_t *rep = ctl_call_timeout(d->cfg->sched_socket, "sched.unregister",
+				       json_pack("{s:s}", "chain", c->name), SCHED_CALL_MS, &why);
+	json_t *e = json_object_get(rep, "error");
+
+	if (!rep) {
+		snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s", why ? why : "no reply");
+		json_decref(rep);
+		return -1;
+	}
+	/* Refused: it no longer knows the chain (its threads exited). */
+	if (!json_is_true(json_object_get(rep, "ok")))
+		td_log("chain %s: sched.unregister: %s", c->name,
+		       json_is_string(e) ? json_string_value(e) : "refused");
+	json_decref(rep);
+	r->registered = false;
+	r->done = false;
+	td_log("chain %s: SLA %llu -> %llu: registering again", c->name,
+	       (unsigned long long)r->sla, (unsigned long long)c->sla);
+	return 0;
 }
 
 /*
@@ -74,6 +174,10 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 	unsigned int k = 0, nthreads = 0;
 	char counters[PATH_MAX + 16];
 
+	if (r && r->registered && !c->sla) {
+		unregister_chain(d, r, c);	/* no SLA: nothing to schedule */
+		return;
+	}
 	if (!r || !vm || !c->sla)
 		return;
 	for (unsigned int h = 0; h < c->nhops; h++)
@@ -96,7 +200,7 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 
 			pids[k] = in ? in->pid : 0;
 		}
-	if (r->done && !memcmp(pids, r->pids, sizeof(pids)))
+	if (r->done && !memcmp(pids, r->pids, sizeof(pids)) && r->sla == c->sla)
 		return;
 	if (access(d->cfg->sched_socket, F_OK)) {
 		snprintf(r->note, sizeof(r->note),
@@ -104,6 +208,8 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 			 d->cfg->sched_socket);
 		return;
 	}
+	if (r->registered && r->sla != c->sla && unregister_chain(d, r, c))
+		return;		/* next tick */
 	snprintf(counters, sizeof(counters), "%s.counters", vm->region);
 	k = 0;
 	for (unsigned int h = 0; h < c->nhops; h++)
@@ -114,6 +220,9 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 
 			if (!v || n < (int)v->threads)
 				return;	/* not all threads run yet: next tick */
+			n = (int)planned_threads(c, v);
+			if (run_threads(r, vm, v, (unsigned int)n))
+				return;	/* next tick */
 			for (int t = 0; t < n; t++) {
 				const char *why = NULL;
 				json_t *rep = ctl_call_timeout(d->cfg->sched_socket, "sched.register",
@@ -132,6 +241,8 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 					json_decref(rep);
 					memcpy(r->pids, pids, sizeof(pids));
 					r->done = true;
+					r->registered = t > 0 || nthreads > 0;
+					r->sla = c->sla;
 					td_log("chain %s: %s", c->name, r->note);
 					return;
 				}
@@ -142,6 +253,8 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 	snprintf(r->note, sizeof(r->note), "registered with tochain-sched: %u threads", nthreads);
 	memcpy(r->pids, pids, sizeof(pids));
 	r->done = true;
+	r->registered = true;
+	r->sla = c->sla;
 	td_log("chain %s: %s", c->name, r->note);
 }
 

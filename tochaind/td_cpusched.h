@@ -6,7 +6,9 @@
  *
  * What is registered with it (sched.register): the service threads of
  * the instances of a chain with an SLA (role vnf, once all their threads
- * run; again when an instance was replaced), and each VM run by a
+ * run; again when an instance was replaced, and after sched.unregister
+ * when the SLA changed), only the R threads of each VNF that eq. 2 asks
+ * for (the TOE hands work to those only: vnf.run), and each VM run by a
  * libvirt domain (role vm, once: tochain-sched follows the domain's vCPU
  * threads itself).  An unreachable tochain-sched is not an error: the
  * note says so, and the next tick tries again.  The sched.show and
@@ -28,6 +30,8 @@ struct daemon;
 struct td_cpusched_chain {	/* a chain's registration with tochain-sched */
 	char chain[TD_OBJ_NAME_MAX];	/* "" : slot free */
 	bool done;		/* registered (or refused: see note) */
+	bool registered;	/* tochain-sched has it (sched.unregister before an SLA change) */
+	uint64_t sla;		/* the SLA it was registered (or refused) with */
 	pid_t pids[TD_MAX_HOPS * TD_MAX_PER_HOP];	/* instances registered */
 	char note[200];
 };

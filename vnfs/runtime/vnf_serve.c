@@ -81,8 +81,12 @@ static void *worker_main(void *arg)
 	struct vnf_streams *st;
 	struct vnf_early early = { 0 };
 	uint64_t next_sweep = 0;
+	char name[16];
 	int err;
 
+	/* Named for its channel: tochaind registers the first R with the CPU scheduler. */
+	snprintf(name, sizeof(name), "svc%u", w->id);
+	prctl(PR_SET_NAME, name);
 	err = vnf_kthread_init(&kt, w->es);
 	if (err) {
 		w->err = err;
