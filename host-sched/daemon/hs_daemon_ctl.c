@@ -116,6 +116,13 @@ static json_t *cmd_register(struct hsd *d, json_t *args)
 	if (bad || index > UINT32_MAX)
 		return ctl_reply_fail("\"sla\", \"f\", \"threads\" and \"index\" must be non-negative integers");
 	r.index = (uint32_t)index;
+	if (json_object_get(args, "index2")) {
+		index = opt_uint(args, "index2", &bad);
+		if (bad || index > UINT32_MAX)
+			return ctl_reply_fail("\"index2\" must be a non-negative integer");
+		r.has_index2 = true;
+		r.index2 = (uint32_t)index;
+	}
 	pthread_mutex_lock(&d->lock);
 	err = hsd_register(d, &r, why, sizeof(why));
 	pthread_mutex_unlock(&d->lock);

@@ -8,6 +8,11 @@
 
 #include "hs_daemon_int.h"
 
+static bool uses_block(const struct hsd_chain *ch, uint32_t index)
+{
+	return ch->index == index || (ch->index2 != NONE && ch->index2 == index);
+}
+
 int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 {
 	uint32_t nthread0 = d->nthread, nchain0 = d->nchain, nvm0 = d->nvm;
@@ -75,6 +80,7 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			const char *chvm = ch->vm == NONE ? NULL : d->vm[ch->vm].name;
 
 			if (ch->sla_pps != r->sla_pps || ch->index != r->index ||
+			    ch->index2 != (r->has_index2 ? r->index2 : NONE) ||
 			    strcmp(d->region[ch->region].path, r->region) ||
 			    (chvm == NULL) != (r->vm == NULL) || (chvm && strcmp(chvm, r->vm))) {
 				snprintf(why, len, "chain %s was registered with another sla, vm or region",
@@ -111,15 +117,26 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 		err = hsd_attach_region(d, r->region, r->index, &reg, why, len);
 		if (err)
 			return err;
+		if (r->has_index2 && (r->index2 == r->index ||
+				      r->index2 >= d->region[reg].r->geo.nchains)) {
+			snprintf(why, len, "index2 must be another block of %s (it has %u)",
+				 r->region, d->region[reg].r->geo.nchains);
+			err = -EINVAL;
+			goto out_rollback;
+		}
 		/* Two chains must not share one counter block. */
-		for (uint32_t c = 0; c < d->nchain; c++)
-			if (c != chain && !d->chain[c].dead && d->chain[c].region == reg &&
-			    d->chain[c].index == r->index) {
-				snprintf(why, len, "chain %s already uses block %u of %s",
-					 d->chain[c].name, r->index, r->region);
+		for (uint32_t c = 0; c < d->nchain; c++) {
+			const struct hsd_chain *o = &d->chain[c];
+
+			if (c == chain || o->dead || o->region != reg)
+				continue;
+			if (uses_block(o, r->index) || (r->has_index2 && uses_block(o, r->index2))) {
+				snprintf(why, len, "chain %s already uses block %u of %s", o->name,
+					 uses_block(o, r->index) ? r->index : r->index2, r->region);
 				err = -EINVAL;
 				goto out_rollback;
 			}
+		}
 	}
 	if (r->vm) {
 		vm = hsd_find_vm(d, r->vm);
@@ -146,6 +163,7 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			ch->vm = vm;
 			ch->region = reg;
 			ch->index = r->index;
+			ch->index2 = r->has_index2 ? r->index2 : NONE;
 		}
 		ch = &d->chain[chain];
 		chain_nvnf0 = ch->nvnf;
