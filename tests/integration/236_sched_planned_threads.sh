@@ -8,7 +8,9 @@
 # backend); every fetch through both chains succeeds.  Then web-out's
 # SLA changes under a fetch loop (500 -> R 1, 1500 -> 2, 500 -> 1):
 # the threads the TOE hands work to and those registered follow, the VNF
-# is not restarted, and no fetch fails.
+# is not restarted, and no fetch fails; web-out without SLA of its own
+# then joins web-in's registration (a VM's SLA covers both directions),
+# still without a failed fetch.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -99,6 +101,21 @@ for step in 500:1 1500:2 500:1; do
 	sleep 1
 	echo "SLA $sla: n2 runs $n of 3 threads"
 done
+echo "--- a VM's SLA covers both directions: web-out without SLA joins web-in's"
+sfc chain set-sla web-in 800 >/dev/null
+tc_wait_for 20 registered web-in 1 || fail "web-in at 800: $(sfc --json chain show web-in | td_json 'j["sched"]')"
+sfc chain set-sla web-out 0 >/dev/null
+covered() {
+	"$build/bin/sfc-ctl" --json chain show web-in |
+		grep -q "registered with tochain-sched: 2 threads, with chain web-out"
+}
+tc_wait_for 20 covered || fail "web-in does not cover web-out: $(sfc --json chain show web-in | td_json 'j["sched"]')"
+[ "$(sfc --json sched show | td_json "sorted(set(t['chain'] for t in j['threads'] if t['role'] == 'vnf'))")" = \
+  "['web-in']" ] || fail "tochain-sched still has web-out's threads apart"
+[ "$(ctl_ok vnf.ls | td_json "[v['running'] for v in j['vnfs'] if v['name'] == 'n2'][0]")" = 1 ] ||
+	fail "n2 does not run 1 thread for web-in"
+sleep 1
+echo "web-in (SLA 800) covers n1 and n2 (web-out, no SLA of its own)"
 touch "$work/stop"
 wait $loader
 read -r ok bad <"$work/load"
