@@ -11,7 +11,9 @@
 # CPU-bound vCPUs.  Prints per mode and load, per chain: SLA, offered,
 # achieved, achieved/SLA; Jain's index over chains; the gang skew of B
 # (median and max over the measured periods, ms); the tenants' CPU; the
-# daemon's CPU per period.  Reports, never asserts.  ~80 s.
+# daemon's CPU per period.  Then, sync at 1.0 x SLA with the paper's tick
+# and period (10 ms x 50) and shorter ones: the daemon's CPU per period
+# and each chain's achieved/SLA.  Reports, never asserts.  ~120 s.
 set -euo pipefail
 
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -72,3 +74,34 @@ done
 echo "(ratio = achieved/SLA; jain over chains' ratios; skew = max-min of B's two"
 echo " service threads' first run in a period, ms; tenants = CPUs the tenant VM got;"
 echo " daemon_us/per = tochain-sched's own CPU in the last period of 500 ms)"
+
+# What a shorter period costs the daemon: sync, freezer gating, 1.0 x SLA,
+# the paper's tick and period (10 ms x 50) and shorter ones side by side.
+echo
+printf '%-8s %9s %14s %10s %7s %7s %7s\n' tick*g period_ms daemon_us/per daemon_cpu A B C
+for s in 10:50 4:50 2:50 2:25; do
+	tick=${s%%:*} g=${s##*:}
+	"$sched" --socket "$sock" --backend auto --cgroup "$cg" --sync-cpus 0-1 \
+		--mode sync --gating freezer --tick-ms "$tick" --period "$g" --duration 30 \
+		--print-every 0 >"$tmp/daemon.log" 2>&1 &
+	dpid=$!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	"$worker" --socket "$sock" --region "$region" --warmup 2 --measure 6 --json \
+		vm va rx_us=20 vm vb rx_us=20 tenant t vcpus=4 \
+		chain A vm=va sla=200 vnf_us=1000 \
+		chain B vm=vb sla=1000 threads=2 vnf_us=1000 \
+		chain C vm=va sla=600 vnf_us=500 >"$tmp/w.json" &
+	wp=$!
+	sleep 7
+	"$sched" --socket "$sock" --ctl sched.show >"$tmp/show.json" || echo '{}' >"$tmp/show.json"
+	wait "$wp" || true
+	per=$((tick * g))
+	dus=$(jq -r '.cpu_us_mean // 0 | round' "$tmp/show.json")
+	ratios=$(jq -r '[.chains[] | (.ratio * 100 | round / 100)] | @tsv' "$tmp/w.json" 2>/dev/null || echo "- - -")
+	printf '%-8s %9s %14s %9.2f%% %7s %7s %7s\n' "${tick}x$g" "$per" "$dus" \
+		"$(echo "$dus $per" | awk '{print $1 / ($2 * 1000) * 100}')" $ratios
+	kill "$dpid"; wait "$dpid" 2>/dev/null || true; dpid=
+	rm -f "$sock"
+done
+echo "(daemon_us/per = tochain-sched's own CPU per period, mean over the run;"
+echo " daemon_cpu = that as a share of one CPU; A B C = achieved/SLA)"

@@ -6,9 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hs_quota.h"
 #include "tochain/ctl_proto.h"
+#include "td_apply.h"
 #include "td_cpusched.h"
 #include "td_priv.h"
+#include "td_toe.h"
 
 #define SCHED_CALL_MS 5000	/* as long as a TOE call (td_toe.h) */
 
@@ -33,32 +36,137 @@ const char *td_cpusched_chain_note(struct daemon *d, const struct td_chain *c)
 {
 	struct td_cpusched_chain *r = chain_slot(d, c->name, false);
 
-	if (!c->sla)
+	if (!c->sla) {
+		for (unsigned int i = 0; i < d->st.nchains; i++) {
+			const struct td_chain *o = &d->st.chains[i];
+
+			if (o->dir != c->dir && o->sla && !strcmp(o->vm, c->vm))
+				return "no SLA of its own: covered by the VM's chain of the other "
+				       "direction";
+		}
 		return "no SLA";
+	}
 	return r && r->note[0] ? r->note : "not registered yet";
 }
 
-/* The service threads of @pid (all tasks but the main one when it has
- * others).  Count, at most @max. */
+/* Service thread @tid's channel: its name is "svcN" (vnfs/runtime/vnf_serve.c), else -1. */
+static int service_index(pid_t pid, pid_t tid)
+{
+	char path[64], comm[32] = "";
+	unsigned int k;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	if (sscanf(comm, "svc%u", &k) != 1 || k >= TD_MAX_THREADS + 8)
+		return -1;
+	return (int)k;
+}
+
+/*
+ * The service threads of @pid (all tasks but the main one when it has
+ * others), those named for their channel in channel order first.  Count,
+ * at most @max.
+ */
 static int service_tids(pid_t pid, pid_t *tids, int max)
 {
+	pid_t byidx[TD_MAX_THREADS + 8] = { 0 }, rest[TD_MAX_THREADS + 8];
+	int n = 0, nrest = 0;
 	char path[64];
 	struct dirent *e;
-	int n = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
 		return 0;
-	while ((e = readdir(dir)) && n < max) {
-		int tid = atoi(e->d_name);
+	while ((e = readdir(dir)) && nrest < TD_MAX_THREADS + 8) {
+		int tid = atoi(e->d_name), k;
 
-		if (tid > 0 && tid != pid)
-			tids[n++] = tid;
+		if (tid <= 0 || tid == pid)
+			continue;
+		k = service_index(pid, tid);
+		if (k >= 0 && !byidx[k])
+			byidx[k] = tid;
+		else
+			rest[nrest++] = tid;
 	}
 	closedir(dir);
+	for (int k = 0; k < TD_MAX_THREADS + 8 && n < max; k++)
+		if (byidx[k])
+			tids[n++] = byidx[k];
+	for (int i = 0; i < nrest && n < max; i++)
+		tids[n++] = rest[i];
 	return n;
+}
+
+/*
+ * Eq. 2's thread count R of VNF @v for chain @c (hs_quota): the threads
+ * the CPU scheduler runs.  All of them when the SLA needs more than it
+ * has (admission refuses that chain anyway).
+ */
+static unsigned int planned_threads(const struct td_chain *c, const struct td_vnf *v)
+{
+	struct hs_quota q;
+
+	if (hs_quota(c->sla, td_vnf_f(v), TD_ADMIT_G, v->threads, &q) || !q.threads)
+		return v->threads;
+	return q.threads < v->threads ? q.threads : v->threads;
+}
+
+/*
+ * Tell @vm's TOE to hand VNF @v's work to its first @n threads only,
+ * before tochain-sched plans just those (a descriptor given to a thread
+ * that never runs would hang the VNF).  0, or -1 with @r's note set.
+ */
+static int run_threads(struct td_cpusched_chain *r, const struct td_vm *vm,
+		       const struct td_vnf *v, unsigned int n)
+{
+	char err[200];
+	json_t *res = td_toe_call(vm, "vnf.run", json_pack("{s:s, s:i}", "name", v->name,
+							   "threads", (int)n), err, sizeof(err));
+
+	if (!res) {
+		snprintf(r->note, sizeof(r->note), "vnf %.32s: %.150s", v->name, err);
+		return -1;
+	}
+	json_decref(res);
+	return 0;
+}
+
+/*
+ * The chain's SLA changed: tochain-sched drops its threads (they run
+ * unmanaged until registered again, with the new SLA and R, at once
+ * after this) and forgets the chain.  0, or -1 with the note set.
+ */
+static int unregister_chain(struct daemon *d, struct td_cpusched_chain *r,
+			    const struct td_chain *c)
+{
+	const char *why = NULL;
+	json_t *rep = ctl_call_timeout(d->cfg->sched_socket, "sched.unregister",
+				       json_pack("{s:s}", "chain", c->name), SCHED_CALL_MS, &why);
+	json_t *e = json_object_get(rep, "error");
+
+	if (!rep) {
+		snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s", why ? why : "no reply");
+		json_decref(rep);
+		return -1;
+	}
+	/* Refused: it no longer knows the chain (its threads exited). */
+	if (!json_is_true(json_object_get(rep, "ok")))
+		td_log("chain %s: sched.unregister: %s", c->name,
+		       json_is_string(e) ? json_string_value(e) : "refused");
+	json_decref(rep);
+	r->registered = false;
+	r->done = false;
+	td_log("chain %s: SLA %llu -> %llu: registering again", c->name,
+	       (unsigned long long)r->sla, (unsigned long long)c->sla);
+	return 0;
 }
 
 /*
@@ -66,37 +174,79 @@ static int service_tids(pid_t pid, pid_t *tids, int max)
  * tochain-sched, once all of them run; again when an instance was
  * replaced.  Not reachable is not an error (the note says so).
  */
+/* The VM's chain of the other direction when it has no SLA of its own, else NULL. */
+static const struct td_chain *other_direction(struct daemon *d, const struct td_chain *c)
+{
+	for (unsigned int i = 0; i < d->st.nchains; i++) {
+		const struct td_chain *o = &d->st.chains[i];
+
+		if (o != c && o->dir != c->dir && !strcmp(o->vm, c->vm))
+			return o->sla ? NULL : o;
+	}
+	return NULL;
+}
+
+/* Adds @ch's VNFs not in @names yet; false if one runs in a libvirt domain. */
+static bool add_vnfs(struct daemon *d, const struct td_chain *ch, const char **names,
+		     unsigned int *n, const struct td_vnf **in_domain)
+{
+	for (unsigned int h = 0; h < ch->nhops; h++)
+		for (unsigned int j = 0; j < ch->hop_len[h]; j++) {
+			const struct td_vnf *v = td_state_find_vnf(&d->st, ch->hop[h][j]);
+			unsigned int k;
+
+			if (v && v->domain[0]) {
+				*in_domain = v;
+				return false;
+			}
+			for (k = 0; k < *n && strcmp(names[k], ch->hop[h][j]); k++)
+				;
+			if (k == *n && *n < TD_CPUSCHED_VNFS)
+				names[(*n)++] = ch->hop[h][j];
+		}
+	return true;
+}
+
 static void register_chain(struct daemon *d, const struct td_chain *c)
 {
 	struct td_cpusched_chain *r = chain_slot(d, c->name, true);
 	struct td_vm *vm = td_state_find_vm(&d->st, c->vm);
-	pid_t pids[TD_MAX_HOPS * TD_MAX_PER_HOP] = { 0 };
-	unsigned int k = 0, nthreads = 0;
+	const struct td_chain *o = other_direction(d, c);
+	const char *names[TD_CPUSCHED_VNFS];
+	pid_t pids[TD_CPUSCHED_VNFS] = { 0 };
+	const struct td_vnf *in_domain = NULL;
+	unsigned int nv = 0, nthreads = 0;
 	char counters[PATH_MAX + 16];
 
 	if (!r || !vm || !c->sla)
 		return;
-	for (unsigned int h = 0; h < c->nhops; h++)
-		for (unsigned int j = 0; j < c->hop_len[h]; j++) {
-			struct td_vnf *v = td_state_find_vnf(&d->st, c->hop[h][j]);
-
-			if (v && v->domain[0] && !r->done) {
-				snprintf(r->note, sizeof(r->note), "vnf %.32s runs in libvirt domain "
-					 "%.63s: not registered (its CPU is the domain's vCPUs)",
-					 v->name, v->domain);
-				r->done = true;
-				td_log("chain %s: %s", c->name, r->note);
-			}
-			if (v && v->domain[0])
-				return;
+	if (!add_vnfs(d, c, names, &nv, &in_domain)) {
+		if (!r->done) {
+			snprintf(r->note, sizeof(r->note), "vnf %.32s runs in libvirt domain "
+				 "%.63s: not registered (its CPU is the domain's vCPUs)",
+				 in_domain->name, in_domain->domain);
+			r->done = true;
+			td_log("chain %s: %s", c->name, r->note);
 		}
-	for (unsigned int h = 0; h < c->nhops; h++)
-		for (unsigned int j = 0; j < c->hop_len[h]; j++, k++) {
-			struct td_inst *in = td_state_find_inst(&d->st, c->hop[h][j], c->vm);
+		return;
+	}
+	/* The other direction too, unless one of its VNFs runs in a domain. */
+	if (o) {
+		unsigned int nv0 = nv;
 
-			pids[k] = in ? in->pid : 0;
+		if (!add_vnfs(d, o, names, &nv, &in_domain)) {
+			nv = nv0;
+			o = NULL;
 		}
-	if (r->done && !memcmp(pids, r->pids, sizeof(pids)))
+	}
+	for (unsigned int k = 0; k < nv; k++) {
+		struct td_inst *in = td_state_find_inst(&d->st, names[k], c->vm);
+
+		pids[k] = in ? in->pid : 0;
+		if (!pids[k])
+			return;		/* not running yet: next tick */
+	}
+	if (r->done && !memcmp(pids, r->pids, sizeof(pids)) && r->sla == c->sla)
 		return;
 	if (access(d->cfg->sched_socket, F_OK)) {
 		snprintf(r->note, sizeof(r->note),
@@ -104,44 +254,56 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 			 d->cfg->sched_socket);
 		return;
 	}
+	/* Another SLA, instance or VNF set: registered again from scratch. */
+	if (r->registered && unregister_chain(d, r, c))
+		return;		/* next tick */
 	snprintf(counters, sizeof(counters), "%s.counters", vm->region);
-	k = 0;
-	for (unsigned int h = 0; h < c->nhops; h++)
-		for (unsigned int j = 0; j < c->hop_len[h]; j++, k++) {
-			struct td_vnf *v = td_state_find_vnf(&d->st, c->hop[h][j]);
-			pid_t tids[TD_MAX_THREADS + 8];
-			int n = pids[k] ? service_tids(pids[k], tids, TD_MAX_THREADS + 8) : 0;
+	for (unsigned int k = 0; k < nv; k++) {
+		struct td_vnf *v = td_state_find_vnf(&d->st, names[k]);
+		pid_t tids[TD_MAX_THREADS + 8];
+		int n = service_tids(pids[k], tids, TD_MAX_THREADS + 8);
 
-			if (!v || n < (int)v->threads)
-				return;	/* not all threads run yet: next tick */
-			for (int t = 0; t < n; t++) {
-				const char *why = NULL;
-				json_t *rep = ctl_call_timeout(d->cfg->sched_socket, "sched.register",
-					json_pack("{s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:i, s:s, s:i}",
-						  "role", "vnf", "tid", (int)tids[t], "vm", c->vm,
-						  "chain", c->name, "vnf", v->name,
-						  "sla", (json_int_t)c->sla, "f", (json_int_t)td_vnf_f(v),
-						  "threads", n, "region", counters, "index", (int)c->dir),
-					SCHED_CALL_MS, &why);
-				json_t *e = json_object_get(rep, "error");
+		if (!v || n < (int)v->threads)
+			return;	/* not all threads run yet: next tick */
+		n = (int)planned_threads(c, v);
+		if (run_threads(r, vm, v, (unsigned int)n))
+			return;	/* next tick */
+		for (int t = 0; t < n; t++) {
+			const char *why = NULL;
+			json_t *args = json_pack("{s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:i, s:s, s:i}",
+						 "role", "vnf", "tid", (int)tids[t], "vm", c->vm,
+						 "chain", c->name, "vnf", v->name,
+						 "sla", (json_int_t)c->sla, "f", (json_int_t)td_vnf_f(v),
+						 "threads", n, "region", counters, "index", (int)c->dir);
+			json_t *rep, *e;
 
-				if (!rep || !json_is_true(json_object_get(rep, "ok"))) {
-					snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s",
-						 rep ? (json_is_string(e) ? json_string_value(e) : "refused")
-						     : why);
-					json_decref(rep);
-					memcpy(r->pids, pids, sizeof(pids));
-					r->done = true;
-					td_log("chain %s: %s", c->name, r->note);
-					return;
-				}
+			if (o)
+				json_object_set_new(args, "index2", json_integer(o->dir));
+			rep = ctl_call_timeout(d->cfg->sched_socket, "sched.register", args,
+					       SCHED_CALL_MS, &why);
+			e = json_object_get(rep, "error");
+			if (!rep || !json_is_true(json_object_get(rep, "ok"))) {
+				snprintf(r->note, sizeof(r->note), "tochain-sched: %.160s",
+					 rep ? (json_is_string(e) ? json_string_value(e) : "refused")
+					     : why);
 				json_decref(rep);
+				memcpy(r->pids, pids, sizeof(pids));
+				r->done = true;
+				r->registered = t > 0 || nthreads > 0;
+				r->sla = c->sla;
+				td_log("chain %s: %s", c->name, r->note);
+				return;
 			}
-			nthreads += (unsigned int)n;
+			json_decref(rep);
 		}
-	snprintf(r->note, sizeof(r->note), "registered with tochain-sched: %u threads", nthreads);
+		nthreads += (unsigned int)n;
+	}
+	snprintf(r->note, sizeof(r->note), "registered with tochain-sched: %u threads%s%.64s",
+		 nthreads, o ? ", with chain " : "", o ? o->name : "");
 	memcpy(r->pids, pids, sizeof(pids));
 	r->done = true;
+	r->registered = true;
+	r->sla = c->sla;
 	td_log("chain %s: %s", c->name, r->note);
 }
 
@@ -250,6 +412,15 @@ void td_cpusched_tick(struct daemon *d)
 	for (unsigned int i = 0; i < TD_MAX_CHAINS; i++)
 		if (d->cpusched.chains[i].chain[0] && !td_state_find_chain(&d->st, d->cpusched.chains[i].chain))
 			d->cpusched.chains[i].chain[0] = '\0';
+	/* Chains that lost their SLA first: their threads may move to the
+	 * registration of the VM's chain of the other direction. */
+	for (unsigned int i = 0; i < d->st.nchains; i++) {
+		const struct td_chain *c = &d->st.chains[i];
+		struct td_cpusched_chain *r = chain_slot(d, c->name, false);
+
+		if (r && r->registered && !c->sla)
+			unregister_chain(d, r, c);
+	}
 	for (unsigned int i = 0; i < d->st.nchains; i++)
 		register_chain(d, &d->st.chains[i]);
 }

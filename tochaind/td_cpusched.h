@@ -6,7 +6,12 @@
  *
  * What is registered with it (sched.register): the service threads of
  * the instances of a chain with an SLA (role vnf, once all their threads
- * run; again when an instance was replaced), and each VM run by a
+ * run; again when an instance was replaced, and after sched.unregister
+ * when the SLA changed), only the R threads of each VNF that eq. 2 asks
+ * for (the TOE hands work to those only: vnf.run); a VM's SLA covers
+ * both directions: when the VM's chain of the other direction has no SLA
+ * of its own, its VNFs are registered under this chain too and
+ * tochain-sched counts both counter blocks (index2); and each VM run by a
  * libvirt domain (role vm, once: tochain-sched follows the domain's vCPU
  * threads itself).  An unreachable tochain-sched is not an error: the
  * note says so, and the next tick tries again.  The sched.show and
@@ -25,10 +30,15 @@
 
 struct daemon;
 
+/* VNFs a chain's registration covers: its own and the other direction's. */
+#define TD_CPUSCHED_VNFS (2 * TD_MAX_HOPS * TD_MAX_PER_HOP)
+
 struct td_cpusched_chain {	/* a chain's registration with tochain-sched */
 	char chain[TD_OBJ_NAME_MAX];	/* "" : slot free */
 	bool done;		/* registered (or refused: see note) */
-	pid_t pids[TD_MAX_HOPS * TD_MAX_PER_HOP];	/* instances registered */
+	bool registered;	/* tochain-sched has it (sched.unregister before an SLA change) */
+	uint64_t sla;		/* the SLA it was registered (or refused) with */
+	pid_t pids[TD_CPUSCHED_VNFS];	/* instances registered */
 	char note[200];
 };
 

@@ -93,6 +93,8 @@ struct hsd_reg {
 	uint64_t f_pps;			/* vnf */
 	const char *region;		/* vnf: region file holding the chain's counters */
 	uint32_t index;			/* vnf: chain index in that region */
+	bool has_index2;		/* vnf: the SLA covers a second block ... */
+	uint32_t index2;		/* ... of the same region: the VM's other direction */
 	uint32_t threads;		/* vnf: service threads the VNF will
 					 * register (0: 1); it is planned once
 					 * all of them did */
@@ -145,6 +147,7 @@ struct hsd_chain {
 	uint32_t vm;			/* registry index, UINT32_MAX: TOE */
 	uint32_t region;		/* index into hsd.region */
 	uint32_t index;			/* chain block in the region */
+	uint32_t index2;		/* the other direction's block, NONE: none */
 	uint32_t nvnf;
 	struct hsd_vnf vnf[HS_MAX_VNFS];
 	/* counters */
@@ -152,6 +155,9 @@ struct hsd_chain {
 	bool have_prev;
 	uint64_t bad;			/* snapshots refused */
 	uint64_t taken_last;		/* taken at the last period close */
+	struct tcr_counters_snap prev2;	/* the same for block index2 */
+	bool have_prev2;
+	uint64_t taken_last2;
 	uint64_t early_ends;		/* slots ended early */
 	bool dead;			/* all its threads exited: name free */
 };
@@ -253,6 +259,14 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len);
  */
 int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
 			char *why, size_t len);
+
+/*
+ * Drops every thread of chain @chain (thawed, back in the top cgroup: it
+ * runs unmanaged from now on) and the chain, so that it can be
+ * registered again with another SLA or other threads.  Caller holds
+ * d->lock.  0 or -ENOENT (no such chain) with @why.
+ */
+int hsd_unregister_chain(struct hsd *d, const char *chain, char *why, size_t len);
 
 /* Marks threads that no longer exist dead, follows the domains (restart:
  * threads read again; gone: dropped), rebuilds; returns how many

@@ -116,12 +116,38 @@ static json_t *cmd_register(struct hsd *d, json_t *args)
 	if (bad || index > UINT32_MAX)
 		return ctl_reply_fail("\"sla\", \"f\", \"threads\" and \"index\" must be non-negative integers");
 	r.index = (uint32_t)index;
+	if (json_object_get(args, "index2")) {
+		index = opt_uint(args, "index2", &bad);
+		if (bad || index > UINT32_MAX)
+			return ctl_reply_fail("\"index2\" must be a non-negative integer");
+		r.has_index2 = true;
+		r.index2 = (uint32_t)index;
+	}
 	pthread_mutex_lock(&d->lock);
 	err = hsd_register(d, &r, why, sizeof(why));
 	pthread_mutex_unlock(&d->lock);
 	if (err)
 		return ctl_reply_fail("%s", why[0] ? why : strerror(-err));
 	return ctl_reply_ok(json_pack("{s:i, s:s}", "tid", (int)r.tid, "role", role));
+}
+
+/* sched.unregister {"chain": NAME}: the chain's threads run unmanaged again. */
+static json_t *cmd_unregister(struct hsd *d, json_t *args)
+{
+	const char *chain;
+	char why[256];
+	bool bad = false;
+	int err;
+
+	chain = args ? opt_str(args, "chain", &bad) : NULL;
+	if (bad || !chain)
+		return ctl_reply_fail("\"chain\" must name a registered chain");
+	pthread_mutex_lock(&d->lock);
+	err = hsd_unregister_chain(d, chain, why, sizeof(why));
+	pthread_mutex_unlock(&d->lock);
+	if (err)
+		return ctl_reply_fail("%s", why[0] ? why : strerror(-err));
+	return ctl_reply_ok(json_pack("{s:s}", "unregistered", chain));
 }
 
 static json_t *cmd_show(struct hsd *d)
@@ -241,6 +267,8 @@ json_t *hsd_ctl_handle(struct hsd *d, json_t *req)
 		return cmd_mode(d, args);
 	if (!strcmp(cmd, "sched.register"))
 		return cmd_register(d, args);
+	if (!strcmp(cmd, "sched.unregister"))
+		return cmd_unregister(d, args);
 	return ctl_reply_fail("unknown command '%.64s'", cmd);
 }
 

@@ -8,26 +8,46 @@
 
 #include "hs_daemon_int.h"
 
+/* Adds block @index's numbers since @prev to @st; 0 or -EBADMSG. */
+static int add_block(const struct tcr_region *r, uint32_t index, struct tcr_counters_snap *prev,
+		     bool *have_prev, struct hs_chain_stats *st)
+{
+	struct tcr_chain_counters *cc = tcr_region_chain(r, index);
+	struct tcr_counters_snap s;
+	uint64_t head;
+
+	if (!cc || tcr_counters_snapshot(cc, *have_prev ? prev : NULL, r->geo.ring_size, &s))
+		return -EBADMSG;
+	st->in += s.arrivals - (*have_prev ? prev->arrivals : 0);
+	st->finished += s.finished - (*have_prev ? prev->finished : 0);
+	st->left += s.in_qlen;
+	head = s.out_qlen && s.out_head_tsc ? s.out_head_tsc : HS_TS_EMPTY;
+	if (head < st->oq_head_ts)
+		st->oq_head_ts = head;		/* the older head of the two */
+	*prev = s;
+	*have_prev = true;
+	return 0;
+}
+
+/*
+ * A chain registered with index2 is a VM's SLA over both directions:
+ * its I, F and R are the sums of the two blocks, its output head the
+ * older one.
+ */
 int hsd_read_counters(struct hsd *d, uint32_t c, struct hs_chain_stats *st)
 {
 	struct hsd_chain *ch = &d->chain[c];
 	const struct tcr_region *r = d->region[ch->region].r;
-	struct tcr_chain_counters *cc = tcr_region_chain(r, ch->index);
-	struct tcr_counters_snap s;
 
 	memset(st, 0, sizeof(*st));
 	st->oq_head_ts = HS_TS_EMPTY;
-	if (!cc || tcr_counters_snapshot(cc, ch->have_prev ? &ch->prev : NULL,
-					 r->geo.ring_size, &s)) {
+	if (add_block(r, ch->index, &ch->prev, &ch->have_prev, st) ||
+	    (ch->index2 != NONE && add_block(r, ch->index2, &ch->prev2, &ch->have_prev2, st))) {
+		memset(st, 0, sizeof(*st));
+		st->oq_head_ts = HS_TS_EMPTY;
 		ch->bad++;
 		return -EBADMSG;
 	}
-	st->in = s.arrivals - (ch->have_prev ? ch->prev.arrivals : 0);
-	st->finished = s.finished - (ch->have_prev ? ch->prev.finished : 0);
-	st->left = s.in_qlen;
-	st->oq_head_ts = s.out_qlen && s.out_head_tsc ? s.out_head_tsc : HS_TS_EMPTY;
-	ch->prev = s;
-	ch->have_prev = true;
 	return 0;
 }
 
@@ -114,11 +134,19 @@ static void close_periods(struct hsd *d)
 		if (ch->dead)
 			continue;
 		cc = tcr_region_chain(d->region[ch->region].r, ch->index);
-		if (!cc || !ch->have_prev)
-			continue;
-		taken = ch->prev.taken - ch->taken_last;
-		ch->taken_last = ch->prev.taken;
-		tcr_counters_close_period(cc, d->period, taken > UINT32_MAX ? UINT32_MAX : (uint32_t)taken);
+		if (cc && ch->have_prev) {
+			taken = ch->prev.taken - ch->taken_last;
+			ch->taken_last = ch->prev.taken;
+			tcr_counters_close_period(cc, d->period,
+						  taken > UINT32_MAX ? UINT32_MAX : (uint32_t)taken);
+		}
+		cc = ch->index2 == NONE ? NULL : tcr_region_chain(d->region[ch->region].r, ch->index2);
+		if (cc && ch->have_prev2) {
+			taken = ch->prev2.taken - ch->taken_last2;
+			ch->taken_last2 = ch->prev2.taken;
+			tcr_counters_close_period(cc, d->period,
+						  taken > UINT32_MAX ? UINT32_MAX : (uint32_t)taken);
+		}
 	}
 }
 

@@ -8,6 +8,11 @@
 
 #include "hs_daemon_int.h"
 
+static bool uses_block(const struct hsd_chain *ch, uint32_t index)
+{
+	return ch->index == index || (ch->index2 != NONE && ch->index2 == index);
+}
+
 int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 {
 	uint32_t nthread0 = d->nthread, nchain0 = d->nchain, nvm0 = d->nvm;
@@ -75,6 +80,7 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			const char *chvm = ch->vm == NONE ? NULL : d->vm[ch->vm].name;
 
 			if (ch->sla_pps != r->sla_pps || ch->index != r->index ||
+			    ch->index2 != (r->has_index2 ? r->index2 : NONE) ||
 			    strcmp(d->region[ch->region].path, r->region) ||
 			    (chvm == NULL) != (r->vm == NULL) || (chvm && strcmp(chvm, r->vm))) {
 				snprintf(why, len, "chain %s was registered with another sla, vm or region",
@@ -111,15 +117,26 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 		err = hsd_attach_region(d, r->region, r->index, &reg, why, len);
 		if (err)
 			return err;
+		if (r->has_index2 && (r->index2 == r->index ||
+				      r->index2 >= d->region[reg].r->geo.nchains)) {
+			snprintf(why, len, "index2 must be another block of %s (it has %u)",
+				 r->region, d->region[reg].r->geo.nchains);
+			err = -EINVAL;
+			goto out_rollback;
+		}
 		/* Two chains must not share one counter block. */
-		for (uint32_t c = 0; c < d->nchain; c++)
-			if (c != chain && !d->chain[c].dead && d->chain[c].region == reg &&
-			    d->chain[c].index == r->index) {
-				snprintf(why, len, "chain %s already uses block %u of %s",
-					 d->chain[c].name, r->index, r->region);
+		for (uint32_t c = 0; c < d->nchain; c++) {
+			const struct hsd_chain *o = &d->chain[c];
+
+			if (c == chain || o->dead || o->region != reg)
+				continue;
+			if (uses_block(o, r->index) || (r->has_index2 && uses_block(o, r->index2))) {
+				snprintf(why, len, "chain %s already uses block %u of %s", o->name,
+					 uses_block(o, r->index) ? r->index : r->index2, r->region);
 				err = -EINVAL;
 				goto out_rollback;
 			}
+		}
 	}
 	if (r->vm) {
 		vm = hsd_find_vm(d, r->vm);
@@ -146,6 +163,7 @@ int hsd_register(struct hsd *d, const struct hsd_reg *r, char *why, size_t len)
 			ch->vm = vm;
 			ch->region = reg;
 			ch->index = r->index;
+			ch->index2 = r->has_index2 ? r->index2 : NONE;
 		}
 		ch = &d->chain[chain];
 		chain_nvnf0 = ch->nvnf;
@@ -280,27 +298,21 @@ int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
 	return 0;
 }
 
-int hsd_reap(struct hsd *d)
+/* Thread @th leaves the registry (its groups too: it runs unmanaged). */
+static void drop_thread(struct hsd *d, struct hsd_thread *th)
 {
-	int n = hsd_dom_check(d);
-	char why[256];
-
-	for (uint32_t i = 0; i < d->nthread; i++) {
-		struct hsd_thread *th = &d->thread[i];
-
-		if (th->dead || hsd_thread_exists(th->tid))
-			continue;
-		th->dead = true;
-		if (th->enforced) {
-			hse_thread_del(d->enf, &th->enf);
-			th->enforced = false;
-		}
-		if (th->role == HSD_ROLE_VNF && d->chain[th->chain].vnf[th->vnf].registered)
-			d->chain[th->chain].vnf[th->vnf].registered--;
-		n++;
+	th->dead = true;
+	if (th->enforced) {
+		hse_thread_del(d->enf, &th->enf);
+		th->enforced = false;
 	}
-	if (!n)
-		return 0;
+	if (th->role == HSD_ROLE_VNF && d->chain[th->chain].vnf[th->vnf].registered)
+		d->chain[th->chain].vnf[th->vnf].registered--;
+}
+
+/* After threads were dropped: chains and regions left without any go. */
+static void forget_unused(struct hsd *d)
+{
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		struct hsd_chain *ch = &d->chain[c];
 		uint32_t live = 0;
@@ -322,10 +334,54 @@ int hsd_reap(struct hsd *d)
 			d->region[i].path[0] = '\0';
 		}
 	}
+}
+
+int hsd_reap(struct hsd *d)
+{
+	int n = hsd_dom_check(d);
+	char why[256];
+
+	for (uint32_t i = 0; i < d->nthread; i++) {
+		struct hsd_thread *th = &d->thread[i];
+
+		if (th->dead || hsd_thread_exists(th->tid))
+			continue;
+		drop_thread(d, th);
+		n++;
+	}
+	if (!n)
+		return 0;
+	forget_unused(d);
 	/* Fewer threads never make admission fail, except a VNF left with
 	 * too few threads for its SLA: then the old plan stays in force
 	 * for the survivors and the refusal is kept in mind. */
-	if (n && hsd_rebuild(d, why, sizeof(why)))
+	if (hsd_rebuild(d, why, sizeof(why)))
 		fprintf(stderr, "tochain-sched: after threads exited: %s\n", why);
 	return n;
+}
+
+int hsd_unregister_chain(struct hsd *d, const char *chain, char *why, size_t len)
+{
+	uint32_t c;
+	int err;
+
+	why[0] = '\0';
+	hsd_reap(d);
+	c = chain ? hsd_find_chain(d, chain) : NONE;
+	if (c == NONE) {
+		snprintf(why, len, "no chain %.64s registered", chain ? chain : "(none)");
+		return -ENOENT;
+	}
+	for (uint32_t i = 0; i < d->nthread; i++) {
+		struct hsd_thread *th = &d->thread[i];
+
+		if (!th->dead && th->role == HSD_ROLE_VNF && th->chain == c)
+			drop_thread(d, th);
+	}
+	forget_unused(d);
+	/* One chain less never makes admission fail. */
+	err = hsd_rebuild(d, why, len);
+	if (err)
+		fprintf(stderr, "tochain-sched: after chain %s left: %s\n", chain, why);
+	return 0;
 }

@@ -3,6 +3,8 @@
  * gating and early end. */
 #include <stdint.h>
 
+#include <tochain/barrier.h>
+
 #include "hs_daemon_int.h"
 
 int32_t hsd_owner(const struct hsd *d, uint32_t pcpu, uint32_t k)
@@ -143,11 +145,28 @@ void hsd_tick(struct hsd *d, uint32_t k)
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		struct hsd_chain *ch = &d->chain[c];
 		struct tcr_chain_counters *cc;
+		uint32_t fl;
 
 		if (ch->dead)
 			continue;
 		cc = tcr_region_chain(d->region[ch->region].r, ch->index);
-		if (cc && tcr_counters_take_early(cc) && gate)
+		fl = cc ? tcr_counters_take_early(cc) : 0;
+		if (ch->index2 != NONE) {
+			/*
+			 * Both directions share the slots: a flag of one ends
+			 * them only if the other asks too or has nothing to do.
+			 */
+			struct tcr_chain_counters *c1 = cc;
+			struct tcr_chain_counters *c2 = tcr_region_chain(d->region[ch->region].r,
+									 ch->index2);
+			uint32_t fl2 = c2 ? tcr_counters_take_early(c2) : 0;
+
+			if (fl && !fl2)
+				fl = c2 && !tc_load_relaxed(&c2->in_qlen);
+			else if (fl2 && !fl)
+				fl = c1 && !tc_load_relaxed(&c1->in_qlen);
+		}
+		if (fl && gate)
 			early_end(d, c, k);
 	}
 	if (!gate || k >= d->cfg.g)

@@ -29,6 +29,7 @@
 #include "ch_psched_dispatch.h"
 #include "ch_psched_live.h"
 #include "ch_psched_wait.h"
+#include "ch_psched_sla.h"
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -488,18 +489,8 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 		const struct tcr_tsc_cal *cal = tcr_tsc_calibration();
 
 		ch_psched_live_check(s, nvnfs);
-		ch_psched_live_early_flags(s, nvnfs);
+		ch_psched_sla_tick(s, nvnfs);
 		s->next_check = now + (cal->hz ? cal->hz / (1000000000ull / CHECK_NS) : CHECK_NS);
-		/*
-		 * Queue lengths.  The output queue's head belongs to its
-		 * consumer (the TOE), so out_head_tsc is left to it.
-		 */
-		for (uint32_t c = 0; c < s->cfg.nchains; c++) {
-			struct chain_rt *ch = &s->chain[c];
-
-			tcr_counters_queues(ch->ctr, ch_queue_len(ch->in) + ch->inflight,
-					    ch_queue_len(ch->out), 0);
-		}
 	}
 	for (uint32_t v = 0; v < nvnfs; v++) {
 		const char *why = NULL;

@@ -170,6 +170,16 @@ int ch_psched_vnf_set_pid(struct ch_psched *s, uint32_t vnf, pid_t pid);
 int ch_psched_vnf_restart(struct ch_psched *s, uint32_t vnf, pid_t pid);
 int ch_psched_vnf_info(struct ch_psched *s, uint32_t vnf, struct ch_vnf_info *out);
 /*
+ * Dispatch to the first @n (1..nthreads) service threads of VNF @vnf
+ * only: those the CPU scheduler plans to run (eq. 2's R).  Takes effect at
+ * the next descriptor; what a thread holds already it still answers.
+ * With CH_DISPATCH_FLOW a connection keeps its thread while that thread
+ * runs.  0 or -EINVAL.  ch_psched_vnf_running(): the current count (0 for
+ * a bad id).
+ */
+int ch_psched_vnf_run_threads(struct ch_psched *s, uint32_t vnf, uint32_t n);
+uint32_t ch_psched_vnf_running(struct ch_psched *s, uint32_t vnf);
+/*
  * Create/replace (@cfg) or delete (NULL) chain @chain's table; waits a
  * grace period.  -EINVAL (bad id, config, unknown VNF or region), -ENOENT.
  */

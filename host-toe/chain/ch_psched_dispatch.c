@@ -19,6 +19,7 @@
 
 #include "ch_psched_int.h"
 #include "ch_psched_dispatch.h"
+#include "ch_psched_plan.h"
 
 /* ---- scheduler thread: VNF channels -------------------------------- */
 
@@ -152,21 +153,6 @@ static void stall_push(struct ch_psched *s, uint32_t id)
 	s->stall[s->stail++ & s->flight_mask] = id;
 }
 
-/*
- * The service thread of a connection (CH_DISPATCH_FLOW): a mix of the
- * connection id (the TOE's ids differ in a few low bits) reduced to
- * @nthreads.  The same id always gets the same thread.
- */
-static uint32_t flow_thread(uint64_t conn_id, uint32_t nthreads)
-{
-	uint64_t x = conn_id + 0x9e3779b97f4a7c15ull;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (uint32_t)(x % nthreads);
-}
-
 /* Dispatch what is pending of flight @id's hop; stall what cannot go yet. */
 void ch_psched_dispatch_flight(struct ch_psched *s, uint32_t id)
 {
@@ -211,8 +197,7 @@ void ch_psched_dispatch_flight(struct ch_psched *s, uint32_t id)
 		d.chain = f->chain;
 		d.aux = VNF_AUX(p->region, p->buf);
 		d.arg = VNF_VERDICT_NONE;	/* the VNF must write its own */
-		c = vn->dispatch == CH_DISPATCH_FLOW ? flow_thread(p->conn_id, vn->nthreads)
-						     : vn->rr++ % vn->nthreads;
+		c = ch_psched_plan_thread(vn, p->conn_id);
 		if (vnf_send(vn, c, &d, &vd, NULL, 0)) {
 			stall_push(s, id);
 			continue;

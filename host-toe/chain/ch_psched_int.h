@@ -10,8 +10,10 @@
  *                         and dispatching them hop by hop
  *   ch_psched_collect.c   verdicts back from VNFs; results released in
  *                         arrival order
- *   ch_psched_live.c      VNF liveness, failure and restart; early-end flags
+ *   ch_psched_live.c      VNF liveness, failure and restart
  *   ch_psched_wait.c      the scheduler thread's sleep: doorbell and verdicts
+ *   ch_psched_sla.c       counters for the CPU scheduler, early-end flags
+ *   ch_psched_plan.c      the service threads planned to run get the work
  *
  * SYNCHRONIZATION.
  *  - Everything below "scheduler thread state" in the structs here, and
@@ -95,6 +97,7 @@ struct vnf {
 	char name[TCR_NAME_MAX];
 	int pid;			/* atomic: process serving it */
 	int restart_pid;		/* atomic: -1 none, else restart request */
+	uint32_t run;			/* atomic: threads dispatched to, 0: all (ch_psched_plan.c) */
 	/* scheduler thread state */
 	struct tcr_region *r;
 	struct tcr_pool *pool;
@@ -125,6 +128,8 @@ struct chain_rt {
 	uint32_t *order;		/* flight ids in arrival order */
 	uint32_t ohead, otail;
 	uint32_t inflight;
+	uint32_t early_pend;		/* TCR_EARLY_* asked by VNFs (ch_psched_sla.c) */
+	uint64_t early_arrivals;	/* arrivals when (a) was asked */
 };
 
 struct ch_psched {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The packet scheduler, scheduler thread: VNF liveness (dead pid, no
- * progress), failure and restart, and the early-end flags VNFs raise.
+ * progress), failure and restart.
  * State and rules: ch_psched_int.h.
  */
 #include <errno.h>
@@ -114,17 +114,4 @@ void ch_psched_live_check(struct ch_psched *s, uint32_t nvnfs)
 				break;
 			}
 	}
-}
-
-/* Early-end flags the VNFs raised move to the chains' own counters. */
-void ch_psched_live_early_flags(struct ch_psched *s, uint32_t nvnfs)
-{
-	for (uint32_t v = 0; v < nvnfs; v++)
-		for (uint32_t c = 0; c < s->cfg.nchains; c++) {
-			struct tcr_chain_counters *vc = tcr_region_chain(s->vnf[v].r, c);
-			uint32_t fl = vc ? tcr_counters_take_early(vc) : 0;
-
-			if (fl)
-				tcr_counters_raise_early(s->chain[c].ctr, fl);
-		}
 }

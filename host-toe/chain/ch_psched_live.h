@@ -2,8 +2,8 @@
 /*
  * Private to host-toe/chain/ (not installed): VNF liveness in the packet
  * scheduler (ch_psched_live.c): a dead process or a thread without
- * progress fails its VNF, a restart request reopens it, and early-end
- * flags move to the chains' counters.  Scheduler thread only
+ * progress fails its VNF and a restart request reopens it (early-end
+ * flags: ch_psched_sla.h).  Scheduler thread only
  * (ch_psched_int.h).
  */
 #ifndef TOCHAIN_CH_PSCHED_LIVE_H
@@ -21,8 +21,5 @@ void ch_psched_live_fail(struct ch_psched *s, struct vnf *vn, const char *why);
 
 /* Liveness of the first @nvnfs VNFs: restarts asked for, dead pids, hung threads. */
 void ch_psched_live_check(struct ch_psched *s, uint32_t nvnfs);
-
-/* Early-end flags the VNFs raised move to the chains' own counters. */
-void ch_psched_live_early_flags(struct ch_psched *s, uint32_t nvnfs);
 
 #endif /* TOCHAIN_CH_PSCHED_LIVE_H */

@@ -461,6 +461,18 @@ int toe_chain_vnf_attach(struct toe_chain *tc, const char *name, pid_t pid, uint
 	return ret;
 }
 
+int toe_chain_vnf_run(struct toe_chain *tc, const char *name, uint32_t threads)
+{
+	struct toe_vnf *vn;
+	int ret;
+
+	pthread_mutex_lock(&tc->lock);
+	vn = vnf_by_name(tc, name);
+	ret = vn ? ch_psched_vnf_run_threads(tc->s, vn->id, threads) : -ENOENT;
+	pthread_mutex_unlock(&tc->lock);
+	return ret;
+}
+
 static bool chain_uses(const struct toe_dir *d, uint32_t id)
 {
 	if (!tc_load_relaxed(&d->configured))
@@ -505,6 +517,7 @@ unsigned int toe_chain_vnf_list(struct toe_chain *tc, struct toe_vnf_view *out,
 		out[n].a = tc->vnf[v].a;
 		out[n].id = tc->vnf[v].id;
 		out[n].pid = tc->vnf[v].pid;
+		out[n].running = ch_psched_vnf_running(tc->s, tc->vnf[v].id);
 		ch_psched_vnf_info(tc->s, tc->vnf[v].id, &out[n].info);
 		n++;
 	}

@@ -134,10 +134,17 @@ int toe_chain_vnf_add(struct toe_chain *tc, const struct toe_vnf_args *a, bool *
 int toe_chain_vnf_attach(struct toe_chain *tc, const char *name, pid_t pid, uint32_t *epoch);
 /* -ENOENT, -EBUSY (a chain uses it). */
 int toe_chain_vnf_del(struct toe_chain *tc, const char *name);
+/*
+ * Hand work only to the first @threads service threads of VNF @name (the
+ * ones the CPU scheduler runs, eq. 2).  -ENOENT, -EINVAL (0 or more than
+ * it has).
+ */
+int toe_chain_vnf_run(struct toe_chain *tc, const char *name, uint32_t threads);
 
 struct toe_vnf_view {
 	struct toe_vnf_args a;
 	uint32_t id;
+	uint32_t running;		/* threads that get work (toe_chain_vnf_run) */
 	pid_t pid;
 	struct ch_vnf_info info;
 };

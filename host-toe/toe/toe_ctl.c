@@ -141,6 +141,30 @@ static json_t *cmd_vnf_attach(struct toe_ctl *c, json_t *args)
 				      "pid", (json_int_t)json_integer_value(v), "epoch", (int)epoch));
 }
 
+static json_t *cmd_vnf_run(struct toe_ctl *c, json_t *args)
+{
+	const char *name;
+	json_t *v, *fail;
+	int err;
+
+	if ((fail = need_name(args, &name)))
+		return fail;
+	v = json_object_get(args, "threads");
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > VNF_MAX_THREADS)
+		return ctl_reply_fail("\"threads\" must be an integer 1..%d", VNF_MAX_THREADS);
+	err = toe_chain_vnf_run(c->tc, name, (uint32_t)json_integer_value(v));
+	if (err == -ENOENT)
+		return ctl_reply_fail("no vnf %s", name);
+	if (err == -EINVAL)
+		return ctl_reply_fail("vnf %s: \"threads\" %d is more than it has", name,
+				      (int)json_integer_value(v));
+	if (err)
+		return ctl_reply_fail("vnf %s: %s", name, strerror(-err));
+	return ctl_reply_ok(json_pack("{s:s,s:i}", "name", name, "running",
+				      (int)json_integer_value(v)));
+}
+
 static json_t *cmd_vnf_del(struct toe_ctl *c, json_t *args)
 {
 	const char *name;
@@ -173,9 +197,9 @@ static json_t *cmd_vnf_ls(struct toe_ctl *c)
 	n = toe_chain_vnf_list(c->tc, v, CH_MAX_VNFS);
 	for (unsigned int i = 0; i < n; i++)
 		json_array_append_new(a, json_pack(
-			"{s:s,s:i,s:i,s:i,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:i}",
+			"{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:i}",
 			"name", v[i].a.name, "id", (int)v[i].id, "pid", (int)v[i].pid,
-			"threads", (int)v[i].a.threads,
+			"threads", (int)v[i].a.threads, "running", (int)v[i].running,
 			"policy", v[i].a.policy == CH_FAIL_OPEN ? "open" : "closed",
 			"dispatch", v[i].a.dispatch == CH_DISPATCH_FLOW ? "flow" : "rr",
 			"failed", v[i].info.failed, "epoch", (int)v[i].info.epoch,
@@ -389,6 +413,8 @@ static json_t *dispatch(struct toe_ctl *c, json_t *req)
 		v = cmd_vnf_add(c, args);
 	else if (!strcmp(cmd, "vnf.attach"))
 		v = cmd_vnf_attach(c, args);
+	else if (!strcmp(cmd, "vnf.run"))
+		v = cmd_vnf_run(c, args);
 	else if (!strcmp(cmd, "vnf.del"))
 		v = cmd_vnf_del(c, args);
 	else if (!strcmp(cmd, "vnf.ls"))

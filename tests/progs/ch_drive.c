@@ -6,7 +6,8 @@
  *
  *   chain-drive SCENARIO --vnf-bin PATH --dir DIR [-n COUNT]
  *
- * Scenarios: two-hop, parallel, rr, replace, kill-closed, kill-open.
+ * Scenarios: two-hop (also: the VNFs raise early end), parallel, rr,
+ * replace, kill-closed, kill-open.
  * Exit 0 when every check passed; each failed check prints "FAIL: ...".
  * Every scenario checks that each descriptor submitted comes back exactly
  * once, in submission order per chain, unchanged, and that no work
@@ -26,6 +27,7 @@
 
 #include <urcu/urcu-memb.h>
 
+#include <tochain/counters.h>
 #include <tochain/tsc.h>
 
 #include "ch_harness.h"
@@ -294,6 +296,23 @@ static void r_two_hop(struct env *e, const struct ch_result *r, uint64_t fnv)
 	see(e, 1, fnv);
 }
 
+/*
+ * Once the chain has nothing left, the real VNF processes have asked to
+ * end its slot early, (a) input queue empty, and the scheduler passed it
+ * on to the chain's counters (DESIGN section 2; nobody takes it here).
+ */
+static void check_early_end(struct env *e, uint32_t chain)
+{
+	uint32_t fl = 0;
+
+	for (int tries = 0; tries < 500 && !(fl & TCR_EARLY_INPUT_EMPTY); tries++) {
+		fl |= tcr_counters_take_early(ch_psched_counters(e->s, chain));
+		chh_sleep_us(10000);
+	}
+	CHECK(fl & TCR_EARLY_INPUT_EMPTY, "chain %u: no early end (a) after the last result\n",
+	      chain);
+}
+
 static void sc_two_hop(struct env *e, uint64_t n)
 {
 	setup(e, 1, n);
@@ -301,6 +320,7 @@ static void sc_two_hop(struct env *e, uint64_t n)
 	add_vnf(e, "b", 1, CH_FAIL_CLOSED, NULL, NULL);
 	set_chain(e, 0, NULL, 2, 1u, 2u);
 	pump(e, 1, n, 0, r_two_hop, NULL, 30);
+	check_early_end(e, 0);
 	finish(e, true);
 }
 

@@ -23,6 +23,7 @@
 #include "ch_harness.h"
 #include "tc_check.h"
 #include "vnf.h"
+#include "vnf_early.h"
 
 #define NBUFS	64
 #define SLOT	1024
@@ -476,6 +477,139 @@ START_TEST(early_end_flags_reach_the_chain_counters)
 }
 END_TEST
 
+/* Deliver every descriptor @t holds with an Allow, then let the scheduler collect. */
+static void allow_all(struct vnf_thread *t, struct vnf_pkt *pk, int n)
+{
+	for (int i = 0; i < n; i++)
+		vnf_post(t, &pk[i], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t);
+	polls(2);
+}
+
+/* One liveness round of the scheduler (it copies counters every 2 ms). */
+static void check_round(void)
+{
+	chh_sleep_us(3000);
+	polls(1);
+}
+
+/*
+ * A service thread raises early end from the numbers the packet
+ * scheduler copies into its region: (a) when its RX ring is empty, which
+ * the scheduler passes on only once nothing of the chain is in
+ * processing; (b) when the output queue holds E, the receiver's mean per
+ * period (closed periods of the chain's own counters).
+ */
+START_TEST(service_thread_raises_early_end_from_real_counters)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct vnf_early e = { 0 };
+	struct tcr_chain_counters *cc;
+	struct ch_result r[4];
+	struct vnf_pkt pk[4];
+	struct vnf_thread *t;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(1, 1, hops);
+	cc = ch_psched_counters(s, 1);
+	t = vnf_attach(vpath[0], 0, 100);
+	ck_assert_ptr_nonnull(t);
+	submit(1, 1, 1);
+	submit(1, 2, 2);
+	polls(2);
+	ck_assert_int_eq(recv_now(t, pk, 1), 1);
+	vnf_early_note(&e, &pk[0]);
+	ck_assert_uint_eq(vnf_early_check(&e, t), 0);	/* the second still waits on RX */
+	vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0);
+	ck_assert_int_eq(recv_now(t, pk + 1, 3), 1);
+	vnf_early_note(&e, &pk[1]);
+	ck_assert_uint_eq(vnf_early_check(&e, t), TCR_EARLY_INPUT_EMPTY);
+	/* Raised again while pending in the block: not twice. */
+	vnf_early_note(&e, &pk[1]);
+	ck_assert_uint_eq(vnf_early_check(&e, t), 0);
+	check_round();
+	ck_assert_uint_eq(tcr_counters_take_early(cc), 0);	/* descriptor 2 in processing */
+	allow_all(t, pk + 1, 1);
+	check_round();
+	ck_assert_uint_eq(tcr_counters_take_early(cc), TCR_EARLY_INPUT_EMPTY);
+	ck_assert_uint_eq(tcr_counters_take_early(ch_psched_counters(s, 0)), 0);
+
+	/* New arrivals cancel an (a) that was not passed on yet. */
+	submit(1, 3, 3);
+	polls(2);
+	ck_assert_int_eq(recv_now(t, pk, 3), 1);
+	vnf_early_note(&e, &pk[0]);
+	ck_assert_uint_eq(vnf_early_check(&e, t), TCR_EARLY_INPUT_EMPTY);
+	check_round();					/* taken while 3 is in processing */
+	submit(1, 4, 4);
+	allow_all(t, pk, 1);
+	check_round();
+	ck_assert_uint_eq(tcr_counters_take_early(cc), 0);
+	ck_assert_int_eq(recv_now(t, pk, 3), 1);
+	allow_all(t, pk, 1);
+
+	/* (b): the receiver took 1 per period; four results wait for it. */
+	for (uint64_t p = 1; p <= 4; p++)
+		tcr_counters_close_period(cc, p, 1);
+	check_round();					/* copied to the VNF's block */
+	ck_assert_uint_eq(tcr_counters_mean_taken(vnf_chain_counters(t, 1), VNF_EARLY_W), 1);
+	ck_assert_uint_eq(tc_load_relaxed(&vnf_chain_counters(t, 1)->out_qlen), 4);
+	submit(1, 5, 5);
+	polls(2);
+	ck_assert_int_eq(recv_now(t, pk, 3), 1);
+	vnf_early_note(&e, &pk[0]);
+	ck_assert_uint_eq(vnf_early_check(&e, t), TCR_EARLY_INPUT_EMPTY | TCR_EARLY_OUTPUT_FULL);
+	allow_all(t, pk, 1);
+	check_round();
+	ck_assert_uint_eq(tcr_counters_take_early(cc), TCR_EARLY_INPUT_EMPTY | TCR_EARLY_OUTPUT_FULL);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 4);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 1);
+	vnf_detach(t);
+}
+END_TEST
+
+/* Algorithm 2 orders VMs by the arrival time of their output queue's head. */
+START_TEST(out_head_tsc_is_the_oldest_result_waiting)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct tcr_counters_snap snap;
+	struct ch_result r[4];
+	struct vnf_pkt pk[4];
+	struct vnf_thread *t;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(1, 1, hops);
+	t = vnf_attach(vpath[0], 0, 100);
+	ck_assert_ptr_nonnull(t);
+	for (uint32_t i = 1; i <= 2; i++) {
+		struct ch_pkt p;
+
+		chh_pkt(&p, 3, i, chh_fill(data, i, i, NULL), i);
+		p.tsc = 1000 + i;
+		ck_assert_uint_eq(ch_psched_submit(s, 1, &p, 1), 1);
+	}
+	polls(2);
+	check_round();
+	ck_assert_int_eq(tcr_counters_snapshot(ch_psched_counters(s, 1), NULL, 64, &snap), 0);
+	ck_assert_uint_eq(snap.out_head_tsc, 0);	/* in processing: nothing to take */
+	ck_assert_int_eq(recv_now(t, pk, 4), 2);
+	allow_all(t, pk, 2);
+	check_round();
+	ck_assert_int_eq(tcr_counters_snapshot(ch_psched_counters(s, 1), NULL, 64, &snap), 0);
+	ck_assert_uint_eq(snap.out_qlen, 2);
+	ck_assert_uint_eq(snap.out_head_tsc, 1001);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 1), 1);
+	check_round();
+	ck_assert_int_eq(tcr_counters_snapshot(ch_psched_counters(s, 1), NULL, 64, &snap), 0);
+	ck_assert_uint_eq(snap.out_head_tsc, 1002);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 1), 1);
+	check_round();
+	ck_assert_int_eq(tcr_counters_snapshot(ch_psched_counters(s, 1), NULL, 64, &snap), 0);
+	ck_assert_uint_eq(snap.out_head_tsc, 0);
+	vnf_detach(t);
+}
+END_TEST
+
 /*
  * The CPU scheduler bounds a queue length by the counters region's ring
  * size: a full input queue plus a full flight must read as valid, not as
@@ -787,6 +921,93 @@ START_TEST(round_robin_dispatch_spreads_evenly)
 }
 END_TEST
 
+/*
+ * Only the service threads planned to run get work (ch_psched_plan.c):
+ * a VNF with 3 threads of which 1, then all 3, then 2 run.  Round-robin
+ * spreads over the running ones; by flow a connection of a thread that
+ * still runs keeps it, and no descriptor reaches a stopped thread.
+ */
+static void run_round(struct vnf_thread **t, uint32_t *per, int *conn_thread, bool flow)
+{
+	struct ch_result r[64];
+	struct vnf_pkt pk[64];
+
+	for (int k = 0; k < 24; k++)
+		submit_conn(0, (uint32_t)k, (uint64_t)k, 0x10000u * (uint64_t)(k % 8 + 1) + 7);
+	polls(4);
+	for (int i = 0; i < 3; i++) {
+		int n = recv_now(t[i], pk, 64);
+
+		per[i] = (uint32_t)n;
+		for (int j = 0; j < n && flow; j++) {
+			int c = (int)(pk[j].d.conn_id / 0x10000u) - 1;
+
+			ck_assert(c >= 0 && c < 8);
+			if (conn_thread[c] >= 0)
+				ck_assert_int_eq(conn_thread[c], i);
+			conn_thread[c] = i;
+		}
+		allow_all(t[i], pk, n);
+	}
+	polls(4);
+	ck_assert_uint_eq(ch_psched_take(s, 0, r, 64), 24);
+}
+
+static void run_threads_case(uint32_t dispatch)
+{
+	uint32_t hops[1] = { 0x1 }, per[3];
+	int prev[8], now[8];
+	struct vnf_thread *t[3];
+
+	ck_assert_int_eq(add_vnf_dispatch(3, dispatch), 0);
+	chain(0, 1, hops);
+	for (int i = 0; i < 3; i++) {
+		t[i] = vnf_attach(vpath[3], (uint32_t)i, 100);
+		ck_assert_ptr_nonnull(t[i]);
+	}
+	ck_assert_uint_eq(ch_psched_vnf_running(s, 0), 3);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 0), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 4), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 1, 1), -EINVAL);
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 1), 0);
+	ck_assert_uint_eq(ch_psched_vnf_running(s, 0), 1);
+	memset(now, -1, sizeof(now));
+	run_round(t, per, now, dispatch == CH_DISPATCH_FLOW);
+	ck_assert_uint_eq(per[0], 24);
+	ck_assert_uint_eq(per[1] + per[2], 0);
+
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 3), 0);
+	memset(prev, -1, sizeof(prev));
+	run_round(t, per, prev, dispatch == CH_DISPATCH_FLOW);
+	if (dispatch == CH_DISPATCH_RR)
+		for (int i = 0; i < 3; i++)
+			ck_assert_uint_eq(per[i], 8);
+
+	ck_assert_int_eq(ch_psched_vnf_run_threads(s, 0, 2), 0);
+	memset(now, -1, sizeof(now));
+	run_round(t, per, now, dispatch == CH_DISPATCH_FLOW);
+	ck_assert_uint_eq(per[2], 0);
+	if (dispatch == CH_DISPATCH_RR)
+		ck_assert_uint_eq(per[0], 12);
+	for (int c = 0; c < 8 && dispatch == CH_DISPATCH_FLOW; c++)
+		if (prev[c] >= 0 && prev[c] < 2)
+			ck_assert_int_eq(now[c], prev[c]);	/* its thread still runs */
+	for (int i = 0; i < 3; i++)
+		vnf_detach(t[i]);
+}
+
+START_TEST(round_robin_dispatches_only_to_running_threads)
+{
+	run_threads_case(CH_DISPATCH_RR);
+}
+END_TEST
+
+START_TEST(flow_dispatch_moves_only_connections_of_stopped_threads)
+{
+	run_threads_case(CH_DISPATCH_FLOW);
+}
+END_TEST
+
 START_TEST(bad_dispatch_policy_is_refused)
 {
 	struct ch_vnf_cfg c = { .name = "x", .nthreads = 1, .dispatch = 2 };
@@ -848,12 +1069,16 @@ int main(void)
 	tcase_add_test(tc, duplicate_index_fails_the_vnf);
 	tcase_add_test(tc, hung_vnf_fail_open_is_bypassed_then_restarts);
 	tcase_add_test(tc, early_end_flags_reach_the_chain_counters);
+	tcase_add_test(tc, service_thread_raises_early_end_from_real_counters);
+	tcase_add_test(tc, out_head_tsc_is_the_oldest_result_waiting);
 	tcase_add_test(tc, counters_region_bounds_the_queue_lengths);
 	tcase_add_test(tc, deleted_chain_revokes_grants_after_last_descriptor);
 	tcase_add_test(tc, flow_table_is_granted_with_the_region);
 	tcase_add_test(tc, flow_dispatch_keeps_a_connection_on_one_thread);
 	tcase_add_test(tc, round_robin_dispatch_spreads_evenly);
 	tcase_add_test(tc, bad_dispatch_policy_is_refused);
+	tcase_add_test(tc, round_robin_dispatches_only_to_running_threads);
+	tcase_add_test(tc, flow_dispatch_moves_only_connections_of_stopped_threads);
 	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);

@@ -302,6 +302,49 @@ START_TEST(counters_refused)
 }
 END_TEST
 
+/*
+ * A VM's SLA over both directions: a chain registered with index2 counts
+ * both blocks (sums, the older output head) and closes periods in both;
+ * the second block is refused when it is the first or another chain's.
+ */
+START_TEST(chain_over_both_directions)
+{
+	struct hsd_reg r = vnf_reg(1, "c1", "web", 1000, 5000, 0, 1);
+	struct hs_chain_stats st;
+	char why[256];
+
+	reg_ok(vm_reg(0, "web"));
+	r.has_index2 = true;
+	r.index2 = 0;
+	ck_assert_int_eq(reg_err(r, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "index2"));
+	r.index2 = 9;
+	ck_assert_int_eq(reg_err(r, why, sizeof(why)), -EINVAL);
+	r.index2 = 1;
+	reg_ok(r);
+	/* Block 1 is c1's now: another chain cannot take it. */
+	ck_assert_int_eq(reg_err(vnf_reg(2, "c2", "web", 1000, 5000, 1, 1), why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "c1"));
+	/* c1 registered again must name the same second block. */
+	r = vnf_reg(2, "c1", "web", 1000, 5000, 0, 1);
+	ck_assert_int_eq(reg_err(r, why, sizeof(why)), -EINVAL);
+	traffic(0, 40);
+	traffic(1, 7);
+	tcr_counters_queues(tcr_region_chain(reg, 0), 40, 3, 900);
+	tcr_counters_queues(tcr_region_chain(reg, 1), 7, 2, 500);
+	ck_assert_int_eq(hsd_read_counters(d, 0, &st), 0);
+	ck_assert_uint_eq(st.in, 47);
+	ck_assert_uint_eq(st.left, 47);
+	ck_assert_uint_eq(st.oq_head_ts, 500);
+	ck_assert_int_eq(hsd_period_begin(d), 0);	/* closes period 0: none counted */
+	tcr_counters_taken(tcr_region_chain(reg, 1), 4);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert_uint_eq(tcr_counters_mean_taken(tcr_region_chain(reg, 1), 1), 4);
+	ck_assert_uint_eq(tcr_counters_mean_taken(tcr_region_chain(reg, 0), 1), 0);
+}
+END_TEST
+
 /* Quota gating: each planned thread gets its ticks as a CFS quota and
  * its pCPU as a cpuset, the plan's numbers exactly. */
 START_TEST(plan_to_quota_writes)
@@ -531,6 +574,44 @@ START_TEST(control_commands)
 }
 END_TEST
 
+/*
+ * An SLA change re-registers a chain: sched.unregister drops its threads
+ * (out of their groups: they run unmanaged) and the chain, and the same
+ * threads register again with another SLA and thread count.
+ */
+START_TEST(unregister_chain_then_register_again)
+{
+	char why[256];
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "c1", "web", 1000, 5000, 0, 2));
+	reg_ok(vnf_reg(2, "c1", "web", 1000, 5000, 0, 2));
+	ck_assert_uint_eq(d->cs->nchain, 1);
+	/* Another SLA is refused while registered ... */
+	ck_assert_int_eq(reg_err(vnf_reg(3, "c1", "web", 7000, 5000, 0, 2), why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_int_eq(hsd_unregister_chain(d, "c2", why, sizeof(why)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(why, "c2"));
+	ck_assert_int_eq(hsd_unregister_chain(d, "c1", why, sizeof(why)), 0);
+	ck_assert_uint_eq(d->cs->nchain, 0);
+	ck_assert_ptr_null(d->region[0].r);
+	for (uint32_t i = 0; i < d->nthread; i++)
+		if (d->thread[i].role == HSD_ROLE_VNF)
+			ck_assert(d->thread[i].dead && !d->thread[i].enforced);
+	ck_assert_int_eq(hsd_unregister_chain(d, "c1", why, sizeof(why)), -ENOENT);
+	/* ... and accepted after, with one thread of the two. */
+	reg_ok(vnf_reg(1, "c1", "web", 3000, 5000, 0, 1));
+	ck_assert_uint_eq(d->cs->nchain, 1);
+	ck_assert_uint_eq(d->cs->chain[0].sla_pps, 3000);
+	ck_assert_uint_eq(d->cs->chain[0].vnf[0].max_threads, 1);
+	ck_assert(is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\",\"args\":{\"chain\":\"c1\"}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\",\"args\":{\"chain\":\"c1\"}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\",\"args\":{\"chain\":3}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.unregister\"}")));
+	ck_assert_uint_eq(d->cs->nchain, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("hsd");
@@ -546,6 +627,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
 	tcase_add_test(tc, control_commands);
+	tcase_add_test(tc, unregister_chain_then_register_again);
+	tcase_add_test(tc, chain_over_both_directions);
 	tcase_add_test(tc, reap_dead_threads);
 	suite_add_tcase(s, tc);
 	return s;

@@ -158,6 +158,31 @@ START_TEST(vnf_add_validates_and_is_idempotent)
 }
 END_TEST
 
+/* vnf.run: the threads that get work, validated where it enters. */
+START_TEST(vnf_run_sets_the_threads_that_get_work)
+{
+	json_t *k, *res;
+
+	ok("vnf.add", "{\"name\":\"a\",\"threads\":3}", &k);
+	json_decref(k);
+	res = json_array_get(json_object_get(ok("vnf.ls", NULL, &k), "vnfs"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(res, "running")), 3);
+	json_decref(k);
+	refused("vnf.run", "{\"name\":\"b\",\"threads\":1}", "no vnf b");
+	refused("vnf.run", "{\"name\":\"a\"}", "threads");
+	refused("vnf.run", "{\"name\":\"a\",\"threads\":0}", "threads");
+	refused("vnf.run", "{\"name\":\"a\",\"threads\":\"1\"}", "threads");
+	refused("vnf.run", "{\"name\":\"a\",\"threads\":4}", "more than it has");
+	res = ok("vnf.run", "{\"name\":\"a\",\"threads\":1}", &k);
+	ck_assert_int_eq(json_integer_value(json_object_get(res, "running")), 1);
+	json_decref(k);
+	res = json_array_get(json_object_get(ok("vnf.ls", NULL, &k), "vnfs"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(res, "running")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(res, "threads")), 3);
+	json_decref(k);
+}
+END_TEST
+
 START_TEST(vnf_attach_and_del)
 {
 	json_t *k, *res;
@@ -372,6 +397,7 @@ int main(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, version_and_framing);
 	tcase_add_test(t, vnf_add_validates_and_is_idempotent);
+	tcase_add_test(t, vnf_run_sets_the_threads_that_get_work);
 	tcase_add_test(t, vnf_attach_and_del);
 	tcase_add_test(t, chain_set_validates);
 	tcase_add_test(t, denials_are_kept_for_stats);

@@ -6,7 +6,7 @@
 # vnfs/waf) and the tochain-vnf program; see
 # vnfs/runtime/README.md.  Runtime users link $(VNF_LIB) $(REGION_LIB) and
 # add -Ivnfs/runtime.  This file is included after the kinds' module.mk.
-VNF_SRCS := vnfs/runtime/vnf_rt.c vnfs/runtime/vnf_null.c
+VNF_SRCS := vnfs/runtime/vnf_rt.c vnfs/runtime/vnf_early.c vnfs/runtime/vnf_null.c
 VNF_LIB := $(BUILD)/lib/libtochain-vnf.a
 LIBS += $(VNF_LIB)
 $(VNF_LIB): $(call objs,$(VNF_SRCS))

@@ -35,6 +35,7 @@
 #ifndef TOCHAIN_VNF_H
 #define TOCHAIN_VNF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <tochain/region_layout.h>
@@ -92,6 +93,16 @@ int vnf_flush(struct vnf_thread *t);
 
 /* Raise early-end flags TCR_EARLY_* for chain @chain (design section 2). */
 void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags);
+
+/*
+ * Chain @chain's counter block in the VNF region (the packet scheduler
+ * copies the chain's queue lengths and receiver history there), NULL for
+ * a bad id; vnf_early.h reads it.
+ */
+struct tcr_chain_counters *vnf_chain_counters(struct vnf_thread *t, uint32_t chain);
+
+/* Whether the thread's RX ring holds no descriptor now (a snapshot). */
+bool vnf_rx_empty(struct vnf_thread *t);
 
 /* Number of service threads (channels) the VNF region has, or -errno. */
 int vnf_region_threads(const char *path);

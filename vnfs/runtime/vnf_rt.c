@@ -290,10 +290,20 @@ int vnf_post(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict, ui
 
 void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags)
 {
-	struct tcr_chain_counters *c = tcr_region_chain(t->r, chain);
+	struct tcr_chain_counters *c = vnf_chain_counters(t, chain);
 
 	if (c)
 		tcr_counters_raise_early(c, flags);
+}
+
+struct tcr_chain_counters *vnf_chain_counters(struct vnf_thread *t, uint32_t chain)
+{
+	return tcr_region_chain(t->r, chain);
+}
+
+bool vnf_rx_empty(struct vnf_thread *t)
+{
+	return tcr_ring_count(&t->c.ring[TCR_CH_RX]) == 0;
 }
 
 /*

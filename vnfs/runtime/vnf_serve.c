@@ -27,6 +27,7 @@
 #include <tochain/util.h>
 
 #include "tochain/ch_flow.h"
+#include "vnf_early.h"
 #include "vnf_serve.h"
 #include "vnf_mix.h"
 #include "vnf_null.h"
@@ -78,9 +79,14 @@ static void *worker_main(void *arg)
 	struct vnf_thread *t;
 	struct vnf_pkt pk[32];
 	struct vnf_streams *st;
+	struct vnf_early early = { 0 };
 	uint64_t next_sweep = 0;
+	char name[16];
 	int err;
 
+	/* Named for its channel: tochaind registers the first R with the CPU scheduler. */
+	snprintf(name, sizeof(name), "svc%u", w->id);
+	prctl(PR_SET_NAME, name);
 	err = vnf_kthread_init(&kt, w->es);
 	if (err) {
 		w->err = err;
@@ -115,6 +121,7 @@ static void *worker_main(void *arg)
 			for (int k = 0; (fe = vnf_flow(t, &pk[i], &f)) == -EAGAIN && k < 4; k++)
 				;
 			v = vnf_kthread_judge(&kt, &pk[i], fe == 0 ? &f : NULL, &rule);
+			vnf_early_note(&early, &pk[i]);
 			w->st.packets++;
 			w->st.bytes += pk[i].len;
 			if (sums)
@@ -124,6 +131,8 @@ static void *worker_main(void *arg)
 				burn(cost);
 			vnf_post(t, &pk[i], v, v == VNF_VERDICT_DENY ? rule : 0);
 		}
+		if (n > 0)
+			vnf_early_check(&early, t);
 	}
 	vnf_flush(t);
 	vnf_detach(t);
