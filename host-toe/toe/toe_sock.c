@@ -934,14 +934,21 @@ void toe_sock_on_tx_data(struct toe *t, uint32_t ch, uint32_t idx, const struct 
 	toe_bufq_push(t, &t->out_input, idx);	/* outbound input queue */
 }
 
-/* An RX buffer of socket @sock_id came back on DONE. */
+/*
+ * An RX buffer of socket @sock_id came back on DONE.  A socket read up to
+ * its bound resumes once a quarter of the bound is free again (or all of
+ * it): resuming at every returned buffer read one slot per system call
+ * and re-armed epoll each time.
+ */
 void toe_sock_on_rx_done(struct toe *t, uint32_t sock_id)
 {
 	struct toe_sock *s = toe_sock_get(t, sock_id);
 
 	if (s && s->rx_inflight) {
+		uint32_t low = t->p.rx_bound - (t->p.rx_bound + 3) / 4;
+
 		s->rx_inflight--;
-		if (s->rx_inflight + 1 == t->p.rx_bound || s->rx_inflight == 0)
+		if (s->rx_inflight == low || s->rx_inflight == 0)
 			sock_read(t, s);	/* room again: resume reading */
 	}
 }
