@@ -297,6 +297,10 @@ void gl_chan_pump(struct gl_rt *rt)
 		for (int i = 0; i < k && rt->nstash < rt->r->geo.nbufs; i++)
 			take_free(rt, idx[i]);
 	}
+	if (rt->starved && rt->nstash > GL_CTRL_RESERVE) {
+		rt->starved = false;
+		rt->stash_gen++;	/* starved sockets are writable again (gl_rt.h) */
+	}
 	gl_ring_done_flush(rt);
 	/* what we took may be what another thread sleeps for (gl_wait.c, rule 2) */
 	if ((took || rt->broken) && rt->sleepers)

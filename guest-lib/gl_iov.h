@@ -80,4 +80,57 @@ static inline size_t gl_iov_scatter(const struct iovec *iov, int n, size_t pos, 
 	return done;
 }
 
+#define GL_IOV_SEGS 64
+
+/*
+ * The part of the iovec array from byte @pos, at most @len bytes, as at
+ * most GL_IOV_SEGS entries in @out: how many.
+ */
+static inline int gl_iov_slice(const struct iovec *iov, int n, size_t pos, size_t len,
+			       struct iovec *out)
+{
+	int nd = 0;
+
+	for (int i = 0; i < n && len && nd < GL_IOV_SEGS; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (pos >= l) {
+			pos -= l;
+			continue;
+		}
+		out[nd].iov_base = (uint8_t *)iov[i].iov_base + pos;
+		out[nd].iov_len = l - pos < len ? l - pos : len;
+		len -= out[nd].iov_len;
+		nd++;
+		pos = 0;
+	}
+	return nd;
+}
+
+/* Bytes that one gl_iov_scatterv can place from byte @pos of the iovec array. */
+static inline size_t gl_iov_room(const struct iovec *iov, int n, size_t pos)
+{
+	struct iovec d[GL_IOV_SEGS];
+	int nd = gl_iov_slice(iov, n, pos, SIZE_MAX, d);
+	size_t room = 0;
+
+	for (int i = 0; i < nd; i++)
+		room += d[i].iov_len;
+	return room;
+}
+
+/*
+ * Copy our segments @src (@ns, at most GL_IOV_SEGS, @len bytes in all,
+ * @len <= gl_iov_room) into the iovec array at byte @pos, in one copy
+ * call: the bytes copied (fewer: a fault).
+ */
+static inline size_t gl_iov_scatterv(const struct iovec *iov, int n, size_t pos,
+				     const struct iovec *src, int ns, size_t len)
+{
+	struct iovec dst[GL_IOV_SEGS];
+	int nd = gl_iov_slice(iov, n, pos, len, dst);
+
+	return nd ? gl_user_writev(dst, nd, src, ns) : 0;
+}
+
 #endif /* TOCHAIN_GL_IOV_H */

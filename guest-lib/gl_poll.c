@@ -38,6 +38,10 @@ short gl_poll_revents(struct gl_rt *rt, struct gl_sock *s)
 		rx_bytes = 0;
 	}
 
+	if (s->tx_starved && s->starved_gen != rt->stash_gen) {
+		s->tx_starved = false;
+		s->wseq++;	/* the stash it waited for is back (gl_rt.h) */
+	}
 	freebufs = tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]);
 	if (freebufs < 0)
 		freebufs = 0;

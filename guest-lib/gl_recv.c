@@ -88,6 +88,59 @@ ssize_t gl_recv_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 	}
 }
 
+/*
+ * Copy what @s's queue holds, from its head, into the caller's iovec at
+ * byte @got, at most @total - @got bytes and as many buffers as one copy
+ * call takes (gl_iov_scatterv: one system call, not one per slot), then
+ * consume what was copied (unless @peek).  The bytes copied, or -1 for
+ * a fault before any (nothing consumed).
+ */
+static size_t copy_out(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		       size_t got, size_t total, bool trunc, bool peek)
+{
+	struct iovec seg[GL_IOV_SEGS];
+	uint32_t pos = s->rx_head, left = s->rx_n, off = s->rx_off;
+	size_t want = total - got, room = trunc ? want : gl_iov_room(iov, n, got), sum = 0, c;
+	int ns = 0;
+
+	want = room < want ? room : want;
+	while (sum < want && left && ns < GL_IOV_SEGS) {
+		uint32_t idx = s->rxq[pos];
+		size_t k = rt->buf_len[idx] - off;
+
+		k = want - sum < k ? want - sum : k;
+		seg[ns].iov_base = tcr_region_slot(rt->r, idx) + rt->buf_off[idx] + off;
+		seg[ns].iov_len = k;
+		ns++;
+		sum += k;
+		pos = (pos + 1) % s->rx_cap;
+		left--;
+		off = 0;
+	}
+	c = trunc || !ns ? sum : gl_iov_scatterv(iov, n, got, seg, ns, sum);
+	if (c < sum && c == 0)
+		return (size_t)-1;
+	if (peek)
+		return c;
+	/* consume the @c bytes copied (a fault: what was copied is taken, as the kernel's) */
+	for (size_t rest = c; rest;) {
+		uint32_t idx = s->rxq[s->rx_head];
+		uint32_t avail = rt->buf_len[idx] - s->rx_off;
+		uint32_t k = rest < avail ? (uint32_t)rest : avail;
+
+		s->rx_off += k;
+		s->rx_bytes -= k;
+		rest -= k;
+		if (s->rx_off == rt->buf_len[idx]) {
+			gl_ring_done_add(rt, idx);
+			s->rx_head = (s->rx_head + 1) % s->rx_cap;
+			s->rx_n--;
+			s->rx_off = 0;
+		}
+	}
+	return c;
+}
+
 ssize_t gl_recv_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
 		       int flags)
 {
@@ -131,36 +184,18 @@ ssize_t gl_recv_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 				}
 			}
 		}
-		uint32_t pos = s->rx_head, left = s->rx_n, off = s->rx_off;
+		while (got < total && s->rx_n) {
+			size_t c = copy_out(rt, s, iov, n, got, total, trunc, peek);
 
-		while (got < total && left) {
-			uint32_t idx = s->rxq[pos];
-			uint32_t avail = rt->buf_len[idx] - off;
-			size_t k = total - got < avail ? total - got : avail;
-
-			if (!trunc && gl_iov_scatter(iov, n, got, tcr_region_slot(rt->r, idx) +
-						     rt->buf_off[idx] + off, k) < k) {
+			if (c == (size_t)-1) {
 				/* the kernel copies before it consumes: these bytes stay */
 				if (!peek && got)
 					gl_ring_done_flush(rt);
 				return got ? (ssize_t)got : -EFAULT;
 			}
-			got += k;
-			off += (uint32_t)k;
-			if (off == rt->buf_len[idx]) {
-				pos = (pos + 1) % s->rx_cap;
-				left--;
-				off = 0;
-				if (!peek) {
-					gl_ring_done_add(rt, idx);
-					s->rx_head = pos;
-					s->rx_n = left;
-				}
-			}
-			if (!peek) {
-				s->rx_off = off;
-				s->rx_bytes -= k;
-			}
+			got += c;
+			if (peek || !c)
+				break;	/* a peek copies from the head once; nothing left */
 		}
 		if (!peek && got)
 			gl_ring_done_flush(rt);

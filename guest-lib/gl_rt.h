@@ -53,6 +53,16 @@ struct gl_rt {
 	struct gl_waiter *waiters;	/* calls waiting for a response (gl_chan.c) */
 	uint32_t *stash;	/* FREE buffers we hold */
 	uint32_t nstash;
+	/*
+	 * The stash is shared by every socket: a send that stopped because
+	 * it was down to GL_CTRL_RESERVE while its socket had room marks the
+	 * socket (gl_sock.starved_gen = stash_gen, starved = true); buffers
+	 * coming back then bump stash_gen, which makes those sockets writable
+	 * again for edge-triggered epoll (gl_poll_revents), since no TXDONE
+	 * of their own may ever come.
+	 */
+	uint32_t stash_gen;
+	bool starved;
 	uint32_t tx_bound;	/* buffers in flight per socket (GL_TX_*, gl_chan.h) */
 	uint32_t *buf_off, *buf_len;	/* private copy of RX descriptors */
 	uint32_t done[64];

@@ -38,6 +38,20 @@ static uint16_t tx_flags(int flags, bool last)
 	return f;
 }
 
+/*
+ * A non-blocking send of @s stops for want of buffers: if the shared
+ * stash, not its own bound, stopped it, no TXDONE of its own may come to
+ * make it writable again; the stash's refill will (gl_rt.h, stash_gen).
+ */
+static void starve(struct gl_rt *rt, struct gl_sock *s)
+{
+	if (s->tx_inflight < rt->tx_bound && rt->nstash <= GL_CTRL_RESERVE) {
+		s->tx_starved = true;
+		s->starved_gen = rt->stash_gen;
+		rt->starved = true;
+	}
+}
+
 ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
 		       int flags)
 {
@@ -92,10 +106,12 @@ ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 				return (ssize_t)sent;
 			continue;
 		}
-		if (sent && nb)
-			break;
-		if (nb)
+		if (nb) {
+			starve(rt, s);
+			if (sent)
+				break;
 			return -EAGAIN;
+		}
 		err = gl_chan_wait(rt, deadline);
 		if (err)
 			return sent ? (ssize_t)sent : err;
@@ -161,8 +177,10 @@ ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 					     SRPC_DGRAM_HDR + (uint32_t)total, tx_flags(flags, true));
 			return rt->broken ? -ENETDOWN : (ssize_t)total;
 		}
-		if (nb)
+		if (nb) {
+			starve(rt, s);
 			return -EAGAIN;
+		}
 		err = gl_chan_wait(rt, deadline);
 		if (err)
 			return err;

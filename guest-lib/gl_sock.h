@@ -30,6 +30,8 @@ struct gl_sock {
 	size_t rx_bytes;
 	uint32_t tx_inflight;	/* buffers sent, not yet written by the TOE */
 	uint32_t rseq, wseq;	/* bumped on read/write readiness changes (edge triggering) */
+	bool tx_starved;	/* a send stopped for want of stash (gl_rt.stash_gen) */
+	uint32_t starved_gen;
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none */
 	bool dgram;		/* UDP: each rxq buffer is one datagram (struct srpc_dgram) */
 	/*

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -72,6 +73,44 @@ int gl_user_read(void *dst, const void *src, size_t n)
 int gl_user_write(void *dst, const void *src, size_t n)
 {
 	return user_copy(dst, src, n, true);
+}
+
+size_t gl_user_writev(const struct iovec *dst, int nd, const struct iovec *src, int ns)
+{
+	size_t done = 0;
+	int e = errno;
+	ssize_t k;
+
+	for (int i = 0; i < nd; i++)
+		if (!dst[i].iov_base && dst[i].iov_len)
+			return 0;	/* NULL: no system call (the one-copy rule) */
+	k = plain ? -1 : process_vm_writev(getpid(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
+	if (k < 0 && (plain || errno == ENOSYS || errno == EPERM)) {
+		const struct iovec *d = dst;
+		size_t doff = 0;
+
+		plain = true;
+		for (int i = 0; i < ns; i++) {
+			size_t soff = 0;
+
+			while (soff < src[i].iov_len && d < dst + nd) {
+				size_t c = src[i].iov_len - soff < d->iov_len - doff
+						   ? src[i].iov_len - soff : d->iov_len - doff;
+
+				memcpy((uint8_t *)d->iov_base + doff, (const uint8_t *)src[i].iov_base + soff, c);
+				soff += c;
+				doff += c;
+				done += c;
+				if (doff == d->iov_len) {
+					d++;
+					doff = 0;
+				}
+			}
+		}
+		k = (ssize_t)done;
+	}
+	errno = e;
+	return k < 0 ? 0 : (size_t)k;
 }
 
 int gl_user_iov_get(const struct iovec *uiov, int n, struct iovec *small, struct iovec **out)

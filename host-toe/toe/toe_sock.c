@@ -21,6 +21,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -302,43 +303,97 @@ static int ordered_sockopt(struct toe_sock *s, const struct srpc_msg *m)
 	return 0;
 }
 
+/*
+ * The bytes of @s's send queue that may go to the kernel in one call,
+ * gathered into @iov (at most TOE_TX_IOV buffers) from the head (past
+ * tx_off), sent with the flags of the last one: a buffer with MSG_OOB
+ * ends a call (its urgent byte is the call's last); buffers sent without
+ * MSG_MORE are not joined with later ones that have it (that would hold
+ * back bytes the guest pushed); and a call ends at the stream position
+ * of the first ordered socket option, which applies between two calls.
+ * Returns the number of iovecs, their flags in @flags.
+ */
+static int tx_gather(struct toe *t, struct toe_sock *s, struct iovec *iov, int *flags)
+{
+	uint64_t at = s->optq_n ? s->optq[0].at : UINT64_MAX, pos = s->tx_out;
+	uint32_t idx = s->txq.head, off = s->tx_off;
+	int k = 0;
+
+	*flags = 0;
+	for (uint32_t i = 0; i < s->txq.n && k < TOE_TX_IOV; i++, idx = t->buf_next[idx]) {
+		uint32_t len = t->buf_len[idx] - off;
+
+		if (k && pos >= at)
+			break;	/* the option applies before these bytes */
+		if (k && !(*flags & MSG_MORE) && (tx_msg_flags(t, idx) & MSG_MORE))
+			break;	/* what came before is pushed, not held with these */
+		iov[k].iov_base = toe_item_data(t, idx) + t->buf_off[idx] + off;
+		iov[k].iov_len = len;
+		k++;
+		pos += len;
+		off = 0;
+		*flags = tx_msg_flags(t, idx);
+		if (*flags & MSG_OOB)
+			break;
+	}
+	return k;
+}
+
+/*
+ * Write the send queue: many buffers per sendmsg, so that a response cut
+ * into small slots still reaches TCP as one large write (one segment
+ * train, GSO-sized skbs) instead of a send, a push and a trip through
+ * the host's stack per slot.
+ */
 void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 {
+	struct iovec iov[TOE_TX_IOV];
+
 	if (s->dgram) {
 		dgram_flush_tx(t, s);
 		return;
 	}
 	while (s->txq.n) {
-		uint32_t idx = s->txq.head;
-		uint32_t len = t->buf_len[idx];
+		struct msghdr mh = { .msg_iov = iov };
+		int flags, k = tx_gather(t, s, iov, &flags);
+		size_t want = 0;
 		ssize_t n;
 
-		if (s->tx_off < len) {
-			/*
-			 * With an out chain, idx names the TOE's private copy in
-			 * R.out (what the VNFs inspected); without one, the
-			 * guest's slot, zero copy (design section 3).
-			 */
-			n = send(s->fd, toe_item_data(t, idx) + t->buf_off[idx] + s->tx_off,
-				 len - s->tx_off, MSG_NOSIGNAL | MSG_DONTWAIT | tx_msg_flags(t, idx));
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					break;
-				toe_sock_fail(t, s, errno);
-				return;
-			}
-			s->tx_off += (uint32_t)n;
-			s->tx_out += (uint64_t)n;
-			t->st.bytes_out += (uint64_t)n;
-			if (s->optq_n)
-				opts_due(s);
-			if (s->tx_off < len)
+		for (int i = 0; i < k; i++)
+			want += iov[i].iov_len;
+		/*
+		 * With an out chain, the buffers are the TOE's private copies
+		 * in R.out (what the VNFs inspected); without one, the guest's
+		 * slots, zero copy (design section 3).
+		 */
+		mh.msg_iovlen = (size_t)k;
+		n = want ? sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | flags) : 0;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
 				break;
+			toe_sock_fail(t, s, errno);
+			return;
 		}
-		toe_bufq_pop(t, &s->txq);
-		s->tx_off = 0;
-		s->tx_pending--;
-		toe_sock_regrant(t, idx, s->id);
+		s->tx_out += (uint64_t)n;
+		t->st.bytes_out += (uint64_t)n;
+		/* whole buffers written go back; a partial one stays at the head */
+		for (size_t left = (size_t)n; s->txq.n;) {
+			uint32_t idx = s->txq.head, rest = t->buf_len[idx] - s->tx_off;
+
+			if (left < rest) {
+				s->tx_off += (uint32_t)left;
+				break;
+			}
+			left -= rest;
+			toe_bufq_pop(t, &s->txq);
+			s->tx_off = 0;
+			s->tx_pending--;
+			toe_sock_regrant(t, idx, s->id);
+		}
+		if (s->optq_n)
+			opts_due(s);
+		if ((size_t)n < want)
+			break;	/* the kernel's send buffer is full: wait for EPOLLOUT */
 	}
 	if (!s->tx_pending) {
 		if (s->shut_wr_pending) {
@@ -351,6 +406,33 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 		}
 	}
 	sock_arm(t, s);
+}
+
+/*
+ * @len payload bytes of @s read into buffer @idx at @off (a datagram's
+ * header before it): its descriptor, onto the inbound input queue.
+ */
+static void rx_queue(struct toe *t, struct toe_sock *s, uint32_t idx, uint32_t off, uint32_t len)
+{
+	struct tcr_desc d = { 0 };
+
+	d.slot = idx;
+	d.len = off + len;
+	d.op = TCR_OP_DATA;
+	d.conn_id = s->id;
+	d.l4proto = s->dgram ? IPPROTO_UDP : IPPROTO_TCP;
+	d.tsc = tcr_tsc_now();
+	tcr_desc_store(t->r, idx, &d);
+	t->buf_sock[idx] = s->id;
+	t->buf_off[idx] = off;
+	t->buf_len[idx] = len;
+	t->buf_seq[idx] = s->dgram ? 0 : s->rx_seq;
+	if (!s->dgram)
+		s->rx_seq += len;
+	s->rx_inflight++;
+	s->rx_queued++;
+	t->st.bytes_in += len;
+	toe_bufq_push(t, &t->in_input, idx);	/* inbound input queue */
 }
 
 /*
@@ -367,7 +449,6 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct srpc_dgram h = { 0 };
-		struct tcr_desc d = { 0 };
 		uint8_t *slot;
 		uint32_t idx;
 		ssize_t n;
@@ -396,25 +477,33 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 		memcpy(&t->buf_dst[idx].a, &ss, sizeof(ss));
 		t->buf_dst[idx].len = sl;
 		memcpy(slot, &h, sizeof(h));
-		d.slot = idx;
-		d.len = SRPC_DGRAM_HDR + (uint32_t)n;
-		d.op = TCR_OP_DATA;
-		d.conn_id = s->id;
-		d.l4proto = IPPROTO_UDP;
-		d.tsc = tcr_tsc_now();
-		tcr_desc_store(t->r, idx, &d);
-		t->buf_sock[idx] = s->id;
-		t->buf_off[idx] = SRPC_DGRAM_HDR;
-		t->buf_len[idx] = (uint32_t)n;
-		t->buf_seq[idx] = 0;
-		s->rx_inflight++;
-		s->rx_queued++;
-		t->st.bytes_in += (uint64_t)n;
-		toe_bufq_push(t, &t->in_input, idx);
+		rx_queue(t, s, idx, SRPC_DGRAM_HDR, (uint32_t)n);
 	}
 	sock_arm(t, s);
 }
 
+/*
+ * How many buffers one read of stream @s may fill: its room under the
+ * per-socket bound, the pool's stock above the reserve and its owner's
+ * share, at most TOE_RX_IOV; at least 1 (the caller checked each).
+ */
+static uint32_t rx_room(const struct toe *t, const struct toe_sock *s)
+{
+	int64_t k = TOE_RX_IOV, v;
+
+	v = (int64_t)t->p.rx_bound - s->rx_inflight;
+	k = v < k ? v : k;
+	v = (int64_t)tcr_pool_count(t->pool, TCR_HOLDER_FREE) - RESERVE_BUFS;
+	k = v < k ? v : k;
+	v = (int64_t)t->chan_cap - tcr_pool_count(t->pool, TCR_HOLDER_CH(s->owner));
+	k = v < k ? v : k;
+	return k > 1 ? (uint32_t)k : 1;
+}
+
+/*
+ * Read stream @s into as many buffers per readv as it may fill (rx_room),
+ * so a large arrival costs one system call, not one per slot.
+ */
 static void sock_read(struct toe *t, struct toe_sock *s)
 {
 	if (s->dgram) {
@@ -423,16 +512,22 @@ static void sock_read(struct toe *t, struct toe_sock *s)
 	}
 	while (!s->rd_eof && !s->failed && !s->parked && s->rx_inflight < t->p.rx_bound &&
 	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && toe_chan_room(t, s->owner)) {
-		struct tcr_desc d = { 0 };
-		uint32_t idx;
+		uint32_t idx[TOE_RX_IOV], k = rx_room(t, s), got, i;
+		struct iovec iov[TOE_RX_IOV];
 		ssize_t n;
 
-		tcr_pool_alloc(t->pool, &idx, 1);
-		n = recv(s->fd, tcr_region_slot(t->r, idx), t->p.slot_size, MSG_DONTWAIT);
+		k = tcr_pool_alloc(t->pool, idx, k);
+		if (!k)
+			break;
+		for (i = 0; i < k; i++) {
+			iov[i].iov_base = tcr_region_slot(t->r, idx[i]);
+			iov[i].iov_len = t->p.slot_size;
+		}
+		n = readv(s->fd, iov, (int)k);
 		if (n <= 0) {
 			int err = n < 0 ? errno : 0;
 
-			tcr_pool_free(t->pool, &idx, 1);
+			tcr_pool_free(t->pool, idx, k);
 			if (n < 0 && (err == EAGAIN || err == EINTR))
 				break;
 			if (n == 0) {
@@ -450,22 +545,16 @@ static void sock_read(struct toe *t, struct toe_sock *s)
 			}
 			break;
 		}
-		d.slot = idx;
-		d.len = (uint32_t)n;
-		d.op = TCR_OP_DATA;
-		d.conn_id = s->id;
-		d.l4proto = IPPROTO_TCP;
-		d.tsc = tcr_tsc_now();
-		tcr_desc_store(t->r, idx, &d);
-		t->buf_sock[idx] = s->id;
-		t->buf_off[idx] = 0;
-		t->buf_len[idx] = (uint32_t)n;
-		t->buf_seq[idx] = s->rx_seq;
-		s->rx_seq += (uint64_t)n;
-		s->rx_inflight++;
-		s->rx_queued++;
-		t->st.bytes_in += (uint64_t)n;
-		toe_bufq_push(t, &t->in_input, idx);	/* inbound input queue */
+		got = (uint32_t)((size_t)n + t->p.slot_size - 1) / t->p.slot_size;
+		for (i = 0; i < got; i++) {
+			uint32_t len = i + 1 < got ? t->p.slot_size
+						   : (uint32_t)n - i * t->p.slot_size;
+
+			rx_queue(t, s, idx[i], 0, len);
+		}
+		tcr_pool_free(t->pool, idx + got, k - got);
+		if (got < k)
+			break;	/* drained: epoll says when more comes */
 	}
 	sock_arm(t, s);
 }
@@ -845,14 +934,21 @@ void toe_sock_on_tx_data(struct toe *t, uint32_t ch, uint32_t idx, const struct 
 	toe_bufq_push(t, &t->out_input, idx);	/* outbound input queue */
 }
 
-/* An RX buffer of socket @sock_id came back on DONE. */
+/*
+ * An RX buffer of socket @sock_id came back on DONE.  A socket read up to
+ * its bound resumes once a quarter of the bound is free again (or all of
+ * it): resuming at every returned buffer read one slot per system call
+ * and re-armed epoll each time.
+ */
 void toe_sock_on_rx_done(struct toe *t, uint32_t sock_id)
 {
 	struct toe_sock *s = toe_sock_get(t, sock_id);
 
 	if (s && s->rx_inflight) {
+		uint32_t low = t->p.rx_bound - (t->p.rx_bound + 3) / 4;
+
 		s->rx_inflight--;
-		if (s->rx_inflight + 1 == t->p.rx_bound || s->rx_inflight == 0)
+		if (s->rx_inflight == low || s->rx_inflight == 0)
 			sock_read(t, s);	/* room again: resume reading */
 	}
 }

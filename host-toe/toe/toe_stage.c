@@ -249,6 +249,39 @@ bool toe_stage_step(struct toe *t)
 	return did;
 }
 
+/*
+ * Outbound output queue, up to DRAIN_BATCH buffers: each onto its
+ * socket's send queue first, then each socket written once, so the
+ * buffers of one guest write leave in one sendmsg (toe_sock_flush_tx).
+ */
+#define DRAIN_BATCH 64
+
+static void drain_out(struct toe *t)
+{
+	uint32_t ids[DRAIN_BATCH], idx;
+	int n = 0;
+
+	while (n < DRAIN_BATCH && (idx = toe_bufq_pop(t, &t->out_output)) != NO_BUF) {
+		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+
+		if (!s || s->failed) {
+			toe_sock_regrant(t, idx, t->buf_sock[idx]);
+			if (s && --s->tx_pending == 0 && s->closing)
+				toe_sock_free(t, s);
+			continue;
+		}
+		toe_bufq_push(t, &s->txq, idx);
+		if (!n || ids[n - 1] != s->id)
+			ids[n++] = s->id;
+	}
+	for (int i = 0; i < n; i++) {
+		struct toe_sock *s = toe_sock_get(t, ids[i]);
+
+		if (s && s->txq.n)
+			toe_sock_flush_tx(t, s);
+	}
+}
+
 /* Output queues: inbound to the guest's RX ring, outbound to socket queues. */
 void toe_stage_drain(struct toe *t)
 {
@@ -269,16 +302,6 @@ void toe_stage_drain(struct toe *t)
 				toe_chan_event(t, s->owner, SRPC_EV_EOF, s->id, 0, 0);
 		}
 	}
-	while ((idx = toe_bufq_pop(t, &t->out_output)) != NO_BUF) {
-		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
-
-		if (!s || s->failed) {
-			toe_sock_regrant(t, idx, t->buf_sock[idx]);
-			if (s && --s->tx_pending == 0 && s->closing)
-				toe_sock_free(t, s);
-			continue;
-		}
-		toe_bufq_push(t, &s->txq, idx);
-		toe_sock_flush_tx(t, s);
-	}
+	while (t->out_output.n)
+		drain_out(t);
 }
