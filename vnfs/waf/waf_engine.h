@@ -191,6 +191,9 @@ int waf_flow_feed(struct waf_flow *f, enum waf_dir dir,
  * inside a message): an allowed chunk then carries a request whose verdict
  * is not known yet. */
 bool waf_flow_in_message(const struct waf_flow *f, enum waf_dir dir);
+/* Complete requests whose response has not ended, as far as the flow
+ * saw responses (WAF_DIR_OUT fed); 0 when it sees none. */
+unsigned waf_flow_awaiting(const struct waf_flow *f);
 /* True once the flow has denied. */
 bool waf_flow_denied(const struct waf_flow *f);
 
