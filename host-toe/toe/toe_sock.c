@@ -556,12 +556,15 @@ bool toe_sock_answer(struct toe *t, struct toe_sock *s, const uint8_t *answer, u
 
 	/*
 	 * Only where no byte of the guest's own is on its way to the peer
-	 * (so the answer cannot land inside a response) and the stream is
-	 * still open for writing; the VNF is trusted with the bytes (bounded
-	 * by the scheduler), not with when they may be sent.
+	 * (so the answer cannot land inside a response), where the guest has
+	 * answered what it was given last (or was given nothing: else the
+	 * answer would pass for the response to an earlier, pipelined
+	 * request), and while the stream is open for writing.  The VNF is
+	 * trusted with the bytes (bounded by the scheduler), not with when
+	 * they may be sent.
 	 */
 	if (s->failed || s->dgram || s->listening || s->tx_pending || s->txq.n ||
-	    s->shut_wr_pending || !answer || !len)
+	    s->shut_wr_pending || (s->rx_given && s->tx_in == s->tx_in_at_rx) || !answer || !len)
 		return false;
 	n = send(s->fd, answer, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n != (ssize_t)len)

@@ -61,6 +61,13 @@ struct toe_sock {
 	 * set while they differ waits in optq until tx_out reaches its @at.
 	 */
 	uint64_t tx_in, tx_out;
+	/*
+	 * tx_in when inbound bytes last went to the guest: equal to tx_in
+	 * now, the guest has not answered what it got last, so an answer
+	 * from a VNF would pass for its response (toe_sock_answer).
+	 */
+	uint64_t tx_in_at_rx;
+	bool rx_given;		/* inbound bytes went to the guest */
 	struct toe_sockopt {
 		int name, val;
 		uint64_t at;

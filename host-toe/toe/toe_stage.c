@@ -261,6 +261,8 @@ void toe_stage_drain(struct toe *t)
 			rx_drop(t, s, idx);
 		} else {
 			s->rx_queued--;
+			s->tx_in_at_rx = s->tx_in;
+			s->rx_given = true;
 		}
 		/* the EOF follows the last byte before it (srpc.h) */
 		if (s && s->eof_pending && !s->rx_queued) {

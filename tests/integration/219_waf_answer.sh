@@ -10,6 +10,10 @@
 #   - the same incident id is in the VNF's log line, the TOE's, and
 #     `sfc-ctl stats` (text and --json);
 #   - a protocol violation (a non-numeric Content-Length) gets a 400;
+#   - on a keep-alive connection the second request's deny gets the 403
+#     once the guest answered the first; pipelined behind a request the
+#     guest has not answered yet it is reset (a 403 would pass for the
+#     answer to the first);
 #   - a page configured with `deny_page` (placeholders filled in) after
 #     a rules reload through `vnf add` of a new VNF with that file;
 #   - a response leaking an SQL error message is denied on the out chain
@@ -96,6 +100,58 @@ print(buf.decode("latin-1"))
 EOF
 head -1 "$work/a400" | grep -q "^HTTP/1.1 400 Bad Request" || fail "protocol violation: $(head -3 "$work/a400")"
 grep -q "<title>400 Bad Request</title>" "$work/a400" || fail "400 page: $(cat "$work/a400")"
+
+# Keep-alive: the guest answered the first request, so the second one's
+# deny gets the 403.  Pipelined: the guest has not answered the first
+# request yet, so a 403 would pass for its response: reset instead.
+ip netns exec "$GU" "$build/bin/tochain-run" --region "$(td_field vm web1 region)" -- python3 -c '
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        if self.path.startswith("/slow"):
+            time.sleep(3)
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"ok\n")
+    def log_message(self, *a):
+        pass
+HTTPServer(("0.0.0.0", 8081), H).serve_forever()' >"$work/py-ka.log" 2>&1 &
+tc_on_exit "kill -9 $!"
+tc_wait_port "$CL" 10.69.0.2 8081 15 || fail "the keep-alive server did not come up"
+ip netns exec "$CL" python3 - <<'EOF' || fail "keep-alive / pipelined answers"
+import socket, time
+ATTACK = b"GET /item?id=1%27%20OR%20%271%27%3D%271 HTTP/1.1\r\nHost: web1\r\n\r\n"
+def read_all(s):
+    buf = b""
+    try:
+        while True:
+            k = s.recv(4096)
+            if not k:
+                return buf, "fin"
+            buf += k
+    except ConnectionResetError:
+        return buf, "rst"
+s = socket.create_connection(("10.69.0.2", 8081), timeout=15)
+s.sendall(b"GET / HTTP/1.1\r\nHost: web1\r\n\r\n")
+first = b""
+while not first.endswith(b"ok\n"):
+    first += s.recv(4096)
+s.sendall(ATTACK)
+buf, end = read_all(s)
+assert first.startswith(b"HTTP/1.0 200") or first.startswith(b"HTTP/1.1 200"), first
+assert buf.startswith(b"HTTP/1.1 403 Forbidden") and end == "fin", (buf[:80], end)
+print("keep-alive: 200, then the 403 page and a FIN")
+s = socket.create_connection(("10.69.0.2", 8081), timeout=15)
+s.sendall(b"GET /slow HTTP/1.1\r\nHost: web1\r\n\r\n")
+time.sleep(0.5)
+s.sendall(ATTACK)
+buf, end = read_all(s)
+assert b"403" not in buf and end == "rst", (buf[:80], end)
+print("pipelined behind an unanswered request: reset, no 403")
+EOF
 
 # The response leaking an SQL error is denied on the out chain: reset.
 rc=0
