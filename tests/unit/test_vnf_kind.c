@@ -556,6 +556,30 @@ START_TEST(test_waf_answer)
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
 	ck_assert_uint_eq(rule, 777002);
 	ck_assert_uint_eq(vnf_kind_waf.answer(kt.ts, &ans, &inc), 0);
+	/*
+	 * A reload: a connection opened before it keeps its engine's page
+	 * (the old engine outlives the thread's reference through the flow),
+	 * a new one gets the new page.
+	 */
+	p = to_srv(5, 0, "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n", 40004);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	write_file("page.html", "<p>new @INCIDENT@</p>\n");
+	ck_assert_int_eq(vnf_engines_reload(&es, err, sizeof(err)), 0);
+	vnf_kthread_refresh(&kt);
+	p = to_srv(5, p.len, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40004);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	n = vnf_kind_waf.answer(kt.ts, &ans, &inc);
+	ck_assert_uint_gt(n, 0);
+	memcpy(text, ans, n);
+	text[n] = '\0';
+	ck_assert_msg(strstr(text, "<p>403 Forbidden #") != NULL, "%s", text);
+	p = to_srv(6, 0, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40005);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	n = vnf_kind_waf.answer(kt.ts, &ans, &inc);
+	ck_assert_uint_gt(n, 0);
+	memcpy(text, ans, n);
+	text[n] = '\0';
+	ck_assert_msg(strstr(text, "<p>new ") != NULL, "%s", text);
 	vnf_kthread_fini(&kt);
 	vnf_engines_fini(&es);
 	/* A page that cannot fit an answer is refused with its line. */

@@ -206,6 +206,7 @@ int waf_config_load(const char *path, struct waf_config_file *out,
 			out->deny_page = NULL;
 			rc = file ? waf_answer_page_load(file, &out->deny_page, msg, sizeof(msg))
 				  : -ENOMEM;
+			out->cfg.deny_page = out->deny_page;
 			free(file);
 			if (rc) {
 				rc = cfg_err(err, errlen, rc, "%s:%u: %s", path, lineno,

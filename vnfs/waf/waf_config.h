@@ -36,7 +36,7 @@ struct waf_config_file {
 	char *crs_dir;
 	char *pre[WAF_CONFIG_MAX_FILES];
 	char *extra[WAF_CONFIG_MAX_FILES];
-	char *deny_page;	/* deny_page's template, NULL: the built-in page */
+	char *deny_page;	/* deny_page's template (cfg.deny_page), NULL: built-in */
 };
 
 /*

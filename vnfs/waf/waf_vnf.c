@@ -70,12 +70,6 @@ bool waf_vnf_is_config(const char *path)
 	return res;
 }
 
-/* The kind's engine: the WAF engine and the deny page of its configuration. */
-struct waf_vnf_engine {
-	struct waf_engine *e;
-	char *page;			/* NULL: the built-in page */
-};
-
 /* A service thread's state beside its streams: the answer of its last Deny. */
 struct waf_vnf_thread {
 	uint64_t rnd;			/* xorshift state for incident ids */
@@ -84,13 +78,13 @@ struct waf_vnf_thread {
 };
 
 /*
- * A stream's state: its WAF flow and the engine it was opened on (whose
- * page its answers use; the flow's reference keeps the WAF engine, and
- * vnf_kind's per-thread reference keeps this wrapper, alive).
+ * A stream's state: its WAF flow and the deny page of the engine it was
+ * opened on (the flow's engine reference keeps the page alive across a
+ * reload).
  */
 struct waf_vnf_flow {
 	struct waf_flow *f;
-	const struct waf_vnf_engine *eng;
+	const char *page;
 };
 
 static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
@@ -98,7 +92,6 @@ static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 	struct waf_config_file file;
 	struct waf_config cfg = { 0 };
 	const char *extra[1];
-	struct waf_vnf_engine *w;
 	struct waf_engine *e;
 	bool have_file = false;
 
@@ -120,45 +113,28 @@ static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 	}
 	if (o->paranoia)
 		cfg.paranoia_level = o->paranoia;
-	w = calloc(1, sizeof(*w));
-	e = w ? waf_engine_create(&cfg, err, errlen) : NULL;
-	if (!w)
-		snprintf(err, errlen, "out of memory");
-	if (e) {
-		w->e = e;
-		w->page = file.deny_page;	/* taken from the file */
-		file.deny_page = NULL;
-	}
-	if (have_file || !e) {
-		int saved = w ? errno : ENOMEM;
+	e = waf_engine_create(&cfg, err, errlen);
+	if (have_file) {
+		int saved = errno;
 
 		waf_config_free(&file);
-		if (!e) {
-			free(w);
-			w = NULL;
-		}
 		errno = saved;
 	}
-	return w;
+	return e;
 }
 
-static void waf_free(void *p)
+static void waf_free(void *e)
 {
-	struct waf_vnf_engine *w = p;
-
-	waf_engine_put(w->e);
-	free(w->page);
-	free(w);
+	waf_engine_put(e);
 }
 
-static unsigned int waf_count(const void *p)
+static unsigned int waf_count(const void *e)
 {
-	return waf_engine_rule_count(((const struct waf_vnf_engine *)p)->e);
+	return waf_engine_rule_count(e);
 }
 
 static void *waf_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
 {
-	const struct waf_vnf_engine *w = engine;
 	struct waf_vnf_flow *wf;
 	char c[64], sv[64];
 
@@ -168,12 +144,12 @@ static void *waf_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
 		return NULL;
 	vnf_addr_str(s->family, s->client_addr, c, sizeof(c));
 	vnf_addr_str(s->family, s->server_addr, sv, sizeof(sv));
-	wf->f = waf_flow_create(w->e, c, s->client_port, sv, s->server_port);
+	wf->f = waf_flow_create(engine, c, s->client_port, sv, s->server_port);
 	if (!wf->f) {
 		free(wf);
 		return NULL;
 	}
-	wf->eng = w;
+	wf->page = waf_engine_deny_page(engine);
 	return wf;
 }
 
@@ -226,7 +202,7 @@ static uint32_t incident_next(struct waf_vnf_thread *th)
 {
 	uint32_t id;
 
-	do {	/* xorshift64*, seeded from getrandom: ids unguessable enough to be names */
+	do {	/* xorshift64*, seeded per thread from getrandom: ids that name, not secrets */
 		th->rnd ^= th->rnd >> 12;
 		th->rnd ^= th->rnd << 25;
 		th->rnd ^= th->rnd >> 27;
@@ -256,7 +232,7 @@ static int waf_flow_judge(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
 	th->incident = incident_next(th);
 	status = waf_answer_status(&v);
 	if (wd == WAF_DIR_IN && waf_flow_awaiting(wf->f) == 0)
-		th->ans_len = (uint32_t)waf_answer_build(wf->eng->page, status, th->incident,
+		th->ans_len = (uint32_t)waf_answer_build(wf->page, status, th->incident,
 							 th->ans, sizeof(th->ans));
 	vnf_log_limited(20, "tochain-vnf: waf: conn %" PRIu64 ": denied (%s) rule %u status %d "
 			"incident %08x: %s\n", s->conn_id, wd == WAF_DIR_IN ? "request" : "response",
