@@ -490,6 +490,19 @@ START_TEST(test_waf_rules_file)
 }
 END_TEST
 
+/* The waf kind's answer for the Deny just judged, as a string; its length. */
+static uint32_t answer_text(struct vnf_kthread *kt, char *text, uint32_t *inc)
+{
+	const uint8_t *ans;
+	uint32_t n = vnf_kind_waf.answer(kt->ts, &ans, inc);
+
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_le(n, VNF_ANSWER_MAX);
+	memcpy(text, ans, n);
+	text[n] = '\0';
+	return n;
+}
+
 /*
  * The answer of a waf Deny: a request denied before any byte of it passed
  * gets a 403 page with an incident id (the configured page), a protocol
@@ -520,12 +533,8 @@ START_TEST(test_waf_answer)
 	p = to_srv(2, 0, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40001);
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
 	ck_assert_uint_eq(rule, 777002);
-	n = vnf_kind_waf.answer(kt.ts, &ans, &inc);
-	ck_assert_uint_gt(n, 0);
-	ck_assert_uint_le(n, VNF_ANSWER_MAX);
+	answer_text(&kt, text, &inc);
 	ck_assert_uint_ne(inc, 0);
-	memcpy(text, ans, n);
-	text[n] = '\0';
 	ck_assert_msg(!strncmp(text, "HTTP/1.1 403 Forbidden\r\n", 24), "%s", text);
 	{
 		char want[64];
@@ -568,17 +577,11 @@ START_TEST(test_waf_answer)
 	vnf_kthread_refresh(&kt);
 	p = to_srv(5, p.len, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40004);
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
-	n = vnf_kind_waf.answer(kt.ts, &ans, &inc);
-	ck_assert_uint_gt(n, 0);
-	memcpy(text, ans, n);
-	text[n] = '\0';
+	answer_text(&kt, text, &inc);
 	ck_assert_msg(strstr(text, "<p>403 Forbidden #") != NULL, "%s", text);
 	p = to_srv(6, 0, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40005);
 	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
-	n = vnf_kind_waf.answer(kt.ts, &ans, &inc);
-	ck_assert_uint_gt(n, 0);
-	memcpy(text, ans, n);
-	text[n] = '\0';
+	answer_text(&kt, text, &inc);
 	ck_assert_msg(strstr(text, "<p>new ") != NULL, "%s", text);
 	vnf_kthread_fini(&kt);
 	vnf_engines_fini(&es);
