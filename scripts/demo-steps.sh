@@ -111,11 +111,16 @@ clean() { # what, curl args...: 200 with the file
 	say "served  $what: HTTP $code"
 }
 attack() { # what, expected VNF (regex), expected rule (regex), curl args...
-	local what=$1 vnf=$2 rule=$3 rc=0 d kind msg
+	local what=$1 vnf=$2 rule=$3 rc=0 d kind msg code how
 	shift 3
 	sfc --json stats web1-in >"$work/before.json"
-	ip netns exec "$CL" curl -sS -o /dev/null --max-time 10 --path-as-is "$@" 2>"$work/err" || rc=$?
-	[ $rc = 56 ] || [ $rc = 52 ] || fail "attack '$what' was not reset: curl $rc $(cat "$work/err")"
+	code=$(ip netns exec "$CL" curl -sS -o /dev/null -w '%{http_code}' --max-time 10 --path-as-is "$@" \
+		2>"$work/err") || rc=$?
+	# the WAF answers with a 403 page and closes; anything else denied is reset
+	how="RESET   $what (curl $rc)"
+	[ $rc = 0 ] && [ "$code" = 403 ] && how="403     $what"
+	[ $rc = 56 ] || [ $rc = 52 ] || [ "${how:0:3}" = 403 ] ||
+		fail "attack '$what' was not denied: curl $rc, HTTP $code $(cat "$work/err")"
 	# the newest denial that was not there before: "VNF RULE TIME"
 	sfc --json stats web1-in >"$work/after.json"
 	d=$(python3 - "$work/before.json" "$work/after.json" <<'PY'
@@ -130,10 +135,11 @@ PY
 	[ "$1" != none ] || fail "attack '$what': reset, but stats shows no new denial"
 	[[ $1 =~ ^($vnf)$ ]] || fail "attack '$what' was denied by $1 (rule $2), not by $vnf"
 	[[ $2 =~ ^($rule)$ ]] || fail "attack '$what' was denied by rule $2 of $1, not $rule"
+	[ "${how:0:3}" != 403 ] || [ "$1" = web-waf ] || fail "attack '$what': a 403 answer, but $1 denied it"
 	kind=waf
 	[ "$1" = web-ids ] && kind=ids
 	msg=$(python3 "$tools" rule "$kind" "$2" "$ids_rules")
-	say "RESET   $what (curl $rc): denied by $1, rule $2${msg:+ \"$msg\"}"
+	say "$how: denied by $1, rule $2${msg:+ \"$msg\"}"
 	echo "$3 denial $1/$2" >>"$events"
 }
 demo_requests() {

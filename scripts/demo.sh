@@ -10,15 +10,16 @@
 #   3. unmodified nginx in the stand-in VM web1 (a namespace with nothing
 #      but loopback) under tochain-run;
 #   4. a client outside the VM's network: clean requests are served, an
-#      SQL injection, a path traversal and an IDS signature are reset,
-#      each with the VNF and rule that denied it (`sfc-ctl stats --json`);
+#      SQL injection, a path traversal and an IDS signature are denied
+#      (the WAF answers a 403 page, the IDS resets the connection), each
+#      with the VNF and rule that denied it (`sfc-ctl stats --json`);
 #   5. an SLA on the chain (`sfc-ctl chain set-sla`) and the rate served
 #      beside it under an open-loop load, in sync then in cfs mode
 #      (`sfc-ctl sched mode`), with CPU-bound tenant processes beside;
 #   6. `sfc-ctl stats`;
 #   7. build/demo/demo.png: rate per second, the SLA, the denials.
 # Exits non-zero when a step fails (a clean request not served, an attack
-# not reset or denied by the wrong VNF).  Everything is removed at exit.
+# not denied or denied by the wrong VNF).  Everything is removed at exit.
 # DEMO_SECONDS (15): each load run; DEMO_SLA (200 packets/s); DEMO_RATE
 # (1.2 x SLA requests/s offered); DEMO_TENANTS (3 CPU-bound processes).
 # The steps are scripts/demo-steps.sh's, shared with `make demo VM=qemu`

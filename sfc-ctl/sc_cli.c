@@ -543,9 +543,12 @@ static void print_stats(json_t *res)
 
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime(&ts));
 		snprintf(rule, sizeof(rule), "%lld", jint(dn, "rule"));
-		printf("  %s chain %s (%s) vnf %s rule %s: %s %s\n", when, jstr(dn, "chain"), jstr(dn, "dir"),
-		       jstr(dn, "vnf"), json_is_integer(json_object_get(dn, "rule")) ? rule : jstr(dn, "rule"),
-		       jstr(dn, "reason"), jstr(dn, "conn"));
+		printf("  %s chain %s (%s) vnf %s rule %s: %s %s%s%s\n", when, jstr(dn, "chain"),
+		       jstr(dn, "dir"), jstr(dn, "vnf"),
+		       json_is_integer(json_object_get(dn, "rule")) ? rule : jstr(dn, "rule"),
+		       jstr(dn, "reason"), jstr(dn, "conn"),
+		       json_is_string(json_object_get(dn, "incident")) ? " incident " : "",
+		       json_is_string(json_object_get(dn, "incident")) ? jstr(dn, "incident") : "");
 	}
 }
 

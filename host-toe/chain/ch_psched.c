@@ -166,13 +166,19 @@ void ch_psched_destroy(struct ch_psched *s)
 		free(vn->vd);
 	}
 	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
+		struct ch_result r;
+
+		while (ch_queue_pop(s->chain[c].out, &r, 1) == 1)
+			free(r.answer);		/* results nobody took */
 		ch_queue_destroy(s->chain[c].in);
 		ch_queue_destroy(s->chain[c].out);
 		free(s->chain[c].order);
 	}
-	for (uint32_t i = 0; i < s->cfg.max_flight; i++)
+	for (uint32_t i = 0; i < s->cfg.max_flight; i++) {
 		if (s->fl[i].tb)
 			ch_table_put(s->tables, s->fl[i].tb);
+		free(s->fl[i].answer);
+	}
 	ch_tables_destroy(s->tables);	/* frees the retired list too */
 	free(s->chain);
 	free(s->fl);

@@ -89,7 +89,16 @@ struct ch_result {
 	uint32_t deny_rule;		/* the VNF's rule id (CH_REASON_RULE) */
 	uint32_t hops;			/* hops it passed completely */
 	uint32_t bypassed;		/* failed fail-open VNFs skipped */
+	uint32_t incident;		/* with an answer: its incident id (vnf_proto.h) */
+	/*
+	 * A Deny whose VNF asked to end the connection with a message to the
+	 * client (VNF_VERDICT_ANSWER): answer_len (1..VNF_ANSWER_MAX) bytes,
+	 * copied out of the VNF's region, malloc'd; the taker owns them and
+	 * frees them (free(NULL) when there is none).  NULL otherwise.
+	 */
+	uint32_t answer_len;
 	uint32_t pad0;
+	uint8_t *answer;
 };
 
 enum ch_fail_policy { CH_FAIL_CLOSED = 0, CH_FAIL_OPEN = 1 };

@@ -45,8 +45,12 @@ unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain)
 		r.deny_rule = f->deny_rule;
 		r.hops = f->hop;
 		r.bypassed = f->bypassed;
+		r.answer = f->answer;		/* the taker frees it */
+		r.answer_len = f->answer_len;
+		r.incident = f->incident;
 		if (ch_queue_push(ch->out, &r, 1) != 1)
 			break;	/* cannot happen: admission keeps room */
+		f->answer = NULL;
 		ch->ohead++;
 		ch->inflight--;
 		ndone++;
@@ -92,6 +96,33 @@ void ch_psched_collect_verdict(struct ch_psched *s, struct vnf *vn, const struct
 	ch_psched_dispatch_advance(s, vd->flight);
 }
 
+/*
+ * VNF @vn answered work descriptor @idx (VNF_VERDICT_ANSWER): copy its
+ * answer out of the VNF's region, once, bounded, and attach it to the
+ * flight unless that flight is already denied (the first Deny is the
+ * recorded one) or gone.  A bad length or incident leaves a plain Deny.
+ */
+static void collect_answer(struct ch_psched *s, struct vnf *vn, const struct vdesc *vd,
+			   uint32_t idx, uint32_t len, uint32_t incident)
+{
+	const uint8_t *slot = tcr_region_slot(vn->r, idx);
+	struct flight *f;
+
+	if (vd->flight == FLIGHT_CTRL || vd->flight >= s->cfg.max_flight || !slot ||
+	    len == 0 || len > VNF_ANSWER_MAX || incident == 0)
+		return;
+	f = &s->fl[vd->flight];
+	if (f->state != FL_BUSY || f->gen != vd->gen || f->verdict == CH_DENY || f->answer ||
+	    !(f->outstanding & (1u << vd->slot)))
+		return;
+	f->answer = malloc(len);
+	if (!f->answer)
+		return;		/* a reset instead */
+	memcpy(f->answer, slot, len);
+	f->answer_len = len;
+	f->incident = incident;
+}
+
 unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const char **why)
 {
 	uint32_t idx[BURST];
@@ -119,6 +150,11 @@ unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const ch
 			uint32_t rule = tc_load_relaxed(&d->deny_rule);
 
 			vc->outstanding--;
+			if (verdict == VNF_VERDICT_ANSWER) {
+				collect_answer(s, vn, &vd, idx[i], tc_load_relaxed(&d->allow_mask),
+					       tc_load_relaxed(&d->deny_vnf));
+				verdict = VNF_VERDICT_DENY;
+			}
 			if (vd.flight != FLIGHT_CTRL) {
 				stat_add(&vn->verdicts, 1);
 				ch_psched_collect_verdict(s, vn, &vd, verdict, rule, false);

@@ -74,6 +74,8 @@ struct flight {
 	uint16_t pending;		/* VNFs of the hop still to dispatch */
 	uint16_t outstanding;		/* dispatched, verdict not back */
 	uint32_t verdict, reason, deny_vnf, deny_rule, bypassed;
+	uint32_t incident, answer_len;	/* the answer of the recorded Deny, if any */
+	uint8_t *answer;		/* malloc'd; moves to the result at release */
 };
 
 /* What the scheduler gave a VNF work descriptor for (private). */

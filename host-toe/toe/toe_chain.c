@@ -352,6 +352,7 @@ void toe_chain_deny_note(struct toe_chain *tc, const struct ch_result *r, const 
 	memcpy(d->vnf, vnf_name, TOE_NAME_MAX + 1);
 	d->rule = r->deny_rule;
 	d->reason = r->reason;
+	d->incident = r->answer ? r->incident : 0;
 	snprintf(d->conn, sizeof(d->conn), "%s", conn);
 	pthread_mutex_unlock(&tc->lock);
 }

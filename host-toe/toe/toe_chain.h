@@ -183,6 +183,7 @@ struct toe_denial {
 	char vnf[TOE_NAME_MAX + 1];
 	uint32_t rule;
 	uint32_t reason;		/* enum ch_reason */
+	uint32_t incident;		/* a VNF's answer carried it; 0: none */
 	char conn[112];			/* SRC:PORT>DST:PORT */
 };
 /* Both directions, and the denial log oldest first (returns how many). */

@@ -311,12 +311,20 @@ static json_t *cmd_stats(struct toe_ctl *c)
 			"denied", (json_int_t)st[d].denied, "in_qlen", (int)st[d].in_qlen,
 			"out_qlen", (int)st[d].out_qlen, "pps", st[d].pps));
 	}
-	for (unsigned int i = 0; i < n; i++)
-		json_array_append_new(dens, json_pack(
+	for (unsigned int i = 0; i < n; i++) {
+		json_t *o = json_pack(
 			"{s:f,s:s,s:s,s:s,s:i,s:s,s:s}", "time", den[i].time,
 			"dir", dir_name(den[i].dir), "chain", den[i].chain, "vnf", den[i].vnf,
 			"rule", (int)den[i].rule, "reason", toe_chain_reason_name(den[i].reason),
-			"conn", den[i].conn));
+			"conn", den[i].conn);
+		char inc[16];
+
+		if (o && den[i].incident) {
+			snprintf(inc, sizeof(inc), "%08x", den[i].incident);
+			json_object_set_new(o, "incident", json_string(inc));
+		}
+		json_array_append_new(dens, o);
+	}
 	free(den);
 	return ctl_reply_ok(json_pack("{s:o,s:o}", "chains", chains, "denials", dens));
 }

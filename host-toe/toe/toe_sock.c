@@ -638,6 +638,37 @@ void toe_sock_abort(struct toe *t, struct toe_sock *s)
 		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, CH_FLOW_CLOSING);
 }
 
+bool toe_sock_answer(struct toe *t, struct toe_sock *s, const uint8_t *answer, uint32_t len)
+{
+	char sink[4096];
+	ssize_t n;
+
+	/*
+	 * Only where no byte of the guest's own is on its way to the peer
+	 * (so the answer cannot land inside a response), where the guest has
+	 * answered what it was given last (or was given nothing: else the
+	 * answer would pass for the response to an earlier, pipelined
+	 * request), and while the stream is open for writing.  The VNF is
+	 * trusted with the bytes (bounded by the scheduler), not with when
+	 * they may be sent.
+	 */
+	if (s->failed || s->dgram || s->listening || s->tx_pending || s->txq.n ||
+	    s->shut_wr_pending || (s->rx_given && s->tx_in == s->tx_in_at_rx) || !answer || !len)
+		return false;
+	n = send(s->fd, answer, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n != (ssize_t)len)
+		return false;	/* the caller resets: a cut answer is no answer */
+	/* FIN after the answer; what the client still sends is read and dropped. */
+	shutdown(s->fd, SHUT_WR);
+	while (recv(s->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
+	s->denied = true;
+	toe_sock_fail(t, s, ECONNRESET);
+	if (s->flow != TCR_FLOW_NONE)
+		ch_flow_set_state(toe_chain_flows(t->tc), s->flow, CH_FLOW_CLOSING);
+	return true;
+}
+
 /* ---- ownership (rules: toe_sock.h) ---------------------------------------- */
 
 /* ADOPT(a=1) from channel @ch: @id if a channel holding it named @ch its heir. */

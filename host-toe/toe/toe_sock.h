@@ -63,6 +63,13 @@ struct toe_sock {
 	 * set while they differ waits in optq until tx_out reaches its @at.
 	 */
 	uint64_t tx_in, tx_out;
+	/*
+	 * tx_in when inbound bytes last went to the guest: equal to tx_in
+	 * now, the guest has not answered what it got last, so an answer
+	 * from a VNF would pass for its response (toe_sock_answer).
+	 */
+	uint64_t tx_in_at_rx;
+	bool rx_given;		/* inbound bytes went to the guest */
 	struct toe_sockopt {
 		int name, val;
 		uint64_t at;
@@ -89,6 +96,13 @@ void toe_sock_free(struct toe *t, struct toe_sock *s);
 void toe_sock_fail(struct toe *t, struct toe_sock *s, int err);
 /* A chain denied @s: abort it (RST to the peer, ECONNRESET to the guest). */
 void toe_sock_abort(struct toe *t, struct toe_sock *s);
+/*
+ * A chain denied @s with an answer for the peer (ch_result.answer): when
+ * nothing the guest sent is still on its way, write the @len bytes, then
+ * FIN (not RST); the guest gets ECONNRESET as with an abort.  false: not
+ * possible (the caller aborts instead).
+ */
+bool toe_sock_answer(struct toe *t, struct toe_sock *s, const uint8_t *answer, uint32_t len);
 /* Write what @s's send queue holds (as far as the kernel takes it). */
 void toe_sock_flush_tx(struct toe *t, struct toe_sock *s);
 /* An outbound item is done: free its R.out copy, grant the guest's buffer back. */

@@ -64,15 +64,25 @@ static void addr_str(char *out, size_t size, uint8_t family, const uint8_t *a, u
 /*
  * A chain denied a descriptor of @s.  TCP: the connection is aborted
  * (RST to the peer, ECONNRESET to the guest) and everything of it still
- * on its way is dropped.  UDP: only that datagram is dropped.  Both are
- * logged and recorded for stats.
+ * on its way is dropped; on the inbound chain, a VNF's answer (an HTTP
+ * 403 page) goes to the peer first and the connection ends with a FIN
+ * instead (toe_sock_answer says when).  UDP: only that datagram is
+ * dropped.  All are logged and recorded for stats.
  */
 static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result *r)
 {
 	char src[54], dst[54], conn[112], cname[TOE_NAME_MAX + 1], vname[TOE_NAME_MAX + 1];
+	char how[64];
+	bool answered;
 
 	if (s->denied)
 		return;		/* already reset: later descriptors go quietly */
+	answered = r->answer && r->chain == TOE_DIR_IN && !s->dgram &&
+		   toe_sock_answer(t, s, r->answer, r->answer_len);
+	if (answered)
+		snprintf(how, sizeof(how), ": answered (incident %08x), connection closed", r->incident);
+	else
+		snprintf(how, sizeof(how), "%s", s->dgram ? ": datagram dropped" : ": connection reset");
 	addr_str(src, sizeof(src), r->pkt.family, r->pkt.saddr, r->pkt.sport);
 	addr_str(dst, sizeof(dst), r->pkt.family, r->pkt.daddr, r->pkt.dport);
 	snprintf(conn, sizeof(conn), "%s>%s", src, dst);
@@ -83,9 +93,8 @@ static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result 
 				 toe_item_data(t, (uint32_t)r->pkt.cookie) + r->pkt.off, cname, vname);
 	fprintf(stderr, "tochain-toe[%s]: denied: chain %s (%s) vnf %s rule %u reason %s conn %s%s\n",
 		t->p.name, cname, r->chain == TOE_DIR_IN ? "in" : "out", vname, r->deny_rule,
-		toe_chain_reason_name(r->reason), conn,
-		s->dgram ? ": datagram dropped" : ": connection reset");
-	if (s->dgram)
+		toe_chain_reason_name(r->reason), conn, how);
+	if (s->dgram || answered)
 		return;
 	toe_sock_abort(t, s);
 }
@@ -215,6 +224,7 @@ static bool stage_results(struct toe *t)
 			}
 			if (s)
 				sock_deny(t, s, &r[i]);
+			free(r[i].answer);
 			/* the reset may have freed a closing socket */
 			rx_drop(t, toe_sock_get(t, t->buf_sock[idx]), idx);
 		}
@@ -231,6 +241,7 @@ static bool stage_results(struct toe *t)
 			}
 			if (s)
 				sock_deny(t, s, &r[i]);
+			free(r[i].answer);
 			toe_sock_regrant(t, x, t->buf_sock[x]);	/* frees the R.out slot */
 			if (s && --s->tx_pending == 0 && s->closing)
 				toe_sock_free(t, s);
@@ -294,6 +305,8 @@ void toe_stage_drain(struct toe *t)
 			rx_drop(t, s, idx);
 		} else {
 			s->rx_queued--;
+			s->tx_in_at_rx = s->tx_in;
+			s->rx_given = true;
 		}
 		/* the EOF follows the last byte before it (srpc.h) */
 		if (s && s->eof_pending && !s->rx_queued) {

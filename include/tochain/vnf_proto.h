@@ -35,8 +35,22 @@
  *   flags       (h) CTRL: enum vnf_ctrl_op (GRANT_FLOWS: the flow table
  *                   file of data region aux, include/tochain/ch_flow.h, read-only)
  *   arg         (v) DATA: enum vnf_verdict; the scheduler zeroes it first
- *   deny_rule   (v) DATA: rule id behind a Deny
- *   allow_mask, deny_vnf: unused (0)
+ *   deny_rule   (v) DATA: rule id behind a Deny (or an Answer)
+ *   allow_mask  (v) DATA, VNF_VERDICT_ANSWER: bytes of the answer, which the
+ *                   VNF wrote at offset 0 of this descriptor's own slot
+ *                   (1..VNF_ANSWER_MAX); otherwise unused (0)
+ *   deny_vnf    (v) DATA, VNF_VERDICT_ANSWER: the incident id the answer
+ *                   carries (nonzero), for the TOE's log and stats;
+ *                   otherwise unused (0)
+ *
+ * An Answer is a Deny whose connection the VNF asks to end with a message
+ * to the client (an HTTP 403/400 page) instead of a reset.  The scheduler
+ * copies the answer once, bounded by VNF_ANSWER_MAX, and treats the
+ * verdict as a Deny in every other way; the TOE alone decides whether the
+ * answer may be written (inbound chain, nothing of the guest's own
+ * response on its way) and falls back to a reset otherwise.  A VNF cannot
+ * make the TOE write more than VNF_ANSWER_MAX bytes, nor anything on a
+ * connection it did not deny.
  *
  * Per-chain counter blocks of the VNF region: the VNF raises early-end
  * flags (tcr_counters_raise_early) on block `chain`; the scheduler moves
@@ -48,7 +62,7 @@
 #include <tochain/region_layout.h>
 
 #define VNF_PROTO_VERSION	1
-#define VNF_REGION_SLOT		256	/* bytes per slot: holds a CTRL path */
+#define VNF_REGION_SLOT		1024	/* bytes per slot: a CTRL path, an answer */
 #define VNF_REGION_CHAINS	64	/* counter blocks: one per chain id */
 #define VNF_MAX_THREADS		16	/* channels of a VNF region */
 
@@ -60,7 +74,10 @@ enum vnf_verdict {
 	VNF_VERDICT_NONE	= 0,	/* not written: invalid */
 	VNF_VERDICT_ALLOW	= 1,
 	VNF_VERDICT_DENY	= 2,
+	VNF_VERDICT_ANSWER	= 3,	/* Deny, answer in the slot (above) */
 };
+
+#define VNF_ANSWER_MAX		VNF_REGION_SLOT	/* bytes of an answer, headers included */
 
 enum vnf_ctrl_op {
 	VNF_CTRL_GRANT		= 1,	/* map data region aux (path in slot) */

@@ -42,6 +42,9 @@ run flows -n 2000 --threads 2 --ids-rules "$td/families.rules"
 # bytes) leaking /etc/passwd denied by a to_client rule.
 run resp -n 2000 --threads 2 --ids-rules "$td/families.rules"
 run waf -n 120 --threads 2
+# The waf's denies of whole attack requests come with its HTTP answer
+# (a 403 page and an incident id), checked and counted by the driver.
+grep -Eq "; [1-9][0-9]* with an HTTP answer" "$dir/out" || { echo "FAIL: no waf deny carried an answer"; exit 1; }
 run fw -n 1000 --fw-rules "$td/web.fw"
 run par -n 120 --ids-rules "$td/families.rules"
 run reload -n 3000 --threads 2 --ids-rules "$td/families-ab.rules" \

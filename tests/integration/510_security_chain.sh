@@ -16,8 +16,9 @@
 #   - SQL injection and XSS are denied by waf, with CRS rules 942xxx/941xxx;
 #   - path traversal and command injection are denied by ids or waf
 #     (both know them; whichever answers first is recorded);
-# each attack's connection is reset (RST) before the guest's server reads
-# the request, and `sfc-ctl stats` counts the
+# each attack is denied before the guest's server reads the request (the
+# WAF answers its 403 page, the IDS resets the connection), at least the
+# SQL injection and the XSS with the WAF's page, and `sfc-ctl stats` counts the
 # arrivals, the denials, and names VNF and rule for each.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
@@ -69,13 +70,27 @@ clean() { # what, expected code, curl args...: the server's answer came back
 	[ "$code" = "$want" ] || fail "clean request '$what' gave '$code', not $want"
 	echo "clean   $what: $code"
 }
-attack() { # what, mark, curl args...: the connection must be reset before
-	# the guest's server reads the request (mark: a part only its request line has)
-	local what=$1 mark=$2
+attack() { # what, mark, curl args...: denied before the guest's server reads
+	# the request (mark: a part only its request line has): the WAF answers a
+	# 403 page and closes, anything else resets the connection
+	local what=$1 mark=$2 rc=0 code
 	shift 2
-	tc_curl_reset "$CL" "$work/py-web1.log" "$mark" --max-time 20 --path-as-is "$@"
-	echo "blocked $what ($TC_RESET_ERR)"
+	code=$(ip netns exec "$CL" curl -sS -o "$work/answer" -w '%{http_code}' --max-time 20 \
+		--path-as-is "$@" 2>"$work/err") || rc=$?
+	if [ $rc = 0 ]; then
+		[ "$code" = 403 ] && grep -q "Incident id: <code>[0-9a-f]\{8\}</code>" "$work/answer" ||
+			fail "attack $what: HTTP $code, not the WAF's 403 page"
+		answered=$((answered + 1))
+	else
+		# 56 is an RST; 52, a close without an answer, is not a reset
+		[ $rc = 56 ] || fail "attack $what: not reset: curl $rc $(cat "$work/err")"
+	fi
+	grep -q 'HTTP/1\.[01]" ' "$work/py-web1.log" || fail "the server's log shows no request at all"
+	sleep 0.3
+	! grep -qF "$mark" "$work/py-web1.log" || fail "attack $what reached the guest's server"
+	echo "blocked $what ($([ $rc = 0 ] && echo "the WAF's 403 page" || cat "$work/err"))"
 }
+answered=0
 
 clean index 200 "$url/"
 clean blob 200 "$url/blob.bin"
@@ -90,6 +105,7 @@ attack sqli "id=1%27" "$url/?id=1%27%20OR%20%271%27%3D%271"
 attack xss "%3Cscript" "$url/?q=%3Cscript%3Ealert(document.cookie)%3C/script%3E"
 attack traversal "/../../etc/passwd" "$url/../../etc/passwd"
 attack rce "cmd=x;cat" "$url/?cmd=x;cat%20/etc/passwd"
+[ "$answered" -ge 2 ] || fail "only $answered attacks got the WAF's answer (SQLi and XSS are the WAF's alone)"
 
 # Port 3306: "reject" in the rules, so refused at once (curl 7), not
 # dropped (a timeout, 28) and not answered; its listener stays up.

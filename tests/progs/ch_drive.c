@@ -192,6 +192,8 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				const struct ch_result *r = &res[i];
 				uint32_t buf = r->pkt.buf;
 
+				CHECK(!r->answer, "an answer from a VNF that never answers\n");
+				free(r->answer);
 				CHECK(buf < NBUFS, "result with buffer %u\n", buf);
 				if (buf >= NBUFS)
 					continue;

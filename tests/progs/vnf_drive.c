@@ -114,6 +114,7 @@ struct env {
 	uint64_t next_conn, started, finished, target;
 	uint64_t submitted, results, denied_conns, clean_conns, attack_conns;
 	uint64_t fam_denied[VNF_MIX_NFAMILIES];
+	uint64_t answers;		/* denies that came with an HTTP answer (waf) */
 	/* reload */
 	int reload_phase;		/* 0 before, 1 SIGHUP sent, 2 confirmed, 3 bad sent */
 	uint64_t hup_results;		/* results taken when SIGHUP was sent */
@@ -363,6 +364,18 @@ static void take_results(struct env *e, uint32_t chain)
 		c = &e->conns[e->buf_conn[buf]];
 		CHECK(c->id == r->pkt.conn_id, "result of conn %" PRIu64 " for slot of %" PRIu64 "\n",
 		      r->pkt.conn_id, c->id);
+		if (r->answer) {
+			/* Only the waf answers, only for a Deny, with a bounded HTTP 403/400. */
+			CHECK(r->verdict == CH_DENY && r->deny_vnf < e->nv &&
+			      !strcmp(e->kind[r->deny_vnf], "waf") && r->incident &&
+			      r->answer_len > 12 && r->answer_len <= VNF_ANSWER_MAX &&
+			      (!memcmp(r->answer, "HTTP/1.1 403 ", 13) ||
+			       !memcmp(r->answer, "HTTP/1.1 400 ", 13)),
+			      "conn %" PRIu64 ": bad answer (%u bytes, incident %08x)\n", c->id,
+			      r->answer_len, r->incident);
+			e->answers++;
+			free(r->answer);
+		}
 		if (r->verdict == CH_DENY && !c->denied) {
 			CHECK(r->reason == CH_REASON_RULE, "conn %" PRIu64 ": deny reason %u\n", c->id,
 			      r->reason);
@@ -569,7 +582,7 @@ static void finish(struct env *e)
 	       e->clean_conns, e->attack_conns, e->submitted, e->denied_conns);
 	for (int f = 1; f < VNF_MIX_NFAMILIES; f++)
 		printf(" %s %" PRIu64, vnf_mix_family_name((enum vnf_mix_family)f), e->fam_denied[f]);
-	printf("; %d failed checks\n", failures);
+	printf("; %" PRIu64 " with an HTTP answer; %d failed checks\n", e->answers, failures);
 }
 
 int main(int argc, char **argv)

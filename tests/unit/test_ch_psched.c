@@ -209,6 +209,103 @@ START_TEST(parallel_hop_then_next_hop_first_deny_stops)
 }
 END_TEST
 
+/* Submit buffer @buf (@cookie) on chain 0 and receive it at both VNFs of its hop. */
+static void both_get(struct vnf_thread *ta, struct vnf_thread *tb, struct vnf_pkt *pa,
+		     struct vnf_pkt *pb, uint32_t buf, uint64_t cookie)
+{
+	submit(0, buf, cookie);
+	polls(2);
+	ck_assert_int_eq(recv_now(ta, pa, 4), 1);
+	ck_assert_int_eq(recv_now(tb, pb, 4), 1);
+}
+
+static void both_flush(struct vnf_thread *ta, struct vnf_thread *tb)
+{
+	vnf_flush(ta);
+	vnf_flush(tb);
+	polls(3);
+}
+
+/*
+ * An Answer (VNF_VERDICT_ANSWER): the answer is copied out of the VNF's
+ * slot into the result, which then owns it; a length beyond
+ * VNF_ANSWER_MAX, zero, or no incident leave a plain Deny; a later VNF's
+ * answer never replaces the first Deny.
+ */
+START_TEST(answer_copied_bounded_first_deny_wins)
+{
+	uint32_t hops[1] = { 0x3 };
+	struct vnf_thread *ta, *tb;
+	struct vnf_pkt pa[4], pb[4];
+	struct ch_result r;
+	struct tcr_region *raw;
+	struct tcr_desc *d;
+	static const char page[] = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n";
+	static const uint32_t bad[][2] = { { VNF_ANSWER_MAX + 1, 7 }, { 0, 7 }, { 10, 0 },
+					   { 0xffffffffu, 7 } };
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 1);
+	chain(0, 1, hops);
+	ta = vnf_attach(vpath[0], 0, 100);
+	tb = vnf_attach(vpath[1], 0, 100);
+	ck_assert(ta && tb);
+	/* A good answer, the other VNF allows. */
+	both_get(ta, tb, pa, pb, 5, 100);
+	ck_assert_int_eq(vnf_post_answer(ta, &pa[0], 42, 0xabcd, page, sizeof(page) - 1), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_DENY);
+	ck_assert_uint_eq(r.reason, CH_REASON_RULE);
+	ck_assert_uint_eq(r.deny_rule, 42);
+	ck_assert_uint_eq(r.incident, 0xabcd);
+	ck_assert_uint_eq(r.answer_len, sizeof(page) - 1);
+	ck_assert_ptr_nonnull(r.answer);
+	ck_assert_mem_eq(r.answer, page, sizeof(page) - 1);
+	free(r.answer);
+	/* B denies first, then A answers: the first Deny stands, no answer. */
+	both_get(ta, tb, pa, pb, 6, 101);
+	vnf_post(tb, &pb[0], VNF_VERDICT_DENY, 9);
+	vnf_flush(tb);
+	polls(2);
+	ck_assert_int_eq(vnf_post_answer(ta, &pa[0], 42, 0xabcd, page, sizeof(page) - 1), 0);
+	vnf_flush(ta);
+	polls(3);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_DENY);
+	ck_assert_uint_eq(r.deny_rule, 9);
+	ck_assert_ptr_null(r.answer);
+	ck_assert_uint_eq(r.answer_len, 0);
+	/* A hostile VNF: bad lengths and incident ids are a plain Deny. */
+	raw = tcr_region_attach(vpath[0], TCR_ATTACH_HOST);
+	ck_assert_ptr_nonnull(raw);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		both_get(ta, tb, pa, pb, 7, 102 + i);
+		d = tcr_region_desc(raw, pa[0].idx);
+		ck_assert_ptr_nonnull(d);
+		d->allow_mask = bad[i][0];
+		d->deny_vnf = bad[i][1];
+		vnf_post(ta, &pa[0], VNF_VERDICT_ANSWER, 5);
+		vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+		both_flush(ta, tb);
+		ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+		ck_assert_uint_eq(r.verdict, CH_DENY);
+		ck_assert_uint_eq(r.reason, CH_REASON_RULE);
+		ck_assert_uint_eq(r.deny_rule, 5);
+		ck_assert_ptr_null(r.answer);
+	}
+	/* A result nobody takes: ch_psched_destroy frees its answer (LSan in SAN=1). */
+	both_get(ta, tb, pa, pb, 8, 200);
+	ck_assert_int_eq(vnf_post_answer(ta, &pa[0], 42, 1, page, sizeof(page) - 1), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	tcr_region_destroy(raw);
+	vnf_detach(ta);
+	vnf_detach(tb);
+}
+END_TEST
+
 START_TEST(results_leave_in_arrival_order)
 {
 	uint32_t hops[1] = { 0x1 };
@@ -1062,6 +1159,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, parallel_hop_then_next_hop_first_deny_stops);
+	tcase_add_test(tc, answer_copied_bounded_first_deny_wins);
 	tcase_add_test(tc, results_leave_in_arrival_order);
 	tcase_add_test(tc, no_chain_and_bad_descriptors_are_denied);
 	tcase_add_test(tc, garbage_verdict_denies_that_descriptor);

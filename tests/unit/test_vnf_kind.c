@@ -457,6 +457,11 @@ START_TEST(test_waf_rule_named)
 	v.n_matched = 2;
 	v.matched[1] = 949110;
 	ck_assert_uint_eq(waf_vnf_rule(&v), 920350);	/* no attack rule: the first other */
+	/* A response's deny: the data-leakage rule, not the request's warning. */
+	v.n_matched = 3;
+	v.matched[1] = 951220;
+	v.matched[2] = 959100;
+	ck_assert_uint_eq(waf_vnf_rule(&v), 951220);
 	v.n_matched = 1;
 	v.matched[0] = 949110;
 	ck_assert_uint_eq(waf_vnf_rule(&v), 949110);
@@ -496,6 +501,115 @@ START_TEST(test_waf_rules_file)
 	o.rules = write_file("bad.conf", "crs_dir = none\nparanoia_level = 9\n");
 	ck_assert_int_ne(vnf_engines_init(&es, &vnf_kind_waf, &o, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "bad.conf:2") != NULL, "%s", err);
+}
+END_TEST
+
+/* The waf kind's answer for the Deny just judged, as a string; its length. */
+static uint32_t answer_text(struct vnf_kthread *kt, char *text, uint32_t *inc)
+{
+	const uint8_t *ans;
+	uint32_t n = vnf_kind_waf.answer(kt->ts, &ans, inc);
+
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_le(n, VNF_ANSWER_MAX);
+	memcpy(text, ans, n);
+	text[n] = '\0';
+	return n;
+}
+
+/*
+ * The answer of a waf Deny: a request denied before any byte of it passed
+ * gets a 403 page with an incident id (the configured page), a protocol
+ * violation a 400; a request whose head already passed gets none (reset).
+ */
+START_TEST(test_waf_answer)
+{
+	struct vnf_engines es;
+	struct vnf_kthread kt;
+	struct vnf_kind_opts o = { 0 };
+	struct vnf_pkt p;
+	const uint8_t *ans;
+	uint32_t rule, inc = 0, inc2 = 0, n;
+	char err[512], text[VNF_ANSWER_MAX + 1];
+
+	write_file("site.conf", "SecRule ARGS \"@contains evil\" "
+		   "\"id:777002,phase:2,deny,status:403,log,msg:'site rule'\"\n");
+	write_file("page.html", "<p>@STATUS@ #@INCIDENT@</p>\n");
+	o.rules = write_file("waf.conf", "crs_dir = none\nrules = site.conf\ndeny_page = page.html\n");
+	ck_assert_int_eq(vnf_engines_init(&es, &vnf_kind_waf, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(vnf_kthread_init(&kt, &es), 0);
+	ck_assert_ptr_nonnull(vnf_kind_waf.answer);
+	/* An allowed chunk leaves no answer. */
+	p = to_srv(1, 0, "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n", 40000);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	ck_assert_uint_eq(vnf_kind_waf.answer(kt.ts, &ans, &inc), 0);
+	/* A whole denied request: 403, the page filled in, the incident in both places. */
+	p = to_srv(2, 0, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40001);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 777002);
+	answer_text(&kt, text, &inc);
+	ck_assert_uint_ne(inc, 0);
+	ck_assert_msg(!strncmp(text, "HTTP/1.1 403 Forbidden\r\n", 24), "%s", text);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "X-Incident-Id: %08x\r\n", inc);
+		ck_assert_msg(strstr(text, want) != NULL, "%s", text);
+		snprintf(want, sizeof(want), "\r\n\r\n<p>403 Forbidden #%08x</p>\n", inc);
+		ck_assert_msg(strstr(text, want) && !strcmp(strstr(text, want), want), "%s", text);
+	}
+	/* Handed out once. */
+	ck_assert_uint_eq(vnf_kind_waf.answer(kt.ts, &ans, &inc2), 0);
+	/* A later chunk of the denied connection: still a Deny, no new answer. */
+	p = to_srv(2, p.len, "GET / HTTP/1.1\r\n\r\n", 40001);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(vnf_kind_waf.answer(kt.ts, &ans, &inc2), 0);
+	/* A protocol violation: 400 and a fresh incident id. */
+	p = to_srv(3, 0, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: zz\r\n\r\n", 40002);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	n = vnf_kind_waf.answer(kt.ts, &ans, &inc2);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_ne(inc2, inc);
+	ck_assert(!memcmp(ans, "HTTP/1.1 400 Bad Request\r\n", 26));
+	/* The head passed in an earlier chunk: the server may have answered; reset. */
+	p = to_srv(4, 0, "POST /f HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+		   "Content-Length: 6\r\n\r\n", 40003);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	p = to_srv(4, p.len, "a=evil", 40003);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	ck_assert_uint_eq(rule, 777002);
+	ck_assert_uint_eq(vnf_kind_waf.answer(kt.ts, &ans, &inc), 0);
+	/*
+	 * A reload: a connection opened before it keeps its engine's page
+	 * (the old engine outlives the thread's reference through the flow),
+	 * a new one gets the new page.
+	 */
+	p = to_srv(5, 0, "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n", 40004);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_ALLOW);
+	write_file("page.html", "<p>new @INCIDENT@</p>\n");
+	ck_assert_int_eq(vnf_engines_reload(&es, err, sizeof(err)), 0);
+	vnf_kthread_refresh(&kt);
+	p = to_srv(5, p.len, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40004);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	answer_text(&kt, text, &inc);
+	ck_assert_msg(strstr(text, "<p>403 Forbidden #") != NULL, "%s", text);
+	p = to_srv(6, 0, "GET /x?a=evil HTTP/1.1\r\nHost: a\r\n\r\n", 40005);
+	ck_assert_uint_eq(judge(&kt, &p, &rule), VNF_VERDICT_DENY);
+	answer_text(&kt, text, &inc);
+	ck_assert_msg(strstr(text, "<p>new ") != NULL, "%s", text);
+	vnf_kthread_fini(&kt);
+	vnf_engines_fini(&es);
+	/* A page that cannot fit an answer is refused with its line. */
+	{
+		char big[1500];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		write_file("big.html", big);
+	}
+	o.rules = write_file("bigpage.conf", "crs_dir = none\n\ndeny_page = big.html\n");
+	ck_assert_int_ne(vnf_engines_init(&es, &vnf_kind_waf, &o, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "bigpage.conf:3: deny_page:") && strstr(err, "answer limit"), "%s", err);
 }
 END_TEST
 
@@ -692,6 +806,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_waf_pipelined_split);
 	tcase_add_test(tc, test_waf_mix_families);
 	tcase_add_test(tc, test_waf_rule_named);
+	tcase_add_test(tc, test_waf_answer);
 	tcase_add_test(tc, test_waf_rules_file);
 	tcase_add_test(tc, test_reload_ids);
 	tcase_add_test(tc, test_reload_fw);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "waf_answer.h"
 #include "waf_config.h"
 
 static char dir[] = "/tmp/test_waf_config_XXXXXX";
@@ -151,6 +152,51 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/* deny_page: read relative to the file, filled in by waf_answer_build; each error named. */
+START_TEST(deny_page)
+{
+	struct waf_config_file c;
+	char err[512], page[600], ans[WAF_ANSWER_MAX], nul[] = "a\0b";
+	size_t n;
+	FILE *fp;
+
+	snprintf(page, sizeof(page), "%s/p.html", dir);
+	fp = fopen(page, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("<b>@STATUS@</b> @INCIDENT@ @INCIDENT@\n", fp);
+	fclose(fp);
+	write_conf("crs_dir = none\ndeny_page = p.html\n");
+	ck_assert_int_eq(waf_config_load(path, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.deny_page, "<b>@STATUS@</b> @INCIDENT@ @INCIDENT@\n");
+	n = waf_answer_build(c.deny_page, 400, 0x12ab, ans, sizeof(ans));
+	ck_assert_uint_gt(n, 0);
+	ans[n < sizeof(ans) ? n : sizeof(ans) - 1] = '\0';
+	ck_assert_msg(strstr(ans, "\r\n\r\n<b>400 Bad Request</b> 000012ab 000012ab\n"), "%s", ans);
+	ck_assert_msg(strstr(ans, "Content-Length: 41\r\n"), "%s", ans);
+	/* does not fit the destination: 0, the caller resets */
+	ck_assert_uint_eq(waf_answer_build(c.deny_page, 403, 1, ans, 100), 0);
+	waf_config_free(&c);
+	/* the built-in page */
+	n = waf_answer_build(NULL, 403, 7, ans, sizeof(ans));
+	ck_assert_uint_gt(n, 0);
+	ans[n] = '\0';
+	ck_assert_msg(strstr(ans, "Incident id: <code>00000007</code>"), "%s", ans);
+	/* a missing page, one with a NUL byte */
+	write_conf("crs_dir = none\n\ndeny_page = nope.html\n");
+	ck_assert_int_eq(waf_config_load(path, &c, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "waf.conf:3: deny_page: ") && strstr(err, "nope.html"), "%s", err);
+	waf_config_free(&c);
+	fp = fopen(page, "w");
+	fwrite(nul, 1, 3, fp);
+	fclose(fp);
+	write_conf("deny_page = p.html\n");
+	ck_assert_int_eq(waf_config_load(path, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "waf.conf:1: deny_page: ") && strstr(err, "NUL"), "%s", err);
+	waf_config_free(&c);
+	unlink(page);
+}
+END_TEST
+
 START_TEST(example_builds_engine)
 {
 	struct waf_config_file c;
@@ -185,6 +231,7 @@ int main(void)
 	tcase_add_test(tc, bad_lines);
 	tcase_add_test(tc, too_many_files);
 	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, deny_page);
 	tcase_add_test(tc, example_builds_engine);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

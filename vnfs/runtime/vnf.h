@@ -88,6 +88,16 @@ int vnf_recv(struct vnf_thread *t, struct vnf_pkt *pkts, unsigned int max, int t
 /* Post the verdict for @p (enum vnf_verdict, rule id for a Deny).  0 or -errno. */
 int vnf_post(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict, uint32_t rule);
 
+/*
+ * Post a Deny that asks the TOE to end the connection with @answer (@len
+ * bytes, 1..VNF_ANSWER_MAX: an HTTP response, headers included) rather
+ * than a reset; @incident (nonzero) names it in the TOE's log and stats
+ * (vnf_proto.h).  Without an answer or an incident it posts a plain Deny.
+ * 0 or -errno.
+ */
+int vnf_post_answer(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
+		    uint32_t incident, const void *answer, uint32_t len);
+
 /* Hand posted verdicts back to the scheduler now.  0 or -errno. */
 int vnf_flush(struct vnf_thread *t);
 

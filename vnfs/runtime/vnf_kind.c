@@ -145,6 +145,21 @@ void vnf_kthread_fini(struct vnf_kthread *kt)
 	kt->eng = NULL;
 }
 
+int vnf_kthread_post(struct vnf_kthread *kt, struct vnf_thread *t, const struct vnf_pkt *pk,
+		     uint32_t v, uint32_t rule)
+{
+	const struct vnf_kind *k = kt->es->kind;
+	const uint8_t *ans;
+	uint32_t incident = 0, len;
+
+	if (v != VNF_VERDICT_DENY)
+		return vnf_post(t, pk, v, 0);
+	len = k->answer ? k->answer(kt->ts, &ans, &incident) : 0;
+	if (len)
+		return vnf_post_answer(t, pk, rule, incident, ans, len);
+	return vnf_post(t, pk, v, rule);
+}
+
 static bool log_quiet;
 
 void vnf_log_set_quiet(bool quiet)

@@ -78,6 +78,15 @@ struct vnf_kind {
 	 */
 	uint32_t (*judge)(void *ts, void *engine, const struct vnf_pkt *pk,
 			  const struct vnf_flow *f, uint32_t *rule);
+	/*
+	 * May be NULL (the kind never answers).  Right after judge() returned
+	 * VNF_VERDICT_DENY: the answer the kind prepared for that Deny (an HTTP
+	 * response for the client, vnf_proto.h VNF_VERDICT_ANSWER) in *@p,
+	 * valid until the thread's next judge(), its incident id in
+	 * *@incident, and its length; 0: no answer, the connection is reset.
+	 * An answer is handed out once.
+	 */
+	uint32_t (*answer)(void *ts, const uint8_t **p, uint32_t *incident);
 	/* Forget connection @conn_id's state (calibration, tests); may be NULL. */
 	void (*forget)(void *ts, uint64_t conn_id);
 	/* The thread's stream table (vnf_stream.h), for sweeps; may be NULL. */
@@ -136,6 +145,12 @@ static inline uint32_t vnf_kthread_judge(struct vnf_kthread *kt, const struct vn
 	return kt->es->kind->judge(kt->ts, kt->eng->impl, pk, f, rule);
 }
 void vnf_kthread_fini(struct vnf_kthread *kt);
+/*
+ * Post verdict @v of vnf_kthread_judge() for @pk on @t: a Deny goes with
+ * the kind's answer when it prepared one (vnf_post_answer).
+ */
+int vnf_kthread_post(struct vnf_kthread *kt, struct vnf_thread *t, const struct vnf_pkt *pk,
+		     uint32_t v, uint32_t rule);
 
 /* One stderr line, at most @per_s per second over the process (alerts, evictions). */
 void vnf_log_limited(unsigned int per_s, const char *fmt, ...)

@@ -288,6 +288,30 @@ int vnf_post(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict, ui
 	return 0;
 }
 
+int vnf_post_answer(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
+		    uint32_t incident, const void *answer, uint32_t len)
+{
+	struct tcr_desc *sd;
+	uint8_t *slot;
+
+	if (!len || len > VNF_ANSWER_MAX || !incident)
+		return vnf_post(t, p, VNF_VERDICT_DENY, rule);
+	if (p->epoch != t->c.epoch)
+		return -ESTALE;
+	sd = tcr_region_desc(t->r, p->idx);
+	slot = tcr_region_slot(t->r, p->idx);
+	if (!sd || !slot)
+		return -EINVAL;
+	/* The answer, then the verdict fields; the TX enqueue's release publishes all. */
+	memcpy(slot, answer, len);
+	tc_store_relaxed(&sd->allow_mask, len);
+	tc_store_relaxed(&sd->deny_vnf, incident);
+	tc_store_relaxed(&sd->arg, (uint32_t)VNF_VERDICT_ANSWER);
+	tc_store_relaxed(&sd->deny_rule, rule);
+	give_back(t, p->idx);
+	return 0;
+}
+
 void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags)
 {
 	struct tcr_chain_counters *c = vnf_chain_counters(t, chain);

@@ -129,7 +129,7 @@ static void *worker_main(void *arg)
 			w->st.denied += v == VNF_VERDICT_DENY;
 			if (cost)
 				burn(cost);
-			vnf_post(t, &pk[i], v, v == VNF_VERDICT_DENY ? rule : 0);
+			vnf_kthread_post(&kt, t, &pk[i], v, rule);
 		}
 		if (n > 0)
 			vnf_early_check(&early, t);

@@ -3,6 +3,7 @@
 # (vnfs/waf/README.md).  Link with $(WAF_LIB) $(WAF_LDLIBS) and add -Ivnfs/waf
 # to the CPPFLAGS of objects that include waf_engine.h.
 WAF_SRCS := vnfs/waf/waf_engine.c vnfs/waf/waf_flow.c vnfs/waf/waf_config.c \
+	vnfs/waf/waf_answer.c \
 	$(HTTP_HEAD_SRCS)
 WAF_LIB := $(BUILD)/lib/libtochain-waf.a
 WAF_LDLIBS := $(shell pkg-config --libs modsecurity 2>/dev/null || echo -lmodsecurity) -lhttp_parser

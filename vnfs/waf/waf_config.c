@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "waf_answer.h"
 #include "waf_config.h"
 
 static int cfg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -198,6 +199,22 @@ int waf_config_load(const char *path, struct waf_config_file *out,
 				     path, lineno, k);
 			break;
 		}
+		if (!strcmp(k, "deny_page")) {
+			char msg[512], *file = resolve(path, v);
+
+			free(out->deny_page);
+			out->deny_page = NULL;
+			rc = file ? waf_answer_page_load(file, &out->deny_page, msg, sizeof(msg))
+				  : -ENOMEM;
+			out->cfg.deny_page = out->deny_page;
+			free(file);
+			if (rc) {
+				rc = cfg_err(err, errlen, rc, "%s:%u: %s", path, lineno,
+					     rc == -ENOMEM ? "out of memory" : msg);
+				break;
+			}
+			continue;
+		}
 		rc = apply(out, path, k, v);
 		if (rc == -ENOENT) {
 			rc = cfg_err(err, errlen, -EINVAL, "%s:%u: unknown key '%s'",
@@ -222,6 +239,7 @@ void waf_config_free(struct waf_config_file *c)
 	size_t i;
 
 	free(c->crs_dir);
+	free(c->deny_page);
 	for (i = 0; i < WAF_CONFIG_MAX_FILES; i++) {
 		free(c->pre[i]);
 		free(c->extra[i]);

@@ -14,6 +14,7 @@
  *   max_header_bytes = 64K
  *   pre_rules = exclusions-before.conf       # repeatable, in order
  *   rules = site.conf                        # repeatable, in order
+ *   deny_page = denied.html                  # the page of a deny (waf_answer.h)
  *
  * Relative paths are taken from the directory of the configuration file.
  * The file is trusted as much as the operator who wrote it, but every
@@ -35,6 +36,7 @@ struct waf_config_file {
 	char *crs_dir;
 	char *pre[WAF_CONFIG_MAX_FILES];
 	char *extra[WAF_CONFIG_MAX_FILES];
+	char *deny_page;	/* deny_page's template (cfg.deny_page), NULL: built-in */
 };
 
 /*

@@ -434,6 +434,15 @@ struct waf_engine *waf_engine_create(const struct waf_config *cfg,
 	e->inspect_response = cfg->inspect_response;
 	e->max_header_bytes = cfg->max_header_bytes ? cfg->max_header_bytes :
 			      WAF_DEFAULT_HEADER;
+	if (cfg->deny_page) {
+		e->deny_page = strdup(cfg->deny_page);
+		if (!e->deny_page) {
+			waf_errf(err, errlen, "out of memory");
+			free(e);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 
 	pthread_mutex_lock(&waf_global_lock);
 	rc = waf_msc_get();
@@ -465,6 +474,7 @@ out_msc:
 out_unlock:
 	pthread_mutex_unlock(&waf_global_lock);
 	saved = errno;
+	free(e->deny_page);
 	free(e);
 	errno = saved;
 	return NULL;
@@ -489,7 +499,13 @@ void waf_engine_put(struct waf_engine *e)
 	msc_rules_cleanup(e->rules);
 	waf_msc_put();
 	pthread_mutex_unlock(&waf_global_lock);
+	free(e->deny_page);
 	free(e);
+}
+
+const char *waf_engine_deny_page(const struct waf_engine *e)
+{
+	return e->deny_page;
 }
 
 unsigned waf_engine_refs(const struct waf_engine *e)

@@ -60,6 +60,9 @@ struct waf_config {
 	size_t n_pre_rule_files;
 	const char *const *extra_rule_files;
 	size_t n_extra_rule_files;
+	/* Template of the deny answer's page (waf_answer.h); NULL: built-in.
+	 * The engine keeps a copy, so flows on it keep their page. */
+	const char *deny_page;
 };
 
 /*
@@ -84,6 +87,9 @@ unsigned waf_engine_refs(const struct waf_engine *e);
 /* Rules loaded (as counted by libmodsecurity) and the paranoia level. */
 unsigned waf_engine_rule_count(const struct waf_engine *e);
 int waf_engine_paranoia(const struct waf_engine *e);
+/* The deny page template of the configuration, or NULL (the built-in
+ * page); valid while a reference to e is held. */
+const char *waf_engine_deny_page(const struct waf_engine *e);
 /* ModSecurity transactions alive on this engine, over all its flows (a
  * leak check for tests; a gauge for statistics). */
 unsigned waf_engine_live_transactions(const struct waf_engine *e);
@@ -191,6 +197,9 @@ int waf_flow_feed(struct waf_flow *f, enum waf_dir dir,
  * inside a message): an allowed chunk then carries a request whose verdict
  * is not known yet. */
 bool waf_flow_in_message(const struct waf_flow *f, enum waf_dir dir);
+/* Complete requests whose response has not ended, as far as the flow
+ * saw responses (WAF_DIR_OUT fed); 0 when it sees none. */
+unsigned waf_flow_awaiting(const struct waf_flow *f);
 /* True once the flow has denied. */
 bool waf_flow_denied(const struct waf_flow *f);
 

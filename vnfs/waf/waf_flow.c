@@ -669,3 +669,8 @@ bool waf_flow_denied(const struct waf_flow *f)
 {
 	return f->denied;
 }
+
+unsigned waf_flow_awaiting(const struct waf_flow *f)
+{
+	return f->n_wait + (f->resp_claimed ? 1u : 0u);
+}

@@ -18,6 +18,7 @@ struct waf_engine {
 	RulesSet *rules;           /* read-only once created; shared by all threads */
 	ModSecurity *msc;          /* the process-wide instance (waf_engine.c) */
 	int paranoia;
+	char *deny_page;           /* copy of waf_config.deny_page, or NULL */
 	bool inspect_response;
 	size_t max_header_bytes;
 	unsigned n_rules;

@@ -19,15 +19,27 @@
  * (e.g. 942100 for an SQL injection), not the anomaly-score rule that
  * blocked it (949110/959100), which says nothing about the attack; the
  * deciding rule when nothing else matched (a parser violation: 920100 ...).
+ *
+ * Answer: a request denied before any byte of it passed gets, instead of
+ * a reset, an HTTP 403 (a protocol violation: 400) with the deny page
+ * (waf_answer.h; `deny_page` of the configuration file) and an incident
+ * id, which the log line of the deny also prints; the TOE writes it to
+ * the client and closes (vnf_proto.h VNF_VERDICT_ANSWER).  A deny in the
+ * middle of a request whose beginning already reached the server, while
+ * a response is under way, or of a response, stays a reset: the client
+ * may already hold part of an answer.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vnf_kind.h"
 #include "vnf_sjudge.h"
+#include "waf_answer.h"
 #include "waf_config.h"
 #include "waf_engine.h"
 #include "waf_vnf.h"
@@ -57,6 +69,23 @@ bool waf_vnf_is_config(const char *path)
 	fclose(f);
 	return res;
 }
+
+/* A service thread's state beside its streams: the answer of its last Deny. */
+struct waf_vnf_thread {
+	uint64_t rnd;			/* xorshift state for incident ids */
+	uint32_t ans_len, incident;
+	char ans[WAF_ANSWER_MAX];
+};
+
+/*
+ * A stream's state: its WAF flow and the deny page of the engine it was
+ * opened on (the flow's engine reference keeps the page alive across a
+ * reload).
+ */
+struct waf_vnf_flow {
+	struct waf_flow *f;
+	const char *page;
+};
 
 static void *waf_load(const struct vnf_kind_opts *o, char *err, size_t errlen)
 {
@@ -106,17 +135,30 @@ static unsigned int waf_count(const void *e)
 
 static void *waf_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
 {
+	struct waf_vnf_flow *wf;
 	char c[64], sv[64];
 
 	(void)ctx;
+	wf = calloc(1, sizeof(*wf));
+	if (!wf)
+		return NULL;
 	vnf_addr_str(s->family, s->client_addr, c, sizeof(c));
 	vnf_addr_str(s->family, s->server_addr, sv, sizeof(sv));
-	return waf_flow_create(engine, c, s->client_port, sv, s->server_port);
+	wf->f = waf_flow_create(engine, c, s->client_port, sv, s->server_port);
+	if (!wf->f) {
+		free(wf);
+		return NULL;
+	}
+	wf->page = waf_engine_deny_page(engine);
+	return wf;
 }
 
 static void waf_flow_free(void *priv)
 {
-	waf_flow_destroy(priv);
+	struct waf_vnf_flow *wf = priv;
+
+	waf_flow_destroy(wf->f);
+	free(wf);
 }
 
 /* CRS rule ids that only add up the anomaly score or report it. */
@@ -126,10 +168,14 @@ static bool crs_scoring(unsigned int id)
 	       (id >= 980000 && id < 981000);
 }
 
-/* CRS attack families: 930 LFI ... 944 Java (not 920/921 protocol rules). */
+/*
+ * CRS attack families: 930 LFI ... 944 Java (not 920/921 protocol rules),
+ * and 950-954 data leakages in responses (whose transaction also holds
+ * the request's warnings).
+ */
 static bool crs_attack(unsigned int id)
 {
-	return id >= 930000 && id < 945000;
+	return (id >= 930000 && id < 945000) || (id >= 950000 && id < 955000);
 }
 
 uint32_t waf_vnf_rule(const struct waf_verdict *v)
@@ -152,17 +198,64 @@ uint32_t waf_vnf_rule(const struct waf_verdict *v)
 	return v->rule_id ? v->rule_id : VNF_RULE_ENGINE;
 }
 
+static uint32_t incident_next(struct waf_vnf_thread *th)
+{
+	uint32_t id;
+
+	do {	/* xorshift64*, seeded per thread from getrandom: ids that name, not secrets */
+		th->rnd ^= th->rnd >> 12;
+		th->rnd ^= th->rnd << 25;
+		th->rnd ^= th->rnd >> 27;
+		id = (uint32_t)((th->rnd * 0x2545F4914F6CDD1Dull) >> 32);
+	} while (!id);
+	return id;
+}
+
 static int waf_flow_judge(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
 			  const uint8_t *p, uint32_t n, uint32_t *rule)
 {
+	struct waf_vnf_thread *th = ctx;
+	struct waf_vnf_flow *wf = s->priv;
+	enum waf_dir wd = dir == VNF_TO_SERVER ? WAF_DIR_IN : WAF_DIR_OUT;
+	/* Nothing of a request or response under way has passed: an answer cannot mix. */
+	bool quiet = !waf_flow_denied(wf->f) && !waf_flow_in_message(wf->f, WAF_DIR_IN) &&
+		     !waf_flow_in_message(wf->f, WAF_DIR_OUT);
 	struct waf_verdict v;
+	int status;
 
-	(void)ctx;
-	if (waf_flow_feed(s->priv, dir == VNF_TO_SERVER ? WAF_DIR_IN : WAF_DIR_OUT,
-			  p, n, &v) != WAF_DENY)
+	th->ans_len = 0;
+	if (waf_flow_feed(wf->f, wd, p, n, &v) != WAF_DENY)
 		return VNF_VERDICT_ALLOW;
 	*rule = waf_vnf_rule(&v);
+	if (!quiet)
+		return VNF_VERDICT_DENY;	/* a later chunk of a denied flow, or mid-message */
+	th->incident = incident_next(th);
+	status = waf_answer_status(&v);
+	if (wd == WAF_DIR_IN && waf_flow_awaiting(wf->f) == 0)
+		th->ans_len = (uint32_t)waf_answer_build(wf->page, status, th->incident,
+							 th->ans, sizeof(th->ans));
+	vnf_log_limited(20, "tochain-vnf: waf: conn %" PRIu64 ": denied (%s) rule %u status %d "
+			"incident %08x: %s\n", s->conn_id, wd == WAF_DIR_IN ? "request" : "response",
+			*rule, th->ans_len ? status : 0, th->incident, v.msg);
 	return VNF_VERDICT_DENY;
+}
+
+static uint32_t waf_answer(void *ts, const uint8_t **p, uint32_t *incident)
+{
+	struct waf_vnf_thread *th = ((struct vnf_sjudge *)ts)->ctx;
+
+	uint32_t n = th->ans_len;
+
+	/* Once: a later Deny that never reached the engine (a gap) has none. */
+	th->ans_len = 0;
+	*p = (const uint8_t *)th->ans;
+	*incident = th->incident;
+	return n;
+}
+
+static void waf_thread_free(void *ctx)
+{
+	free(ctx);
 }
 
 static const struct vnf_sjudge_ops waf_sjudge = {
@@ -170,11 +263,20 @@ static const struct vnf_sjudge_ops waf_sjudge = {
 	.flow_create = waf_flow_open,
 	.flow_free = waf_flow_free,
 	.flow_feed = waf_flow_judge,
+	.ctx_free = waf_thread_free,
 };
 
 static void *waf_thread(const struct vnf_kind_opts *o)
 {
-	return vnf_sjudge_create(&waf_sjudge, o, NULL);
+	struct waf_vnf_thread *th = calloc(1, sizeof(*th));
+
+	if (!th) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (getrandom(&th->rnd, sizeof(th->rnd), GRND_NONBLOCK) != sizeof(th->rnd) || !th->rnd)
+		th->rnd = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)th;
+	return vnf_sjudge_create(&waf_sjudge, o, th);
 }
 
 const struct vnf_kind vnf_kind_waf = {
@@ -185,6 +287,7 @@ const struct vnf_kind vnf_kind_waf = {
 	.thread_create = waf_thread,
 	.thread_destroy = vnf_sjudge_destroy,
 	.judge = vnf_sjudge_judge,
+	.answer = waf_answer,
 	.forget = vnf_sjudge_forget,
 	.streams = vnf_sjudge_streams,
 };
