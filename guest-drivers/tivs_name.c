@@ -14,6 +14,16 @@ static DEFINE_MUTEX(tivs_names_lock);
 static LIST_HEAD(tivs_names);
 
 /*
+ * The nodes' mode.  Every user of the guest may use the runtime by
+ * default, as every user may open a kernel socket; the region is then one
+ * trust domain for all of them (README.md "Device nodes").  0600 or 0660
+ * (with a udev GROUP=) restricts it.
+ */
+static ushort node_mode = 0666;
+module_param(node_mode, ushort, 0444);
+MODULE_PARM_DESC(node_mode, "mode of /dev/tochain/* (default 0666; rw bits only)");
+
+/*
  * Copy the region name out of BAR2 if the header is valid: magic,
  * version and state READY (loaded with acquire, pairing with the host's
  * store-release of state), and a name of [a-z0-9_.-], NUL-terminated,
@@ -70,7 +80,7 @@ int tivs_misc_register(struct tivs_dev *tdev, const char *name)
 	tdev->misc.minor = MISC_DYNAMIC_MINOR;
 	tdev->misc.name = tdev->misc_name;
 	tdev->misc.nodename = tdev->node_name;
-	tdev->misc.mode = 0600;
+	tdev->misc.mode = node_mode & 0666;
 	tdev->misc.fops = tdev->fops;
 	tdev->misc.parent = &tdev->pdev->dev;
 	ret = misc_register(&tdev->misc);

@@ -2,11 +2,13 @@
 /* tochain-toe: the per-VM TCP offload engine (see toe.h, README.md). */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "toe.h"
+#include "toe_perm.h"
 
 static int parse_u32(const char *s, uint32_t *out)
 {
@@ -24,7 +26,8 @@ static int parse_u32(const char *s, uint32_t *out)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tochain-toe --region PATH --name NAME [--nbufs N] [--slot-size BYTES]\n"
-		   "                   [--channels N] [--ready-fd FD] [--verbose]\n");
+		   "                   [--channels N] [--ready-fd FD] [--verbose]\n"
+		   "                   [--guest-mode MODE] [--guest-group GROUP]\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +40,8 @@ int main(int argc, char **argv)
 		{ "channels", required_argument, NULL, 'c' },
 		{ "ready-fd", required_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "guest-mode", required_argument, NULL, 'm' },
+		{ "guest-group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -46,12 +51,38 @@ int main(int argc, char **argv)
 	int c, err;
 
 	toe_params_default(&p);
-	while ((c = getopt_long(argc, argv, "r:n:b:s:c:f:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:n:b:s:c:f:vhm:g:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r': p.region_path = optarg; break;
 		case 'n': p.name = optarg; break;
 		case 'v': p.verbose = true; break;
 		case 'h': usage(stdout); return 0;
+		case 'm': {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (errno || end == optarg || *end || m > 0777 ||
+			    !toe_perm_mode_valid((unsigned)m)) {
+				fprintf(stderr, "tochain-toe: bad --guest-mode %s: octal, "
+					"read/write bits only, owner rw (e.g. 0660, 0666)\n", optarg);
+				return 2;
+			}
+			p.guest_mode = (unsigned)m;
+			break;
+		}
+		case 'g': {
+			struct group *gr = getgrnam(optarg);
+
+			if (!gr) {
+				fprintf(stderr, "tochain-toe: bad --guest-group %s: no such group\n",
+					optarg);
+				return 2;
+			}
+			p.guest_gid = (long)gr->gr_gid;
+			break;
+		}
 		case 'b': case 's': case 'c': case 'f':
 			if (parse_u32(optarg, &v)) {
 				fprintf(stderr, "tochain-toe: bad number for --%s: %s\n",

@@ -34,6 +34,7 @@
 
 #include "tochain/srpc.h"
 #include "toe_chan.h"
+#include "toe_perm.h"
 #include "toe_sock.h"
 #include "toe_stage.h"
 
@@ -58,6 +59,7 @@ void toe_params_default(struct toe_params *p)
 	p->rx_bound = 0;	/* toe_create: 256 KiB worth, at least 16 buffers */
 	p->max_socks = 4096;
 	p->ready_fd = -1;
+	p->guest_gid = -1;
 }
 
 
@@ -185,6 +187,9 @@ struct toe *toe_create(const struct toe_params *p)
 		err = errno;
 		goto out_fds;
 	}
+	err = -toe_perm_apply(p, t->sock_path);
+	if (err)
+		goto out_unlink;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);

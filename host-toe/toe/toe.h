@@ -39,6 +39,11 @@ struct toe_params {
 					   0: 256 KiB worth, at least 16, at most nbufs/8 */
 	uint32_t max_socks;		/* default 4096 */
 	int ready_fd;			/* -1, or written one byte when serving */
+	unsigned guest_mode;		/* 0: the region file and attach socket are the
+					   TOE user's alone (0600); else their mode (rw
+					   bits only): which users of a stand-in VM may
+					   use the runtime (toe_perm.c) */
+	long guest_gid;			/* -1, or the group given those files */
 	bool verbose;
 };
 
