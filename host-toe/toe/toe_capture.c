@@ -64,7 +64,7 @@ struct cap_rec {
 	uint8_t dgram, trig_found, pad[6];
 	char chain[TOE_NAME_MAX + 1], vnf[TOE_NAME_MAX + 1];
 	uint64_t trig_off, trig_tsc;
-	uint32_t trig_len, pad2;
+	uint32_t trig_len, incident;	/* incident: of the VNF's answer, 0 none */
 	struct {
 		uint64_t start;		/* history offset of the first byte kept */
 		uint32_t len, nmarks;	/* bytes kept, marks (oldest first) */
@@ -449,6 +449,7 @@ void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
 	r->dir = dir;
 	r->rule = res->deny_rule;
 	r->reason = res->reason;
+	r->incident = res->answer ? res->incident : 0;	/* as stats shows it */
 	r->dgram = dgram;
 	snprintf(r->chain, sizeof(r->chain), "%s", chain);
 	snprintf(r->vnf, sizeof(r->vnf), "%s", vnf);
@@ -579,12 +580,13 @@ static void conn_str(const struct toe_pcap_conn *k, bool vm_src, char *out, size
 static int write_sidecar(const struct cap_rec *r, const char *tmp, const char *pcap_name,
 			 const char *iso)
 {
-	char conn[112];
+	char conn[112], inc[9];
 	json_t *j;
 	int err;
 
 	conn_str(&r->conn, r->dir == TOE_DIR_OUT, conn, sizeof(conn));
-	j = json_pack("{s:s,s:s,s:f,s:I,s:I,s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:I,s:i,s:b,s:I,s:I,s:n}",
+	snprintf(inc, sizeof(inc), "%08x", r->incident);
+	j = json_pack("{s:s,s:s,s:f,s:I,s:I,s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:I,s:i,s:b,s:I,s:I,s:o}",
 		      "pcap", pcap_name, "time", iso, "unix_time", (double)r->unix_ns / 1e9,
 		      "tsc", (json_int_t)r->tsc, "seq", (json_int_t)r->seqno, "chain", r->chain,
 		      "dir", r->dir == TOE_DIR_IN ? "in" : "out", "vnf", r->vnf,
@@ -593,7 +595,7 @@ static int write_sidecar(const struct cap_rec *r, const char *tmp, const char *p
 		      "trigger_offset", (json_int_t)r->trig_off, "trigger_len", (int)r->trig_len,
 		      "trigger_in_history", (int)r->trig_found,
 		      "bytes_in", (json_int_t)r->d[0].len, "bytes_out", (json_int_t)r->d[1].len,
-		      "incident");
+		      "incident", r->incident ? json_string(inc) : json_null());
 	if (!j)
 		return -ENOMEM;
 	err = json_dump_file(j, tmp, JSON_COMPACT) ? -EIO : 0;

@@ -8,7 +8,8 @@
 #     with an incident id in the page and in X-Incident-Id, then a FIN
 #     (curl completes: no reset), and the guest's server never sees it;
 #   - the same incident id is in the VNF's log line, the TOE's, and
-#     `sfc-ctl stats` (text and --json);
+#     `sfc-ctl stats` (text and --json), and the sidecar of the
+#     capture of that connection (`sfc-ctl capture ls`);
 #   - a protocol violation (a non-numeric Content-Length) gets a 400;
 #   - on a keep-alive connection the second request's deny gets the 403
 #     once the guest answered the first; pipelined behind a request the
@@ -57,6 +58,7 @@ code=$(ip netns exec "$CL" curl -s -o /dev/null -w '%{http_code}' --max-time 10 
 [ "$code" = 200 ] || fail "clean request: $code"
 
 # The SQL injection: a 403 page, a clean close, the server never sees it.
+sfc capture on web-in >/dev/null
 rc=0
 ip netns exec "$CL" curl -sS -D "$work/h403" -o "$work/b403" --max-time 10 \
 	"$url/item?id=1%27%20OR%20%271%27%3D%271-sqlimark" 2>"$work/curl403" || rc=$?
@@ -84,6 +86,10 @@ grep -q "chain web-in (in) vnf waf rule 942[0-9]*: rule .* incident $inc$" "$wor
 	fail "sfc-ctl stats does not show incident $inc"
 [ "$(sfc --json stats | td_json "[d['incident'] for d in j['denials'] if 'incident' in d] == ['$inc']")" = True ] ||
 	fail "stats --json: $(sfc --json stats)"
+# ... and in the capture of the denied connection (its sidecar)
+caps() { sfc --json capture ls web-in | td_json "[f.get('incident') for f in j['chains'][0]['files']]"; }
+tc_wait_for 10 test "$(caps)" = "['$inc']" || fail "the capture does not carry incident $inc: $(sfc --json capture ls web-in)"
+sfc capture off web-in >/dev/null
 
 # A protocol violation: 400.
 ip netns exec "$CL" python3 - >"$work/a400" <<'EOF'
