@@ -227,10 +227,10 @@ static int test_plain(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	check(stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
-	      (st.st_mode & 0777) == 0600, "node is a 0600 char device",
-	      "mode %o", st.st_mode);
+	      (st.st_mode & 0777) == 0666, "node is a 0666 char device",
+	      "mode %o", (unsigned)st.st_mode);
 	{
-		/* what udev sees: node name and mode, and the PCI parent */
+		/* what udev sees: node name and mode (node_mode, default 0666), and the PCI parent */
 		char ue[300], buf[512] = "", want[96];
 		FILE *f;
 		size_t n = 0;
@@ -244,7 +244,7 @@ static int test_plain(int argc, char **argv)
 		buf[n] = 0;
 		snprintf(want, sizeof(want), "DEVNAME=tochain/%s\n", name);
 		snprintf(ue, sizeof(ue), "/sys/class/misc/tochain-%s/device/vendor", name);
-		check(strstr(buf, want) && strstr(buf, "DEVMODE=0600\n") &&
+		check(strstr(buf, want) && strstr(buf, "DEVMODE=0666\n") &&
 		      access(ue, F_OK) == 0, "uevent names the node",
 		      "uevent: %s", buf);
 	}

@@ -50,5 +50,5 @@ run par -n 120 --ids-rules "$td/families.rules"
 run reload -n 3000 --threads 2 --ids-rules "$td/families-ab.rules" \
 	--ids-rules2 "$td/families.rules"
 grep -q "ids: rules reloaded (generation 2)" "$errs"
-grep -q "reload refused, the old rules stay: .*live.rules:1: unsupported option 'byte_jump'" "$errs"
+grep -q "reload refused, the old rules stay: .*live.rules:1: unsupported option 'threshold'" "$errs"
 echo "all scenarios ok"

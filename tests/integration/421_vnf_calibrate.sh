@@ -77,7 +77,7 @@ expect 2 --kind null --calibrate extra-arg
 printf 'accept in tcp dport 80\naccept in tcp dport 99999\n' >"$dir/bad.fw"
 expect 1 --kind fw --calibrate --rules "$dir/bad.fw"
 grep -q "bad.fw:2:" "$dir/err" || fail "fw: no file:line in: $(cat "$dir/err")"
-printf '# x\ndrop tcp any any -> any any (msg:"m"; content:"a"; isdataat:4; sid:1;)\n' >"$dir/bad.rules"
+printf '# x\ndrop tcp any any -> any any (msg:"m"; content:"a"; threshold:type limit, track by_src, count 1, seconds 60; sid:1;)\n' >"$dir/bad.rules"
 expect 1 --kind ids --calibrate --rules "$dir/bad.rules"
 grep -q "bad.rules:2:" "$dir/err" || fail "ids: no file:line in: $(cat "$dir/err")"
 expect 1 --kind ids --calibrate --rules "$dir/missing.rules"

@@ -50,7 +50,7 @@ grep -a -E '^(PASS|FAIL|GUEST-)' "$work/serial.log" | grep -av 'DMESG.*line:' | 
 
 vm_check_log "$work/serial.log" "fallback name" "rescan EAGAIN while formatting" \
 	"renamed by itself once READY" "rescan after READY" "renamed, old fd still works" "fallback node removed" \
-	"open by region name" "node is a 0600 char device" "uevent names the node" "info" "mmap" \
+	"open by region name" "node is a 0666 char device" "uevent names the node" "info" "mmap" \
 	"header through the mapping" "host pattern" "guest pattern written" "mmap at an offset" "read-only open maps read-only" \
 	"MAP_PRIVATE refused" "mmap past BAR2 refused" "no vectors on ivshmem-plain" \
 	"no doorbell on ivshmem-plain" "unknown ioctl ENOTTY" rmmod || fail "guest checks"

@@ -496,7 +496,7 @@ static void reload_step(struct env *e)
 
 		/* Broken (unsupported option): the VNF must keep the rules it has. */
 		fprintf(f, "drop tcp any any -> any any (msg:\"x\"; content:\"GET\"; "
-			"byte_jump:1,0; sid:3000;)\n");
+			"threshold:type limit, track by_src, count 1, seconds 60; sid:3000;)\n");
 		fclose(f);
 		kill(e->pid[0], SIGHUP);
 		e->reload_phase = 3;
