@@ -181,8 +181,8 @@ void toe_capall_chunk(struct toe_capall *a, uint32_t sock_id, uint32_t dir, cons
 
 /* ---- the writer ---- */
 
-/* Write the current file (whole pages, O_DIRECT) under @path and start a new one.  1: a file. */
-static int file_finish(struct toe_capall *a, const char *path)
+/* Write the current file (whole pages, O_DIRECT) under @path and start a new one; its bytes. */
+static uint64_t file_finish(struct toe_capall *a, const char *path)
 {
 	char day[32], stem[96], tmp[TOE_CAP_PATH_MAX + 128], fin[TOE_CAP_PATH_MAX + 128];
 	time_t secs = (time_t)(a->first_unix_ns / 1000000000ull);
@@ -211,7 +211,7 @@ static int file_finish(struct toe_capall *a, const char *path)
 		return 0;
 	}
 	tc_fetch_add_relaxed(&a->files, 1);
-	return 1;
+	return len;
 }
 
 static uint64_t unix_of(uint64_t tsc, uint64_t now_tsc, uint64_t now_ns)
@@ -223,7 +223,7 @@ static uint64_t unix_of(uint64_t tsc, uint64_t now_tsc, uint64_t now_ns)
 
 /* One chunk's packets (MSS segments) into the current file; @files: files finished. */
 static void emit(struct toe_capall *a, const struct chunk *ch, const char *path, uint64_t now_tsc,
-		 uint64_t now_ns, int *files)
+		 uint64_t now_ns, uint64_t *files)
 {
 	const uint8_t *p = (const uint8_t *)ch + CHUNK_HDR;
 	uint64_t isn = tu_fnv1a64(&ch->conn, sizeof(ch->conn)), off = ch->off;
@@ -257,7 +257,7 @@ static void emit(struct toe_capall *a, const struct chunk *ch, const char *path,
 
 /* Chunks of slot @idx between byte @from and @to. */
 static void emit_range(struct toe_capall *a, uint32_t idx, uint32_t from, uint32_t to,
-		       const char *path, uint64_t now_tsc, uint64_t now_ns, int *files)
+		       const char *path, uint64_t now_tsc, uint64_t now_ns, uint64_t *files)
 {
 	const uint8_t *s = a->slots + (size_t)idx * TOE_CAPALL_SLOT_BYTES;
 
@@ -269,12 +269,11 @@ static void emit_range(struct toe_capall *a, uint32_t idx, uint32_t from, uint32
 	}
 }
 
-int toe_capall_drain(struct toe_capall *a, const char *path, bool idle)
+uint64_t toe_capall_drain(struct toe_capall *a, const char *path, bool idle)
 {
 	struct timespec ts;
-	uint64_t now_tsc, now_ns;
+	uint64_t now_tsc, now_ns, files = 0;
 	uint32_t idx, cur;
-	int files = 0;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now_tsc = tcr_tsc_now();

@@ -57,9 +57,10 @@ void toe_capall_chunk(struct toe_capall *a, uint32_t sock_id, uint32_t dir, cons
  * under @path (NULL: discarded), starting a new file where one is full.
  * @idle (nothing handed over for a while, capture off, stopping): also
  * the chunks published in the loop's current slot, and finish the
- * current file.  Returns the files finished (the caller bounds @path).
+ * current file.  Returns the bytes of the files finished (the caller
+ * bounds @path).
  */
-int toe_capall_drain(struct toe_capall *a, const char *path, bool idle);
+uint64_t toe_capall_drain(struct toe_capall *a, const char *path, bool idle);
 
 struct toe_capall_stats {
 	uint64_t chunks, bytes;		/* taken into a slot */

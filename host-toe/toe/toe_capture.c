@@ -91,6 +91,8 @@ struct toe_capture {
 	void *ctx;
 	struct toe_capall *all;		/* full capture: loop -> writer, its own slots */
 	uint32_t all_dir;		/* under lock: the direction whose path full capture uses */
+	char all_path[TOE_CAP_PATH_MAX];	/* the writer's: the directory all_est is of */
+	uint64_t all_est;		/* the writer's: bytes in it at most, as far as it knows */
 	uint64_t seqno;
 	/* slots and their rings (seed 004: BUSY loop -> writer, FREE writer -> loop) */
 	uint8_t *slots;
@@ -524,8 +526,11 @@ static uint64_t file_size(int dfd, const char *name)
 	       (uint64_t)st.st_size : 0;
 }
 
-/* Remove the oldest captures (names sort by time) of @path past @max bytes; the newest stays. */
-static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
+/*
+ * Remove the oldest captures (names sort by time) of @path past @max
+ * bytes; the newest stays.  Returns the bytes left.
+ */
+static uint64_t enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 {
 	DIR *dir = opendir(path);
 	char **names, side[NAME_MAX + 1];
@@ -533,7 +538,7 @@ static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 	size_t n;
 
 	if (!dir)
-		return;
+		return 0;
 	n = tu_dir_names(dirfd(dir), ".pcap", &names);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(side, sizeof(side), "%.*s.json", (int)strlen(names[i]) - 5, names[i]);
@@ -548,6 +553,7 @@ static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 	}
 	tu_dir_names_free(names, n);
 	closedir(dir);
+	return total;
 }
 
 int toe_capture_write_file(const char *tmp, uint8_t *buf, size_t len, uint64_t *buffered)
@@ -681,14 +687,26 @@ static int write_record(struct toe_capture *c, const struct cap_rec *r)
 static void drain_all(struct toe_capture *c, bool idle)
 {
 	char path[TOE_CAP_PATH_MAX];
-	uint64_t max;
+	uint64_t max, n;
 
 	pthread_mutex_lock(&c->lock);
 	snprintf(path, sizeof(path), "%s", c->cfg[c->all_dir].path);
 	max = c->cfg[c->all_dir].max_bytes;
 	pthread_mutex_unlock(&c->lock);
-	if (toe_capall_drain(c->all, path[0] ? path : NULL, idle))
-		enforce_bound(c, path, max);
+	n = toe_capall_drain(c->all, path[0] ? path : NULL, idle);
+	if (!n)
+		return;
+	/*
+	 * A directory scan per file would cost more than the file: rescan
+	 * when what is known to be there plus what was written passes the
+	 * bound (denial records bound the directory on each write anyway).
+	 */
+	if (strcmp(path, c->all_path) || c->all_est + n > max) {
+		c->all_est = enforce_bound(c, path, max);
+		snprintf(c->all_path, sizeof(c->all_path), "%s", path);
+	} else {
+		c->all_est += n;
+	}
 }
 
 static void *writer_main(void *arg)
