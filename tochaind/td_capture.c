@@ -187,6 +187,7 @@ static json_t *chain_captures(struct daemon *d, const struct td_chain *c)
 			"all", json_object_get(show, "all")));
 	} else {
 		json_object_set_new(o, "on", json_false());
+		json_object_set_new(o, "all", json_false());
 		json_object_set_new(o, "toe_error", json_string(show ? "no capture state" : err));
 	}
 	json_decref(show);
