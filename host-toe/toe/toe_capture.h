@@ -34,6 +34,10 @@
  * _set), the rings (tcr_ring, single producer / single consumer each:
  * loop -> writer on BUSY, writer -> loop on FREE) and the counters
  * (relaxed atomics).  Off, the data path pays one relaxed load.
+ *
+ * Full capture (cfg.all, one direction at a time) is toe_capall.h: its
+ * slots and rings are its own, its files are written by this writer,
+ * which also wakes every 200 ms to put a quiet link's bytes on disk.
  */
 #ifndef TOCHAIN_TOE_CAPTURE_H
 #define TOCHAIN_TOE_CAPTURE_H
