@@ -35,7 +35,7 @@ static const char usage_text[] =
 	"  stats [CHAIN] [--watch SECONDS [--count N]]\n"
 	"  apply -f TOPOLOGY [--prune]\n"
 	"  sched show | sched mode sync|cfs\n"
-	"  capture on CHAIN [--kib N] [--max-mib N] | capture off CHAIN\n"
+	"  capture on CHAIN [--all] [--kib N] [--max-mib N] | capture off CHAIN\n"
 	"  capture ls [CHAIN] | capture get CHAIN FILE [-o OUT|-]\n"
 	"  version\n";
 
@@ -709,16 +709,24 @@ static void print_captures(json_t *res)
 	size_t i, k;
 
 	json_array_foreach(json_object_get(res, "chains"), i, ch) {
-		json_t *toe = json_object_get(ch, "toe");
+		json_t *toe = json_object_get(ch, "toe"), *all = json_object_get(toe, "all");
 
 		printf("%s (vm %s, %s): capture %s", jstr(ch, "name"), jstr(ch, "vm"), jstr(ch, "dir"),
-		       json_is_true(json_object_get(ch, "on")) ? "on" : "off");
+		       !json_is_true(json_object_get(ch, "on")) ? "off" :
+		       json_is_true(json_object_get(ch, "all")) ? "on (all traffic)" : "on");
 		if (toe)
 			printf(", TOE: %lld records, %lld written, %lld dropped, %lld removed",
 			       (long long)json_integer_value(json_object_get(toe, "records")),
 			       (long long)json_integer_value(json_object_get(toe, "written")),
 			       (long long)json_integer_value(json_object_get(toe, "dropped")),
 			       (long long)json_integer_value(json_object_get(toe, "removed")));
+		if (json_is_true(json_object_get(ch, "all")) && all)
+			printf("; all: %lld chunks, %lld bytes, %lld files, %lld chunks (%lld bytes) dropped",
+			       (long long)json_integer_value(json_object_get(all, "chunks")),
+			       (long long)json_integer_value(json_object_get(all, "bytes")),
+			       (long long)json_integer_value(json_object_get(all, "files")),
+			       (long long)json_integer_value(json_object_get(all, "dropped")),
+			       (long long)json_integer_value(json_object_get(all, "dropped_bytes")));
 		printf("\n  %s\n", jstr(ch, "path"));
 		json_array_foreach(json_object_get(ch, "files"), k, f)
 			printf("  %-52s %7lld  %s %s rule %lld %s\n", jstr(f, "file"),
@@ -804,15 +812,19 @@ static int cmd_capture(struct cli *c)
 	if (strcmp(sub, "on"))
 		return usage("capture: expected on, off, ls or get");
 	if (c->argc < 3 || c->argv[2][0] == '-')
-		return usage("capture on CHAIN [--kib N] [--max-mib N]");
+		return usage("capture on CHAIN [--all] [--kib N] [--max-mib N]");
 	args = json_pack("{s:s,s:b}", "name", c->argv[2], "on", 1);
 	for (int i = 3; i < c->argc; i++) {
 		int kib = !strcmp(c->argv[i], "--kib");
 
+		if (!strcmp(c->argv[i], "--all")) {
+			json_object_set_new(args, "all", json_true());
+			continue;
+		}
 		if ((!kib && strcmp(c->argv[i], "--max-mib")) || i + 1 >= c->argc ||
 		    sc_parse_uint(c->argv[i + 1], 1, 1000000, &n)) {
 			json_decref(args);
-			return usage("capture on CHAIN [--kib N] [--max-mib N]");
+			return usage("capture on CHAIN [--all] [--kib N] [--max-mib N]");
 		}
 		json_object_set_new(args, kib ? "kib" : "max_bytes",
 				    json_integer(kib ? n : n * 1024 * 1024));

@@ -24,14 +24,19 @@ static void chain_dir(const struct daemon *d, const struct td_chain *c, char *ou
 
 #define CONF_NAME	".capture.json"	/* capture on: its settings (td_capture.h) */
 
-/* capture.set to @vm's TOE for direction @dir: on into @path with @kib/@max (NULL: defaults), or off. */
+/*
+ * capture.set to @vm's TOE for direction @dir: on into @path with
+ * @kib/@max/@all (NULL: defaults), or off.
+ */
 static json_t *toe_set(const struct td_vm *vm, const char *dir, bool on, const char *path,
-		       json_t *kib, json_t *max, char *err, size_t errlen)
+		       json_t *kib, json_t *max, json_t *all, char *err, size_t errlen)
 {
 	json_t *targs = json_pack("{s:s,s:b}", "dir", dir, "on", on);
 
 	if (on) {
 		json_object_set_new(targs, "path", json_string(path));
+		if (all)
+			json_object_set(targs, "all", all);
 		if (kib)
 			json_object_set(targs, "kib", kib);
 		if (max)
@@ -60,7 +65,7 @@ static int make_dir(const struct daemon *d, const struct td_chain *c)
 json_t *td_capture_cmd_set(struct daemon *d, json_t *args)
 {
 	json_t *fail = NULL, *on = json_object_get(args, "on"), *kib = json_object_get(args, "kib"),
-	       *max = json_object_get(args, "max_bytes"), *res;
+	       *max = json_object_get(args, "max_bytes"), *all = json_object_get(args, "all"), *res;
 	struct td_chain *c = td_chain_need(d, args, &fail);
 	struct td_vm *vm;
 	char dir[PATH_MAX], conf[PATH_MAX + 32], err[512];
@@ -74,6 +79,8 @@ json_t *td_capture_cmd_set(struct daemon *d, json_t *args)
 		return ctl_reply_fail("capture: \"kib\" must be an integer");
 	if (max && !json_is_integer(max))
 		return ctl_reply_fail("capture: \"max_bytes\" must be an integer");
+	if (all && !json_is_boolean(all))
+		return ctl_reply_fail("capture: \"all\" must be true or false");
 	vm = td_state_find_vm(&d->st, c->vm);
 	if (!vm)
 		return ctl_reply_fail("chain %s: no vm %s", c->name, c->vm);
@@ -81,8 +88,8 @@ json_t *td_capture_cmd_set(struct daemon *d, json_t *args)
 	if (json_is_true(on) && (rc = make_dir(d, c)))
 		return ctl_reply_fail("capture: cannot create %s: %s", dir, strerror(-rc));
 	/* the TOE validates kib and max_bytes: its refusal names them */
-	res = toe_set(vm, c->dir == TD_DIR_IN ? "in" : "out", json_is_true(on), dir, kib, max, err,
-		      sizeof(err));
+	res = toe_set(vm, c->dir == TD_DIR_IN ? "in" : "out", json_is_true(on), dir, kib, max, all,
+		      err, sizeof(err));
 	if (!res)
 		return ctl_reply_fail("%s", err);
 	json_decref(res);
@@ -94,13 +101,16 @@ json_t *td_capture_cmd_set(struct daemon *d, json_t *args)
 			json_object_set(o, "kib", kib);
 		if (max)
 			json_object_set(o, "max_bytes", max);
+		if (all)
+			json_object_set(o, "all", all);
 		if (json_dump_file(o, conf, JSON_COMPACT))
 			td_log("capture: cannot write %s: capture will be off after a TOE restart", conf);
 		json_decref(o);
 	} else {
 		unlink(conf);
 	}
-	td_log("capture %s on chain %s (%s)", json_is_true(on) ? "on" : "off", c->name, dir);
+	td_log("capture %s%s on chain %s (%s)", json_is_true(on) ? "on" : "off",
+	       json_is_true(on) && json_is_true(all) ? " (all traffic)" : "", c->name, dir);
 	return ctl_reply_ok(json_pack("{s:s,s:s,s:O,s:s}", "name", c->name, "vm", c->vm, "on", on,
 				      "path", dir));
 }
@@ -168,12 +178,16 @@ static json_t *chain_captures(struct daemon *d, const struct td_chain *c)
 							  !strcmp(json_string_value(json_object_get(cs, "path")), dir)));
 		json_object_set(o, "kib", json_object_get(cs, "kib"));
 		json_object_set(o, "max_bytes", json_object_get(cs, "max_bytes"));
-		json_object_set_new(o, "toe", json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}",
+		json_object_set_new(o, "all", json_boolean(json_is_true(json_object_get(o, "on")) &&
+							   json_is_true(json_object_get(cs, "all"))));
+		json_object_set_new(o, "toe", json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O*}",
 			"records", json_object_get(show, "records"), "written", json_object_get(show, "written"),
 			"dropped", json_object_get(show, "dropped"), "nohist", json_object_get(show, "nohist"),
-			"errors", json_object_get(show, "errors"), "removed", json_object_get(show, "removed")));
+			"errors", json_object_get(show, "errors"), "removed", json_object_get(show, "removed"),
+			"all", json_object_get(show, "all")));
 	} else {
 		json_object_set_new(o, "on", json_false());
+		json_object_set_new(o, "all", json_false());
 		json_object_set_new(o, "toe_error", json_string(show ? "no capture state" : err));
 	}
 	json_decref(show);
@@ -267,7 +281,8 @@ void td_capture_restore(struct daemon *d, const struct td_vm *vm, const struct t
 	if (!o)
 		return;		/* capture is off for this chain */
 	res = toe_set(vm, ch->dir == TD_DIR_IN ? "in" : "out", true, dir,
-		      json_object_get(o, "kib"), json_object_get(o, "max_bytes"), err, sizeof(err));
+		      json_object_get(o, "kib"), json_object_get(o, "max_bytes"), json_object_get(o, "all"),
+		      err, sizeof(err));
 	if (res)
 		td_log("vm %s: capture on chain %s on again", vm->name, ch->name);
 	else
@@ -280,7 +295,7 @@ void td_capture_forget(struct daemon *d, const struct td_vm *vm, const char *dir
 		       const char *chain)
 {
 	char conf[PATH_MAX + 64], err[512];
-	json_t *res = toe_set(vm, dir, false, NULL, NULL, NULL, err, sizeof(err));
+	json_t *res = toe_set(vm, dir, false, NULL, NULL, NULL, NULL, err, sizeof(err));
 	const char *why;
 
 	if (!res)

@@ -34,6 +34,7 @@
 
 #include "tochain/srpc.h"
 #include "toe_chan.h"
+#include "toe_flow.h"
 #include "toe_perm.h"
 #include "toe_sock.h"
 #include "toe_stage.h"
@@ -86,10 +87,14 @@ static void toe_free(struct toe *t)
 	free(t);
 }
 
-/* The capture's question: is socket @id still open (the loop thread)? */
-static bool cap_alive(void *ctx, uint32_t id)
+/* The capture's question: is socket @id still open, and its tuple (the loop thread)? */
+static bool cap_alive(void *ctx, uint32_t id, struct ch_pkt *pkt)
 {
-	return toe_sock_get(ctx, id) != NULL;
+	struct toe_sock *s = toe_sock_get(ctx, id);
+
+	if (s && pkt)
+		toe_flow_tuple(ctx, s, 0, TOE_DIR_IN, pkt);	/* TCP: the socket's own tuple */
+	return s != NULL;
 }
 
 struct toe *toe_create(const struct toe_params *p)

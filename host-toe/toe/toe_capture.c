@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -23,6 +24,7 @@
 #include <tochain/tsc.h>
 #include <tochain/util.h>
 
+#include "toe_capall.h"
 #include "toe_capture.h"
 #include "toe_pcap.h"
 
@@ -33,6 +35,8 @@
 #define TH_RST		0x04
 #define TH_PSH		0x08
 #define TH_ACK		0x10
+#define ACTIVE_ALL	4u		/* head.active: full capture on (bits 0, 1: directions) */
+#define IDLE_MS		200		/* the writer's wait: then the full capture's partial slot */
 
 _Static_assert(TOE_DIR_IN == TOE_PCAP_TO_VM && TOE_DIR_OUT == TOE_PCAP_FROM_VM,
 	       "directions are the same numbers in both headers");
@@ -83,8 +87,12 @@ struct toe_capture {
 	uint32_t loop_gen, hist_bytes, max_socks, trigger_max;
 	struct cap_hist *hist;		/* TOE_CAP_HISTS */
 	uint32_t *hist_of;		/* per socket slot (1..max_socks): history entry or HIST_NONE */
-	bool (*alive)(void *ctx, uint32_t sock_id);
+	bool (*alive)(void *ctx, uint32_t sock_id, struct ch_pkt *pkt);
 	void *ctx;
+	struct toe_capall *all;		/* full capture: loop -> writer, its own slots */
+	uint32_t all_dir;		/* under lock: the direction whose path full capture uses */
+	char all_path[TOE_CAP_PATH_MAX];	/* the writer's: the directory all_est is of */
+	uint64_t all_est;		/* the writer's: bytes in it at most, as far as it knows */
 	uint64_t seqno;
 	/* slots and their rings (seed 004: BUSY loop -> writer, FREE writer -> loop) */
 	uint8_t *slots;
@@ -330,7 +338,7 @@ static struct cap_hist *hist_get(struct toe_capture *c, uint32_t sock_id, bool c
 			if (c->hist[k].sock_id == 0)
 				e = k;
 		for (uint32_t k = 0; k < TOE_CAP_HISTS && e == HIST_NONE; k++)
-			if (!c->alive(c->ctx, c->hist[k].sock_id))
+			if (!c->alive(c->ctx, c->hist[k].sock_id, NULL))
 				e = k;
 		if (e == HIST_NONE) {
 			tc_fetch_add_relaxed(&c->nohist, 1);
@@ -368,6 +376,8 @@ void toe_capture_data(struct toe_capture *c, uint32_t sock_id, uint32_t dir, uin
 
 	if (dir > 1 || !len)
 		return;
+	if (tc_load_relaxed(&c->head.active) & ACTIVE_ALL)
+		toe_capall_chunk(c->all, sock_id, dir, data, len);
 	sync_cfg(c);
 	h = hist_get(c, sock_id, true);
 	if (!h)
@@ -412,10 +422,9 @@ static uint32_t rec_dir(struct toe_capture *c, struct cap_rec *r, uint32_t dir,
 	return (uint32_t)kept;
 }
 
-static void rec_conn(struct cap_rec *r, const struct ch_pkt *p)
+void toe_capture_conn_of(struct toe_pcap_conn *c, const struct ch_pkt *p, uint32_t dir)
 {
-	struct toe_pcap_conn *c = &r->conn;
-	bool in = r->dir == TOE_DIR_IN;	/* inbound: the peer is the source */
+	bool in = dir == TOE_DIR_IN;	/* inbound: the peer is the source */
 
 	c->family = p->family;
 	c->l4proto = p->l4proto;
@@ -423,6 +432,19 @@ static void rec_conn(struct cap_rec *r, const struct ch_pkt *p)
 	c->vm_port = in ? p->dport : p->sport;
 	memcpy(c->peer_addr, in ? p->saddr : p->daddr, 16);
 	memcpy(c->vm_addr, in ? p->daddr : p->saddr, 16);
+}
+
+/* The full capture's question: @sock_id's tuple (toe_capall_conn_fn). */
+static bool all_conn(void *ctx, uint32_t sock_id, struct toe_pcap_conn *out)
+{
+	struct toe_capture *c = ctx;
+	struct ch_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	if (!c->alive(c->ctx, sock_id, &p))
+		return false;
+	toe_capture_conn_of(out, &p, TOE_DIR_IN);
+	return true;
 }
 
 void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
@@ -453,7 +475,7 @@ void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
 	r->dgram = dgram;
 	snprintf(r->chain, sizeof(r->chain), "%s", chain);
 	snprintf(r->vnf, sizeof(r->vnf), "%s", vnf);
-	rec_conn(r, &res->pkt);
+	toe_capture_conn_of(&r->conn, &res->pkt, dir);
 	h = dgram ? NULL : hist_get(c, sock_id, false);
 	r->trig_tsc = res->pkt.tsc;
 	if (h) {
@@ -504,8 +526,11 @@ static uint64_t file_size(int dfd, const char *name)
 	       (uint64_t)st.st_size : 0;
 }
 
-/* Remove the oldest captures (names sort by time) of @path past @max bytes; the newest stays. */
-static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
+/*
+ * Remove the oldest captures (names sort by time) of @path past @max
+ * bytes; the newest stays.  Returns the bytes left.
+ */
+static uint64_t enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 {
 	DIR *dir = opendir(path);
 	char **names, side[NAME_MAX + 1];
@@ -513,7 +538,7 @@ static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 	size_t n;
 
 	if (!dir)
-		return;
+		return 0;
 	n = tu_dir_names(dirfd(dir), ".pcap", &names);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(side, sizeof(side), "%.*s.json", (int)strlen(names[i]) - 5, names[i]);
@@ -528,10 +553,10 @@ static void enforce_bound(struct toe_capture *c, const char *path, uint64_t max)
 	}
 	tu_dir_names_free(names, n);
 	closedir(dir);
+	return total;
 }
 
-/* The pcap in whole pages with O_DIRECT (buffered where refused), cut to @len. */
-static int write_pcap(struct toe_capture *c, const char *tmp, size_t len)
+int toe_capture_write_file(const char *tmp, uint8_t *buf, size_t len, uint64_t *buffered)
 {
 	size_t al = round_page(len), done = 0;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
@@ -539,13 +564,13 @@ static int write_pcap(struct toe_capture *c, const char *tmp, size_t len)
 	if (fd < 0 && errno == EINVAL) {
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd >= 0)
-			tc_fetch_add_relaxed(&c->buffered, 1);
+			tc_fetch_add_relaxed(buffered, 1);
 	}
 	if (fd < 0)
 		return -errno;
-	memset(c->pcap + len, 0, al - len);
+	memset(buf + len, 0, al - len);
 	while (done < al) {
-		ssize_t w = pwrite(fd, c->pcap + done, al - done, (off_t)done);
+		ssize_t w = pwrite(fd, buf + done, al - done, (off_t)done);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -637,7 +662,7 @@ static int write_record(struct toe_capture *c, const struct cap_rec *r)
 	snprintf(pcap_fin, sizeof(pcap_fin), "%s/%s.pcap", path, stem);
 	snprintf(js_tmp, sizeof(js_tmp), "%s/.%s.json.tmp", path, stem);
 	snprintf(js_fin, sizeof(js_fin), "%s/%s.json", path, stem);
-	if ((err = write_pcap(c, pcap_tmp, len)))
+	if ((err = toe_capture_write_file(pcap_tmp, c->pcap, len, &c->buffered)))
 		return err;
 	{
 		char pname[200];
@@ -658,14 +683,42 @@ static int write_record(struct toe_capture *c, const struct cap_rec *r)
 	return 0;
 }
 
+/* The full capture's files: into the path of its direction (kept after off, as for denials). */
+static void drain_all(struct toe_capture *c, bool idle)
+{
+	char path[TOE_CAP_PATH_MAX];
+	uint64_t max, n;
+
+	pthread_mutex_lock(&c->lock);
+	snprintf(path, sizeof(path), "%s", c->cfg[c->all_dir].path);
+	max = c->cfg[c->all_dir].max_bytes;
+	pthread_mutex_unlock(&c->lock);
+	n = toe_capall_drain(c->all, path[0] ? path : NULL, idle);
+	if (!n)
+		return;
+	/*
+	 * A directory scan per file would cost more than the file: rescan
+	 * when what is known to be there plus what was written passes the
+	 * bound (denial records bound the directory on each write anyway).
+	 */
+	if (strcmp(path, c->all_path) || c->all_est + n > max) {
+		c->all_est = enforce_bound(c, path, max);
+		snprintf(c->all_path, sizeof(c->all_path), "%s", path);
+	} else {
+		c->all_est += n;
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct toe_capture *c = arg;
 
 	for (;;) {
+		struct pollfd pfd = { .fd = c->efd, .events = POLLIN };
 		uint64_t v;
 		uint32_t idx;
 		bool stop;
+		int n;
 
 		pthread_mutex_lock(&c->lock);
 		while (c->paused && !c->stop)
@@ -683,26 +736,29 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&c->lock);
 		stop = c->stop;
 		pthread_mutex_unlock(&c->lock);
+		drain_all(c, stop);
 		if (stop)
 			return NULL;
 		/* records enqueued after the ring looked empty have written the counter */
-		if (read(c->efd, &v, sizeof(v)) < 0 && errno != EINTR)
+		n = poll(&pfd, 1, IDLE_MS);
+		if (n > 0 && read(c->efd, &v, sizeof(v)) < 0 && errno != EINTR && errno != EAGAIN)
 			return NULL;
+		if (n == 0)
+			drain_all(c, true);	/* idle: what the loop's current slot holds, to disk */
 	}
 }
 
 /* ---- life cycle and control --------------------------------------------------- */
 
-static int ring_pair(void **mem, struct tcr_ring *prod, struct tcr_ring *cons)
+int toe_capture_ring_pair(void **mem, struct tcr_ring *prod, struct tcr_ring *cons, uint32_t n)
 {
-	size_t bytes = tcr_ring_bytes(TOE_CAP_SLOTS);
+	size_t bytes = tcr_ring_bytes(n);
 
 	*mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 	if (!*mem)
 		return -ENOMEM;
-	tcr_ring_format(*mem, TOE_CAP_SLOTS);
-	if (tcr_ring_attach(prod, *mem, TOE_CAP_SLOTS, TOE_CAP_SLOTS, 0) ||
-	    tcr_ring_attach(cons, *mem, TOE_CAP_SLOTS, TOE_CAP_SLOTS, 0))
+	tcr_ring_format(*mem, n);
+	if (tcr_ring_attach(prod, *mem, n, n, 0) || tcr_ring_attach(cons, *mem, n, n, 0))
 		return -EINVAL;
 	return 0;
 }
@@ -714,6 +770,7 @@ static void cap_free(struct toe_capture *c)
 		free(c->hist[e].buf[0]);
 		free(c->hist[e].buf[1]);
 	}
+	toe_capall_destroy(c->all);
 	free(c->busy_mem);
 	free(c->free_mem);
 	free(c->pcap);
@@ -724,7 +781,8 @@ static void cap_free(struct toe_capture *c)
 }
 
 struct toe_capture *toe_capture_create(uint32_t max_socks, uint32_t trigger_max,
-				       bool (*alive)(void *ctx, uint32_t sock_id), void *ctx)
+				       bool (*alive)(void *ctx, uint32_t sock_id, struct ch_pkt *pkt),
+				       void *ctx)
 {
 	struct toe_capture *c = calloc(1, sizeof(*c));
 	int err = ENOMEM;
@@ -747,15 +805,21 @@ struct toe_capture *toe_capture_create(uint32_t max_socks, uint32_t trigger_max,
 	for (uint32_t i = 0; i <= max_socks; i++)
 		c->hist_of[i] = HIST_NONE;
 	err = EINVAL;
-	if (ring_pair(&c->busy_mem, &c->busy_prod, &c->busy_cons) ||
-	    ring_pair(&c->free_mem, &c->free_prod, &c->free_cons))
+	if (toe_capture_ring_pair(&c->busy_mem, &c->busy_prod, &c->busy_cons, TOE_CAP_SLOTS) ||
+	    toe_capture_ring_pair(&c->free_mem, &c->free_prod, &c->free_cons, TOE_CAP_SLOTS))
 		goto out_free;
 	for (uint32_t i = 0; i < TOE_CAP_SLOTS; i++)
 		tcr_ring_enqueue_burst(&c->free_prod, &i, 1);
 	tcr_tsc_calibration();	/* measured once, here, not at the first denial */
-	c->efd = eventfd(0, EFD_CLOEXEC);
+	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->efd < 0) {
 		err = errno;
+		goto out_free;
+	}
+	c->all = toe_capall_create(max_socks, all_conn, c, c->efd);
+	if (!c->all) {
+		err = errno;
+		close(c->efd);
 		goto out_free;
 	}
 	pthread_mutex_init(&c->lock, NULL);
@@ -815,15 +879,20 @@ int toe_capture_set(struct toe_capture *c, uint32_t dir, const struct toe_captur
 	pthread_mutex_lock(&c->lock);
 	if (cfg->on && c->cfg[!dir].on && c->cfg[!dir].kib != cfg->kib) {
 		err = -EBUSY;
+	} else if (cfg->on && cfg->all && c->cfg[!dir].on && c->cfg[!dir].all) {
+		err = -EEXIST;
 	} else if (cfg->on) {
 		c->cfg[dir] = *cfg;
+		if (cfg->all)
+			c->all_dir = dir;
 	} else {
 		c->cfg[dir].on = false;	/* path kept: records already taken still go there */
+		c->cfg[dir].all = false;
 	}
 	if (!err) {
 		for (uint32_t d = 0; d < 2; d++)
 			if (c->cfg[d].on)
-				active |= 1u << d;
+				active |= (1u << d) | (c->cfg[d].all ? ACTIVE_ALL : 0);
 		/* release: the loop that sees the new generation sees the configuration (sync_cfg) */
 		tc_store_release(&c->gen, c->gen + 1);
 		tc_store_release(&c->head.active, active);
@@ -845,6 +914,7 @@ void toe_capture_get(struct toe_capture *c, struct toe_capture_stats *st)
 	st->errors = tc_load_relaxed(&c->errors);
 	st->removed = tc_load_relaxed(&c->removed);
 	st->buffered = tc_load_relaxed(&c->buffered);
+	toe_capall_get(c->all, &st->all);
 }
 
 void toe_capture_flush(struct toe_capture *c)

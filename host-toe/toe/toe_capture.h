@@ -34,6 +34,10 @@
  * _set), the rings (tcr_ring, single producer / single consumer each:
  * loop -> writer on BUSY, writer -> loop on FREE) and the counters
  * (relaxed atomics).  Off, the data path pays one relaxed load.
+ *
+ * Full capture (cfg.all, one direction at a time) is toe_capall.h: its
+ * slots and rings are its own, its files are written by this writer,
+ * which also wakes every 200 ms to put a quiet link's bytes on disk.
  */
 #ifndef TOCHAIN_TOE_CAPTURE_H
 #define TOCHAIN_TOE_CAPTURE_H
@@ -46,7 +50,9 @@
 #include <tochain/barrier.h>
 
 #include "ch_psched.h"
+#include "toe_capall.h"
 #include "toe_chain.h"
+#include "toe_pcap.h"
 
 #define TOE_CAP_KIB_MAX		32	/* per direction; a fetched pcap fits one control reply */
 #define TOE_CAP_KIB_DEFAULT	16
@@ -68,15 +74,19 @@ struct toe_capture;
  * @max_socks: the TOE's socket table (socket ids' low 16 bits are slot
  * + 1); @trigger_max: the largest chunk (a slot).  @alive tells whether
  * a socket id is still open (the loop thread; reclaims histories of
- * closed connections).  Starts the writer.  NULL with errno.
+ * closed connections); when it is and @pkt is not NULL, it fills @pkt's
+ * tuple as the connection's inbound data travels (full capture).  Starts
+ * the writer.  NULL with errno.
  */
 struct toe_capture *toe_capture_create(uint32_t max_socks, uint32_t trigger_max,
-				       bool (*alive)(void *ctx, uint32_t sock_id), void *ctx);
+				       bool (*alive)(void *ctx, uint32_t sock_id, struct ch_pkt *pkt),
+				       void *ctx);
 /* Stop the writer after it wrote what is queued; free everything. */
 void toe_capture_destroy(struct toe_capture *c);
 
 struct toe_capture_cfg {
 	bool on;
+	bool all;			/* also every connection's bytes (toe_capall.h) */
 	char path[TOE_CAP_PATH_MAX];	/* an existing directory, absolute */
 	uint32_t kib;			/* 1..TOE_CAP_KIB_MAX */
 	uint64_t max_bytes;		/* >= TOE_CAP_BYTES_MIN */
@@ -85,7 +95,9 @@ struct toe_capture_cfg {
 /*
  * Turn capture of direction @dir on (or off: only @on is read).  The
  * history size is one for the TOE: -EBUSY when the other direction is on
- * with another @kib.  -EINVAL (bad field), -ENOTDIR / -errno (path).
+ * with another @kib; full capture (@all) is for one direction at a time:
+ * -EEXIST when the other direction has it.  -EINVAL (bad field),
+ * -ENOTDIR / -errno (path).
  */
 int toe_capture_set(struct toe_capture *c, uint32_t dir, const struct toe_capture_cfg *cfg);
 
@@ -98,6 +110,7 @@ struct toe_capture_stats {
 	uint64_t errors;	/* records the writer could not write */
 	uint64_t removed;	/* files removed to stay within max_bytes */
 	uint64_t buffered;	/* files written without O_DIRECT (the fs refused it) */
+	struct toe_capall_stats all;	/* full capture */
 };
 void toe_capture_get(struct toe_capture *c, struct toe_capture_stats *st);
 /* Wait until the writer has handled every record taken so far (tests). */
@@ -133,6 +146,18 @@ size_t toe_capture_slot_bytes(uint32_t trigger_max);
 size_t toe_capture_pcap_max(uint32_t trigger_max);
 /* Hold the writer (records queue up, then drop) or let it go on. */
 void toe_capture_pause(struct toe_capture *c, bool pause);
+/*
+ * Write @len bytes of page-aligned @buf (room for whole pages) to a new
+ * file @tmp with O_DIRECT, in whole pages, then cut it to @len; plain
+ * writes where the file system refuses O_DIRECT (*@buffered counts them,
+ * relaxed).  0 or -errno (nothing left behind).  The writer thread.
+ */
+int toe_capture_write_file(const char *tmp, uint8_t *buf, size_t len, uint64_t *buffered);
+struct tcr_ring;
+/* A single-producer / single-consumer ring of @n entries in *@mem (freed by the caller). */
+int toe_capture_ring_pair(void **mem, struct tcr_ring *prod, struct tcr_ring *cons, uint32_t n);
+/* @out: the tuple of @p's connection as travelling in direction @dir. */
+void toe_capture_conn_of(struct toe_pcap_conn *out, const struct ch_pkt *p, uint32_t dir);
 /* Build the pcap of the record in @slot into @out; bytes, or 0 (too small / bad record). */
 size_t toe_capture_build_pcap(const void *slot, uint8_t *out, size_t room);
 

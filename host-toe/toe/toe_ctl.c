@@ -366,10 +366,16 @@ static json_t *cmd_capture_set(struct toe_ctl *c, json_t *args)
 					      (unsigned long long)TOE_CAP_BYTES_MIN);
 		if (v)
 			cfg.max_bytes = (uint64_t)json_integer_value(v);
+		v = json_object_get(args, "all");
+		if (v && !json_is_boolean(v))
+			return ctl_reply_fail("\"all\" must be true or false");
+		cfg.all = json_is_true(v);
 	}
 	err = toe_capture_set(c->cap, dir, &cfg);
 	if (err == -EBUSY)
 		return ctl_reply_fail("\"kib\" must be the other direction's (one history size per TOE)");
+	if (err == -EEXIST)
+		return ctl_reply_fail("\"all\": full capture is on for the other direction (one at a time per TOE)");
 	if (err)
 		return ctl_reply_fail("\"path\" %s: %s", cfg.path, strerror(-err));
 	return ctl_reply_ok(json_pack("{s:s,s:b}", "dir", dir_name(dir), "on", cfg.on));
@@ -386,16 +392,25 @@ static json_t *cmd_capture_show(struct toe_ctl *c)
 	dirs = json_object();
 	for (uint32_t d = 0; d < 2; d++)
 		json_object_set_new(dirs, dir_name(d), json_pack(
-			"{s:b,s:s,s:i,s:I}", "on", st.cfg[d].on, "path", st.cfg[d].path,
-			"kib", (int)st.cfg[d].kib, "max_bytes", (json_int_t)st.cfg[d].max_bytes));
-	return ctl_reply_ok(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "dirs", dirs,
+			"{s:b,s:b,s:s,s:i,s:I}", "on", st.cfg[d].on, "all", st.cfg[d].all,
+			"path", st.cfg[d].path, "kib", (int)st.cfg[d].kib,
+			"max_bytes", (json_int_t)st.cfg[d].max_bytes));
+	return ctl_reply_ok(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
+				      "dirs", dirs,
 				      "records", (json_int_t)st.records,
 				      "written", (json_int_t)st.written,
 				      "dropped", (json_int_t)st.dropped,
 				      "nohist", (json_int_t)st.nohist,
 				      "errors", (json_int_t)st.errors,
 				      "removed", (json_int_t)st.removed,
-				      "buffered", (json_int_t)st.buffered));
+				      "buffered", (json_int_t)st.buffered,
+				      "all", "chunks", (json_int_t)st.all.chunks,
+				      "bytes", (json_int_t)st.all.bytes,
+				      "dropped", (json_int_t)st.all.dropped,
+				      "dropped_bytes", (json_int_t)st.all.dropped_bytes,
+				      "files", (json_int_t)st.all.files,
+				      "errors", (json_int_t)st.all.errors,
+				      "buffered", (json_int_t)st.all.buffered));
 }
 
 static json_t *dispatch(struct toe_ctl *c, json_t *req)

@@ -24,10 +24,18 @@
 static char base[64];		/* /dev/shm: tmpfs (O_DIRECT only on recent kernels) */
 static char disk[64];		/* /var/tmp: a disk file system */
 
-static bool all_alive(void *ctx, uint32_t id)
+/* Every socket is open; socket N is 10.0.0.9:(40000 + N) -> 10.0.0.2:80. */
+static bool all_alive(void *ctx, uint32_t id, struct ch_pkt *pkt)
 {
 	(void)ctx;
-	(void)id;
+	if (pkt) {
+		pkt->family = AF_INET;
+		pkt->l4proto = IPPROTO_TCP;
+		pkt->sport = (uint16_t)(40000 + (id & 0xffffu));
+		pkt->dport = 80;
+		memcpy(pkt->saddr, (uint8_t[]){ 10, 0, 0, 9 }, 4);
+		memcpy(pkt->daddr, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+	}
 	return true;
 }
 
@@ -482,6 +490,174 @@ START_TEST(bad_record_is_refused)
 }
 END_TEST
 
+
+/* ---- full capture (toe_capall.c) ---- */
+
+#define ALL_CONNS	3
+
+struct all_parsed {
+	uint8_t *pay[ALL_CONNS][2];	/* each direction's bytes by stream offset (ISN taken from the first) */
+	size_t len[ALL_CONNS][2];	/* bytes seen */
+	uint32_t isn[ALL_CONNS][2], next[ALL_CONNS][2];
+	int gaps, files;
+};
+
+/* Every "-all.pcap" of @dir in name order: frames valid, payload by connection and direction. */
+static void parse_all(const char *dir, struct all_parsed *out, size_t room)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	ck_assert_int_ge(n, 0);
+	for (int k = 0; k < n; k++) {
+		const char *nm = names[k]->d_name;
+		size_t l = strlen(nm), len, off = TOE_PCAP_FILE_HDR;
+		char p[512];
+		uint8_t *b;
+
+		if (nm[0] == '.' || l < 9 || strcmp(nm + l - 9, "-all.pcap")) {
+			free(names[k]);
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, nm);
+		b = slurp(p, &len);
+		ck_assert_uint_eq(*(const uint32_t *)b, 0xa1b23c4du);
+		ck_assert_uint_le(len, TOE_CAPALL_FILE_BYTES);
+		out->files++;
+		while (off < len) {
+			uint32_t caplen;
+			const uint8_t *ip, *th;
+			uint32_t seq, plen;
+			int d, cn;
+
+			memcpy(&caplen, b + off + 8, 4);
+			ck_assert_uint_le(off + 16 + caplen, len);
+			ip = b + off + 16 + 14;
+			ck_assert_uint_eq(toe_pcap_csum(0, ip, 20), 0);
+			check_l4_sum(ip, false);
+			th = ip + 20;
+			d = be16(th) == 80 ? 1 : 0;	/* from the VM's port 80: outbound */
+			cn = (d ? be16(th + 2) : be16(th)) - 40001;	/* socket N: peer port 40000 + N */
+			ck_assert_int_ge(cn, 0);
+			ck_assert_int_lt(cn, ALL_CONNS);
+			ck_assert_mem_eq(ip + (d ? 12 : 16), conn4.vm_addr, 4);
+			seq = be32(th + 4);
+			plen = caplen - 14 - 20 - 20;
+			if (!out->len[cn][d] && !out->next[cn][d])
+				out->isn[cn][d] = out->next[cn][d] = seq;
+			if (seq != out->next[cn][d])
+				out->gaps++;
+			ck_assert_uint_le((size_t)(seq - out->isn[cn][d]) + plen, room);
+			memcpy(out->pay[cn][d] + (seq - out->isn[cn][d]), th + 20, plen);
+			out->len[cn][d] += plen;
+			out->next[cn][d] = seq + plen;
+			off += 16 + caplen;
+		}
+		ck_assert_uint_eq(off, len);
+		free(b);
+		free(names[k]);
+	}
+	free(names);
+}
+
+static void all_on(struct toe_capture *c, uint32_t dir, const char *path, uint64_t max)
+{
+	struct toe_capture_cfg cfg = { .on = true, .all = true, .kib = 4, .max_bytes = max };
+
+	snprintf(cfg.path, sizeof(cfg.path), "%s", path);
+	ck_assert_int_eq(toe_capture_set(c, dir, &cfg), 0);
+}
+
+START_TEST(full_capture_keeps_every_byte)
+{
+	struct toe_capture *c = toe_capture_create(16, 65536, all_alive, NULL);
+	struct all_parsed *pp = calloc(1, sizeof(*pp));
+	static uint8_t exp[ALL_CONNS][2][300000];
+	struct toe_capture_stats st;
+	size_t sent[ALL_CONNS][2] = { { 0 } }, total = 0;
+	char dir[128];
+	uint8_t chunk[70000];
+
+	snprintf(dir, sizeof(dir), "%s/all", disk);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	all_on(c, TOE_DIR_IN, dir, 64ull << 20);
+	/* three connections, both directions interleaved, chunks from 1 byte to more than a slot's piece */
+	for (uint32_t i = 0; i < 60; i++) {
+		uint32_t cn = i % ALL_CONNS, d = (i / ALL_CONNS) % 2, len = 1 + (i * 4099u) % 9000u;
+
+		if (i == 30)
+			len = sizeof(chunk);
+		fill(chunk, len, (uint8_t)i);
+		ck_assert_uint_le(sent[cn][d] + len, sizeof(exp[0][0]));
+		memcpy(exp[cn][d] + sent[cn][d], chunk, len);
+		sent[cn][d] += len;
+		total += len;
+		toe_capture_data(c, (7u << 16) | (cn + 1), d, i, chunk, len);
+	}
+	toe_capture_get(c, &st);
+	ck_assert_uint_eq(st.all.bytes, total);
+	ck_assert_uint_eq(st.all.dropped, 0);
+	toe_capture_destroy(c);		/* the writer writes what is published, then stops */
+
+	for (int cn = 0; cn < ALL_CONNS; cn++)
+		for (int d = 0; d < 2; d++)
+			pp->pay[cn][d] = calloc(1, sizeof(exp[0][0]));
+	parse_all(dir, pp, sizeof(exp[0][0]));
+	ck_assert_int_ge(pp->files, 2);		/* more than a file's worth: rotated */
+	ck_assert_int_eq(pp->gaps, 0);
+	for (int cn = 0; cn < ALL_CONNS; cn++)
+		for (int d = 0; d < 2; d++) {
+			ck_assert_uint_eq(pp->len[cn][d], sent[cn][d]);
+			ck_assert_mem_eq(pp->pay[cn][d], exp[cn][d], sent[cn][d]);
+			free(pp->pay[cn][d]);
+		}
+	free(pp);
+}
+END_TEST
+
+START_TEST(full_capture_drops_when_behind_and_is_bounded)
+{
+	struct toe_capture *c = toe_capture_create(16, 65536, all_alive, NULL);
+	struct all_parsed *pp = calloc(1, sizeof(*pp));
+	struct toe_capture_cfg cfg = { .on = true, .all = true, .kib = 4,
+				       .max_bytes = TOE_CAP_BYTES_MIN };
+	struct toe_capture_stats st;
+	static uint8_t chunk[60000];
+	char dir[128], newest[256];
+	uint64_t total, fed = 0;
+
+	snprintf(dir, sizeof(dir), "%s/allbound", disk);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(cfg.path, sizeof(cfg.path), "%s", dir);
+	/* one direction at a time has full capture */
+	ck_assert_int_eq(toe_capture_set(c, TOE_DIR_OUT, &cfg), 0);
+	ck_assert_int_eq(toe_capture_set(c, TOE_DIR_IN, &cfg), -EEXIST);
+	cfg.all = false;
+	ck_assert_int_eq(toe_capture_set(c, TOE_DIR_IN, &cfg), 0);	/* denials only: fine */
+	fill(chunk, sizeof(chunk), 4);
+	/* the writer held: every slot fills, then chunks are dropped and counted, nobody waits */
+	toe_capture_pause(c, true);
+	for (uint32_t i = 0; i < 100; i++, fed += sizeof(chunk))
+		toe_capture_data(c, (1u << 16) | 1, TOE_DIR_IN, i, chunk, sizeof(chunk));
+	toe_capture_get(c, &st);
+	ck_assert_uint_gt(st.all.dropped, 0);
+	ck_assert_uint_eq(st.all.bytes + st.all.dropped_bytes, fed);
+	ck_assert_uint_le(st.all.bytes, (uint64_t)TOE_CAPALL_SLOTS * TOE_CAPALL_SLOT_BYTES);
+	toe_capture_pause(c, false);
+	toe_capture_destroy(c);
+
+	/* about 4 MiB captured into a 1 MiB bound: the oldest files went */
+	ck_assert_int_ge(list_pcaps(dir, newest, sizeof(newest), &total), 1);
+	ck_assert_uint_le(total, TOE_CAP_BYTES_MIN);
+	pp->pay[0][0] = calloc(1, 8u << 20);
+	parse_all(dir, pp, 8u << 20);
+	ck_assert_uint_gt(pp->len[0][0], 0);
+	ck_assert_uint_lt(pp->len[0][0], st.all.bytes);
+	free(pp->pay[0][0]);
+	free(pp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toe_capture");
@@ -495,6 +671,8 @@ int main(void)
 	tcase_add_test(t, histories_are_bounded);
 	tcase_add_test(t, settings_are_validated);
 	tcase_add_test(t, bad_record_is_refused);
+	tcase_add_test(t, full_capture_keeps_every_byte);
+	tcase_add_test(t, full_capture_drops_when_behind_and_is_bounded);
 	tcase_set_timeout(t, 30);
 	suite_add_tcase(s, t);
 	if (tc_tmpdir_make(base, sizeof(base)))
