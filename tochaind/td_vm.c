@@ -128,9 +128,13 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		snprintf(err, errlen, "cannot run the TOE %s: %s", cfg->toe_path, strerror(errno));
 		return -ENOENT;
 	}
-	if ((vm->guest_mode || vm->guest_group[0]) && (errno = -td_guest_dir_grant(cfg->region_dir))) {
-		snprintf(err, errlen, "region directory %s: %s", cfg->region_dir, strerror(errno));
-		return -errno;
+	if (vm->guest_mode || vm->guest_group[0]) {
+		int rc = td_guest_dir_grant(cfg->region_dir);
+
+		if (rc) {
+			snprintf(err, errlen, "region directory %s: %s", cfg->region_dir, strerror(-rc));
+			return rc;
+		}
 	}
 	nsfd = open(nsp, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0) {
