@@ -26,6 +26,7 @@ static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
 	"       sfc-ctl --version      this client's protocol, without a daemon\n"
 	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN [--wait doorbell|poll]]\n"
+	"         [--guest-mode MODE] [--guest-group GROUP]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
 	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE] [--vars FILE]\n"
 	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]... [--domain LIBVIRT_DOMAIN]\n"
@@ -157,12 +158,12 @@ static int cmd_vm(struct cli *c)
 	}
 	if (!strcmp(sub, "add")) {
 		json_t *args;
-		const char *ip = NULL, *domain = NULL, *wait = NULL;
+		const char *ip = NULL, *domain = NULL, *wait = NULL, *gmode = NULL, *ggroup = NULL;
 		long long size = -1;
 
 		if (c->argc < 3 || c->argv[2][0] == '-')
 			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN "
-				     "[--wait doorbell|poll]]");
+				     "[--wait doorbell|poll]] [--guest-mode MODE] [--guest-group GROUP]");
 		for (int i = 3; i < c->argc; i++) {
 			if (!strcmp(c->argv[i], "--ip") && i + 1 < c->argc) {
 				ip = c->argv[++i];
@@ -172,6 +173,10 @@ static int cmd_vm(struct cli *c)
 				wait = c->argv[++i];
 				if (strcmp(wait, "doorbell") && strcmp(wait, "poll"))
 					return usage("--wait: doorbell or poll");
+			} else if (!strcmp(c->argv[i], "--guest-mode") && i + 1 < c->argc) {
+				gmode = c->argv[++i];	/* tochaind validates both */
+			} else if (!strcmp(c->argv[i], "--guest-group") && i + 1 < c->argc) {
+				ggroup = c->argv[++i];
 			} else if (!strcmp(c->argv[i], "--region-size") && i + 1 < c->argc) {
 				if (sc_parse_size(c->argv[++i], &size))
 					return usage("--region-size: expected a size such as 16M");
@@ -189,6 +194,10 @@ static int cmd_vm(struct cli *c)
 			json_object_set_new(args, "domain", json_string(domain));
 		if (wait)
 			json_object_set_new(args, "wait", json_string(wait));
+		if (gmode)
+			json_object_set_new(args, "guest_mode", json_string(gmode));
+		if (ggroup)
+			json_object_set_new(args, "guest_group", json_string(ggroup));
 		return call(c, "vm.add", args, print_vm);
 	}
 	return usage("vm: expected add, ls, show or del");

@@ -19,12 +19,14 @@ $(eval $(call unit_test,test_td_apply,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 
 # libFuzzer target: the state parser on arbitrary text.
 FUZZ_TARGETS += $(BUILD)/fuzz/fuzz_td_state
-$(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c tochaind/td_state.h
+$(BUILD)/fuzz/fuzz_td_state: tests/fuzz/fuzz_td_state.c tochaind/td_state.c tochaind/td_state.h tochaind/td_guest.c tochaind/td_guest.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c -ljansson
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Itochaind -o $@ tests/fuzz/fuzz_td_state.c tochaind/td_state.c tochaind/td_guest.c -ljansson
 $(BUILD)/obj/tests/unit/test_td_grant.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_grant,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_backoff.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_backoff,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_metrics.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_metrics,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_td_guest.o: CPPFLAGS += -Itochaind
+$(eval $(call unit_test,test_td_guest,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))

@@ -69,7 +69,8 @@ static const char *used_by(const struct td_state *st, const char *vnf)
 static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char *err,
 		   size_t errlen)
 {
-	static const char *const keys[] = { "name", "ip", "region_size", "line" };
+	static const char *const keys[] = { "name", "ip", "region_size", "guest_mode",
+					    "guest_group", "line" };
 	json_t *name = json_object_get(o, "name"), *ip = json_object_get(o, "ip");
 	json_t *size = json_object_get(o, "region_size"), *v;
 	const char *why = NULL, *key;
@@ -87,9 +88,9 @@ static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char 
 	json_object_foreach(o, key, v) {
 		size_t k = 0;
 
-		while (k < 4 && strcmp(key, keys[k]))
+		while (k < 6 && strcmp(key, keys[k]))
 			k++;
-		if (k == 4) {
+		if (k == 6) {
 			snprintf(err, errlen, "vm %s: unknown field '%.40s'", vm.name, key);
 			return at_line(o, err, errlen);
 		}
@@ -110,7 +111,22 @@ static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char 
 		}
 		vm.region_size = (uint64_t)json_integer_value(size);
 	}
+	/* who in the stand-in VM may use the runtime (td_guest.h) */
+	if (td_guest_from_json(o, true, &vm.guest_mode, vm.guest_group, err, errlen)) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", err);
+		snprintf(err, errlen, "vm %s: %s", vm.name, msg);
+		return at_line(o, err, errlen);
+	}
 	old = td_state_find_vm(next, vm.name);
+	if (old && ((json_object_get(o, "guest_mode") && old->guest_mode != vm.guest_mode) ||
+		    (json_object_get(o, "guest_group") && strcmp(old->guest_group, vm.guest_group)))) {
+		snprintf(err, errlen, "vm %s exists with guest-mode %04o and guest-group '%s': "
+			 "changing them needs 'vm del' first", vm.name, old->guest_mode,
+			 old->guest_group);
+		return at_line(o, err, errlen);
+	}
 	if (old) {
 		if (strcmp(old->ip.text, vm.ip.text) || (size && old->region_size != vm.region_size)) {
 			snprintf(err, errlen,

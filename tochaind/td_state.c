@@ -634,6 +634,8 @@ json_t *td_vm_json(const struct td_vm *vm)
 		json_object_set_new(o, "wait", json_string(vm->wait == TD_WAIT_POLL ? "poll" : "doorbell"));
 		json_object_set_new(o, "link_pid", json_integer(vm->link_pid));
 	}
+	if (o)
+		td_guest_to_json(vm->guest_mode, vm->guest_group, o);
 	return o;
 }
 
@@ -713,6 +715,12 @@ static int vm_from_json(json_t *o, struct td_vm *vm, const char **why)
 		return -EINVAL;
 	}
 	vm->link_pid = v ? (pid_t)json_integer_value(v) : 0;
+	/* the form only: a group deleted since makes the TOE refuse to start */
+	if (td_guest_from_json(o, false, &vm->guest_mode, vm->guest_group, NULL, 0) ||
+	    (vm->domain[0] && (vm->guest_mode || vm->guest_group[0]))) {
+		*why = "a VM entry has an invalid guest_mode or guest_group";
+		return -EINVAL;
+	}
 	return 0;
 }
 

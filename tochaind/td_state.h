@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "td_backoff.h"
+#include "td_guest.h"
 
 #define TD_NAME_MAX 13		/* VM names: [a-z0-9-], 1..12 chars (interface names) */
 #define TD_MAX_VMS 256
@@ -44,6 +45,9 @@ struct td_vm {
 	char domain[TD_DOMAIN_MAX];	/* its libvirt domain, or "" (td_libvirt.h) */
 	enum td_wait { TD_WAIT_NONE, TD_WAIT_DOORBELL, TD_WAIT_POLL } wait;	/* domain: td_link.h */
 	pid_t link_pid;		/* domain: its tochain-vmlink, 0 when not running */
+	unsigned int guest_mode;	/* no domain: the region's mode for the guest's
+					 * users, 0: the TOE's default (td_guest.h) */
+	char guest_group[TD_GROUP_MAX];	/* no domain: their group, "" none */
 };
 
 /* VNF and chain names: 1..32 of [a-z0-9_-] (the TOE's names). */

@@ -128,6 +128,14 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		snprintf(err, errlen, "cannot run the TOE %s: %s", cfg->toe_path, strerror(errno));
 		return -ENOENT;
 	}
+	if (vm->guest_mode || vm->guest_group[0]) {
+		int rc = td_guest_dir_grant(cfg->region_dir);
+
+		if (rc) {
+			snprintf(err, errlen, "region directory %s: %s", cfg->region_dir, strerror(-rc));
+			return rc;
+		}
+	}
 	nsfd = open(nsp, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0) {
 		snprintf(err, errlen, "namespace %s: %s", vm->netns, strerror(errno));
@@ -157,9 +165,18 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		dup2(ready[1], 3);
 		/* When ready[1] already was fd 3, dup2 kept its close-on-exec. */
 		fcntl(3, F_SETFD, 0);
-		execl(cfg->toe_path, "tochain-toe", "--region", vm->region, "--name", vm->name,
-		      "--nbufs", nbufs, "--slot-size", slot, "--channels", chans, "--ready-fd", "3",
-		      (char *)NULL);
+		{
+			const char *argv[24] = { "tochain-toe", "--region", vm->region, "--name",
+						 vm->name, "--nbufs", nbufs, "--slot-size", slot,
+						 "--channels", chans, "--ready-fd", "3" };
+			char mode[12];
+			size_t argc = 13;
+
+			/* who in the guest may use it (td_guest.h) */
+			td_guest_toe_args(vm->guest_mode, vm->guest_group, mode, argv, &argc);
+			argv[argc] = NULL;
+			execv(cfg->toe_path, (char *const *)argv);
+		}
 		_exit(127);
 	}
 	close(nsfd);
@@ -450,6 +467,13 @@ json_t *td_vm_cmd_add(struct daemon *d, json_t *args)
 				      "must be doorbell or poll");
 	if (domain && !wait)
 		vm.wait = TD_WAIT_DOORBELL;
+	/* who in a stand-in VM may use the runtime (td_guest.h) */
+	if (td_guest_from_json(args, true, &vm.guest_mode, vm.guest_group, err, sizeof(err)))
+		return ctl_reply_fail("vm '%s': --%s", name, err);
+	if (domain && (vm.guest_mode || vm.guest_group[0]))
+		return ctl_reply_fail("vm '%s': --guest-mode/--guest-group are for a stand-in VM; "
+				      "a libvirt guest's users are set by its driver's node_mode",
+				      name);
 	if (domain && !d->lv && !(d->lv = td_libvirt_create(d->libvirt_uri)))
 		return ctl_reply_fail("vm '%s': out of memory", name);
 	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))

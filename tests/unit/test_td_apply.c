@@ -130,6 +130,10 @@ START_TEST(refusals_name_the_line)
 		{ "{\"vms\": [{\"name\": \"a\", \"ip\": \"10.0.0.2/24\"}], \"vnfs\": [{\"name\": \"f\", \"kind\": \"null\", \"rate\": 1000}],"
 		  " \"chains\": [{\"name\": \"c\", \"vm\": \"a\", \"dir\": \"in\", \"sla\": 100000, \"hops\": [[\"f\"]]}]}",
 		  "SLA refused on 2 CPUs" },
+		{ "{\"vms\": [{\"name\": \"a\", \"ip\": \"10.0.0.2/24\", \"guest_mode\": \"0777\", \"line\": 7}]}",
+		  "line 7: vm a: guest-mode '0777' must have read/write bits only" },
+		{ "{\"vms\": [{\"name\": \"a\", \"ip\": \"10.0.0.2/24\", \"guest_group\": \"no-such-grp-x\"}]}",
+		  "vm a: guest-group 'no-such-grp-x': no such group" },
 		{ "{\"prune\": 1}", "prune" },
 		{ "{\"vm\": []}", "unknown field 'vm'" },
 		{ "[]", "not an object" },
@@ -139,6 +143,29 @@ START_TEST(refusals_name_the_line)
 		ck_assert_msg(plan_of(&cur, bad[i].topo, &next) == -EINVAL, "case %zu accepted", i);
 		ck_assert_msg(strstr(err, bad[i].msg), "case %zu: '%s' lacks '%s'", i, err, bad[i].msg);
 	}
+}
+END_TEST
+
+/* A VM's guest users (td_guest.h): taken from the topology, kept when the
+ * file leaves them out, a change refused as one of ip. */
+START_TEST(guest_fields)
+{
+	static const char with[] = "{\"vms\": [{\"name\": \"web1\", \"ip\": \"10.0.0.2/24\","
+				   " \"guest_mode\": \"660\", \"guest_group\": \"root\"}]}";
+
+	ck_assert_msg(plan_of(&cur, with, &next) == 0, "%s", err);
+	ck_assert_uint_eq(next.vms[0].guest_mode, 0660);
+	ck_assert_str_eq(next.vms[0].guest_group, "root");
+	ck_assert_int_eq(plan_of(&next, with, &again), 0);
+	ck_assert_uint_eq(plan.n, 0);
+	ck_assert_int_eq(plan_of(&next, "{\"vms\": [{\"name\": \"web1\", \"ip\": \"10.0.0.2/24\"}]}",
+				 &again), 0);
+	ck_assert_uint_eq(plan.n, 0);
+	ck_assert_uint_eq(again.vms[0].guest_mode, 0660);
+	ck_assert_int_eq(plan_of(&next, "{\"vms\": [{\"name\": \"web1\", \"ip\": \"10.0.0.2/24\","
+				 " \"guest_mode\": \"0666\", \"line\": 3}]}", &again), -EINVAL);
+	ck_assert_str_eq(err, "line 3: vm web1 exists with guest-mode 0660 and guest-group 'root': "
+			 "changing them needs 'vm del' first");
 }
 END_TEST
 
@@ -177,6 +204,7 @@ int main(void)
 	tcase_add_test(tc, updates_and_prune);
 	tcase_add_test(tc, refusals_name_the_line);
 	tcase_add_test(tc, admission);
+	tcase_add_test(tc, guest_fields);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }

@@ -131,6 +131,9 @@ START_TEST(save_load_roundtrip)
 	strcpy(a.vms[2].domain, "dom-2");
 	a.vms[2].wait = TD_WAIT_DOORBELL;
 	a.vms[2].link_pid = 300;
+	/* a stand-in VM's guest users (td_guest.h) */
+	a.vms[0].guest_mode = 0660;
+	strcpy(a.vms[0].guest_group, "tochain");
 	ck_assert_int_eq(td_state_save(path, &a), 0);
 	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), 0);
 	ck_assert_uint_eq(b.nvms, 3);
@@ -337,6 +340,16 @@ START_TEST(bad_files_are_refused_whole)
 		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5}]}",
 		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
 		" \"veth\": \"v0123456789abcdef\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5}]}",
+		/* a bad guest mode or group, or either with a domain */
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"guest_mode\": \"0777\"}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"guest_group\": \"-x\"}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"domain\": \"d\", \"guest_mode\": \"0660\"}]}",
 		/* a wait mode without a domain, an unknown one, a bad link pid */
 		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
 		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
