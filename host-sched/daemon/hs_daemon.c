@@ -136,12 +136,12 @@ void hsd_render(struct hsd *d)
 
 	n += (size_t)snprintf(d->plan_text + n, cap - n,
 			      "tochain-sched: period %" PRIu64 " mode %s gating %s backend %s%s"
-			      " threads %u chains %u early-ends %" PRIu64 "\n"
+			      " threads %u chains %u early-ends %" PRIu64 " rewakes %" PRIu64 "\n"
 			      "daemon cpu: last %" PRIu64 " us/period, mean %.0f us/period (%.3f%% of one cpu)\n",
 			      d->period, hsd_mode_name(d->mode_applied),
 			      d->cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
 			      d->enf ? hse_kind_name(d->enf->kind) : "none", d->lv ? "+libvirt" : "",
-			      d->nthread, d->nchain, d->early_total,
+			      d->nthread, d->nchain, d->early_total, d->rewake_total,
 			      d->cpu_us_last, avg, pus > 0 ? 100.0 * avg / pus : 0.0);
 	if (n >= cap)
 		n = cap - 1;

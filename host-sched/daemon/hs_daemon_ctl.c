@@ -205,14 +205,15 @@ static json_t *cmd_show(struct hsd *d)
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		const struct hsd_chain *ch = &d->chain[c];
 
-		json_array_append_new(chains, json_pack("{s:s, s:I, s:s?, s:I, s:I, s:I}",
+		json_array_append_new(chains, json_pack("{s:s, s:I, s:s?, s:I, s:I, s:I, s:I}",
 			"chain", ch->name, "sla", (json_int_t)ch->sla_pps,
 			"vm", ch->vm == UINT32_MAX ? NULL : d->vm[ch->vm].name,
 			"taken", (json_int_t)ch->prev.taken,
 			"early_ends", (json_int_t)ch->early_ends,
+			"rewakes", (json_int_t)ch->rewakes,
 			"bad_counters", (json_int_t)ch->bad));
 	}
-	res = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:o, s:o, s:o, s:o, s:s}",
+	res = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:I, s:o, s:o, s:o, s:o, s:s}",
 		"mode", hsd_mode_name(d->mode_applied),
 		"mode_next", hsd_mode_name(d->mode_next),
 		"gating", d->cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
@@ -224,6 +225,7 @@ static json_t *cmd_show(struct hsd *d)
 		"cpu_us_last", (json_int_t)d->cpu_us_last,
 		"cpu_us_mean", d->cpu_periods ? (double)d->cpu_us_total / (double)d->cpu_periods : 0.0,
 		"early_ends", (json_int_t)d->early_total,
+		"rewakes", (json_int_t)d->rewake_total,
 		"threads", threads, "chains", chains, "domains", domains,
 		"plan", plan ? plan : json_null(),
 		"text", d->plan_text);

@@ -47,6 +47,8 @@ void hsd_timeline_build(struct hsd *d)
 
 	for (size_t i = 0; i < (size_t)npcpu * g; i++)
 		d->timeline[i] = -1;
+	for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
+		d->given_up[t] = 0;
 	for (uint32_t c = 0; c < cs->nchain; c++)
 		order[c] = c;
 	/* insertion sort by H, descending; stable */
@@ -109,7 +111,8 @@ void hsd_timeline_build(struct hsd *d)
 }
 
 /* Ends the running VNF slots of registry chain @c on every pCPU from tick
- * @k on: their ticks go to the pCPU's VM threads in turn. */
+ * @k on: their ticks go to the pCPU's VM threads in turn (given_up keeps
+ * the count for a re-wake). */
 static void early_end(struct hsd *d, uint32_t c, uint32_t k)
 {
 	uint32_t g = d->cfg.g;
@@ -129,10 +132,64 @@ static void early_end(struct hsd *d, uint32_t c, uint32_t k)
 			} else {
 				tl[t] = -1;
 			}
+			d->given_up[o]++;
 		}
 		d->chain[c].early_ends++;
 		d->early_total++;
 	}
+}
+
+/*
+ * Re-wake: chain @c's slots ended early, and packets wait in its input
+ * queue again.  Each of its VNF threads takes back, from tick @k on, as
+ * many of its pCPU's ticks as it handed off (ticks that VM threads hold
+ * or nobody does; another chain's VNF slots stay), so it never runs more
+ * than its quota.  Without this a request that arrives after the input
+ * queue went empty once waits for the next period: a closed-loop client
+ * is then answered once per period (README, "Re-wake").  Returns true if
+ * a thread got ticks back.
+ */
+static bool rewake(struct hsd *d, uint32_t c, uint32_t k)
+{
+	uint32_t g = d->cfg.g;
+	bool any = false;
+
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		uint32_t j = d->pcpu_of[t];
+		int32_t *tl;
+
+		if (!d->given_up[t] || d->thread[t].chain != c || d->thread[t].role != HSD_ROLE_VNF ||
+		    j >= d->cfg.npcpu)
+			continue;
+		tl = d->timeline + (size_t)j * g;
+		for (uint32_t x = k; x < g && d->given_up[t]; x++) {
+			int32_t o = tl[x];
+
+			if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF)
+				continue;
+			tl[x] = (int32_t)t;
+			d->given_up[t]--;
+			any = true;
+		}
+	}
+	if (any) {
+		d->chain[c].rewakes++;
+		d->rewake_total++;
+	}
+	return any;
+}
+
+/* Packets wait in chain @c's input queue (either direction's block)?  A
+ * hint from the packet scheduler: at worst it gives the chain back ticks
+ * of its own quota. */
+static bool has_input(struct hsd *d, const struct hsd_chain *ch)
+{
+	const struct tcr_region *r = d->region[ch->region].r;
+	const struct tcr_chain_counters *c1 = tcr_region_chain(r, ch->index);
+	const struct tcr_chain_counters *c2 =
+		ch->index2 != NONE ? tcr_region_chain(r, ch->index2) : NULL;
+
+	return (c1 && tc_load_relaxed(&c1->in_qlen)) || (c2 && tc_load_relaxed(&c2->in_qlen));
 }
 
 void hsd_tick(struct hsd *d, uint32_t k)
@@ -168,6 +225,8 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		}
 		if (fl && gate)
 			early_end(d, c, k);
+		else if (gate && k < d->cfg.g && has_input(d, ch))
+			rewake(d, c, k);
 	}
 	if (!gate || k >= d->cfg.g)
 		return;

@@ -461,6 +461,39 @@ START_TEST(timeline_gang_and_early_end)
 	ck_assert_int_ge(hsd_owner(d, 0, start0 + 1), 0);
 	ck_assert_int_eq(d->thread[hsd_owner(d, 0, start0 + 1)].role, HSD_ROLE_VM);
 	ck_assert(!d->thread[hsd_owner(d, 0, start0 + 1)].enf.frozen);
+	/* Its input stays empty: the slots stay ended. */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	hsd_tick(d, start0 + 2);
+	ck_assert_uint_eq(d->chain[1].rewakes, 0);
+	ck_assert_int_ne(hsd_owner(d, 0, start0 + 2), g0);
+	/* A packet arrives: the gang takes back what it handed off, from
+	 * this tick on, on both pCPUs at once, and not one tick more. */
+	traffic(0, 1);
+	hsd_tick(d, start0 + 3);
+	ck_assert_uint_eq(d->chain[1].rewakes, 1);
+	ck_assert_int_eq(hsd_owner(d, 0, start0 + 3), g0);
+	ck_assert_int_eq(hsd_owner(d, 1, start0 + 3), g1);
+	ck_assert(!d->thread[g0].enf.frozen);
+	ck_assert(!d->thread[g1].enf.frozen);
+	{
+		uint32_t left0 = 0, left1 = 0;
+
+		for (k = start0 + 3; k < 50; k++) {
+			left0 += hsd_owner(d, 0, k) == g0;
+			left1 += hsd_owner(d, 1, k) == g1;
+		}
+		/* the flag at start0 + 1 handed off all but start0; the
+		 * handed-off ticks come back whole */
+		ck_assert_uint_eq(left0, vnf_ticks[g0] - 1);
+		ck_assert_uint_eq(left1, vnf_ticks[g1] - 1);
+	}
+	/* Raised again: handed off again. */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	tcr_counters_raise_early(tcr_region_chain(reg, 0), TCR_EARLY_INPUT_EMPTY);
+	hsd_tick(d, start0 + 4);
+	ck_assert_uint_eq(d->chain[1].early_ends, 4);
+	ck_assert_int_ne(hsd_owner(d, 0, start0 + 4), g0);
+	ck_assert(d->thread[g0].enf.frozen);
 	/* The period is closed in the counters at the next boundary. */
 	ck_assert_int_eq(hsd_period_begin(d), 0);
 	ck_assert_uint_eq(tcr_region_chain(reg, 0)->period, 1);
