@@ -215,6 +215,7 @@ struct hsd {
 	uint32_t ticks_of[HSD_MAX_THREADS];	/* this period's planned ticks */
 	int32_t vmq[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* VM threads per pCPU, plan order */
 	uint32_t nvmq[HSD_MAX_PCPU];
+	uint32_t vmq_left[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* timeline build: ticks to lay out */
 	uint32_t vmq_rr[HSD_MAX_PCPU];		/* early-end hand-off, round robin */
 	uint32_t given_up[HSD_MAX_THREADS];	/* VNF ticks early end handed off
 						 * this period, not taken back yet */

@@ -30,12 +30,40 @@ static uint32_t fill(struct hsd *d, uint32_t pcpu, int32_t owner, uint32_t n, ui
 }
 
 /*
+ * The VM slots of @pcpu take its free ticks one tick each in turn, in
+ * plan order (Algorithm 2's: the oldest output-queue head first), each up
+ * to its planned ticks.  Contiguous slots would leave a VM thread frozen
+ * for up to the other VM threads' whole slots while its connection waits
+ * (a web server's master holding a slot its worker needs); in turn, a
+ * thread waits at most one tick per other VM thread.
+ */
+static void interleave_vms(struct hsd *d, uint32_t pcpu)
+{
+	int32_t *tl = d->timeline + (size_t)pcpu * d->cfg.g;
+	uint32_t *left = d->vmq_left[pcpu], nq = d->nvmq[pcpu], i = 0, todo = 0;
+
+	for (uint32_t q = 0; q < nq; q++)
+		todo += left[q];
+	for (uint32_t k = 0; k < d->cfg.g && todo; k++) {
+		if (tl[k] >= 0)
+			continue;
+		while (!left[i % nq])
+			i++;
+		tl[k] = d->vmq[pcpu][i % nq];
+		left[i % nq]--;
+		todo--;
+		i++;
+	}
+}
+
+/*
  * The plan on a tick timeline.  Chains in priority order; a chain's VNF
  * slots start at the same tick on all its pCPUs (the latest first free
  * tick among them), which may leave gaps; VM slots then take the free
  * ticks of their pCPU in plan order, gaps included.  If an aligned gang
  * would run past the period, its slots take the earliest free ticks
- * instead (unaligned, never lost).
+ * instead (unaligned, never lost).  VM slots are interleaved
+ * (interleave_vms).
  */
 void hsd_timeline_build(struct hsd *d)
 {
@@ -103,10 +131,14 @@ void hsd_timeline_build(struct hsd *d)
 		for (uint32_t i = 0; i < n; i++) {
 			if (s[i].kind != HS_KIND_VM)
 				continue;
-			fill(d, j, (int32_t)s[i].vcpu, s[i].ticks, 0);
-			if (d->nvmq[j] < HSD_MAX_VMQ)
+			if (d->nvmq[j] < HSD_MAX_VMQ) {
+				d->vmq_left[j][d->nvmq[j]] = s[i].ticks;
 				d->vmq[j][d->nvmq[j]++] = (int32_t)s[i].vcpu;
+			} else {
+				fill(d, j, (int32_t)s[i].vcpu, s[i].ticks, 0);
+			}
 		}
+		interleave_vms(d, j);
 	}
 }
 

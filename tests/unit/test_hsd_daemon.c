@@ -396,9 +396,11 @@ START_TEST(timeline_gang_and_early_end)
 {
 	int32_t g0 = -1, g1 = -1;
 	uint32_t start0 = 99, start1 = 99, n, k, vnf_ticks[NT] = { 0 };
+	bool tested_interleave = false;
 
 	reg_ok(vm_reg(0, "web"));
 	reg_ok(vm_reg(3, "web2"));
+	reg_ok(vm_reg(5, "web2"));	/* two VM threads share a pCPU */
 	reg_ok(vnf_reg(4, "small", "web2", 1000, 5000, 1, 1));	/* 10 ticks */
 	reg_ok(vnf_reg(1, "g", "web", 6000, 5000, 0, 2));	/* 2 x 30 ticks */
 	reg_ok(vnf_reg(2, "g", "web", 6000, 5000, 0, 2));
@@ -435,6 +437,39 @@ START_TEST(timeline_gang_and_early_end)
 			if (s[i].kind == HS_KIND_VNF)
 				ck_assert_uint_eq(vnf_ticks[s[i].vcpu], s[i].ticks);
 	}
+	/* VM slots: each thread its planned ticks, interleaved one tick at a
+	 * time while two have ticks left. */
+	for (uint32_t j = 0; j < 2; j++) {
+		const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+		uint32_t vm_ticks[NT] = { 0 }, nvm = 0;
+		int32_t prev = -1;
+
+		for (k = 0; k < 50; k++) {
+			int32_t o = hsd_owner(d, j, k);
+
+			if (o >= 0 && d->thread[o].role == HSD_ROLE_VM)
+				vm_ticks[o]++;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if (s[i].kind == HS_KIND_VM) {
+				ck_assert_uint_eq(vm_ticks[s[i].vcpu], s[i].ticks);
+				nvm += s[i].ticks > 0;
+			}
+		if (nvm < 2)
+			continue;
+		for (k = 0; k < 50; k++) {
+			int32_t o = hsd_owner(d, j, k);
+
+			if (o < 0 || d->thread[o].role != HSD_ROLE_VM)
+				continue;
+			ck_assert_int_ne(o, prev);	/* the other has more ticks */
+			prev = o;
+			if (--vm_ticks[o] == 0)
+				break;
+		}
+		tested_interleave = true;
+	}
+	ck_assert(tested_interleave);
 	/* Tick 0: at most one thread per pCPU thawed, the others frozen. */
 	hsd_tick(d, 0);
 	for (uint32_t j = 0; j < 2; j++) {
