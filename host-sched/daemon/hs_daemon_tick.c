@@ -211,6 +211,13 @@ static bool rewake(struct hsd *d, uint32_t c, uint32_t k)
 	return any;
 }
 
+static void forget_given_up(struct hsd *d, uint32_t c)
+{
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].chain == c && d->thread[t].role == HSD_ROLE_VNF)
+			d->given_up[t] = 0;
+}
+
 /* Packets wait in chain @c's input queue (either direction's block)?  A
  * hint from the packet scheduler: at worst it gives the chain back ticks
  * of its own quota. */
@@ -255,9 +262,12 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			else if (fl2 && !fl)
 				fl = c1 && !tc_load_relaxed(&c1->in_qlen);
 		}
-		if (fl && gate)
+		if (fl && gate) {
 			early_end(d, c, k);
-		else if (gate && k < d->cfg.g && has_input(d, ch))
+			/* (b): the receiver has enough; no re-wake this period */
+			if (fl & TCR_EARLY_OUTPUT_FULL)
+				forget_given_up(d, c);
+		} else if (gate && k < d->cfg.g && has_input(d, ch))
 			rewake(d, c, k);
 	}
 	if (!gate || k >= d->cfg.g)

@@ -529,6 +529,20 @@ START_TEST(timeline_gang_and_early_end)
 	ck_assert_uint_eq(d->chain[1].early_ends, 4);
 	ck_assert_int_ne(hsd_owner(d, 0, start0 + 4), g0);
 	ck_assert(d->thread[g0].enf.frozen);
+	/* Ended by (b), the receiver has enough: packets in the input queue
+	 * do not take the ticks back. */
+	traffic(0, 1);
+	hsd_tick(d, start0 + 5);
+	ck_assert_uint_eq(d->chain[1].rewakes, 2);
+	ck_assert_int_eq(hsd_owner(d, 0, start0 + 5), g0);
+	tcr_counters_raise_early(tcr_region_chain(reg, 0), TCR_EARLY_OUTPUT_FULL);
+	hsd_tick(d, start0 + 6);
+	ck_assert_uint_eq(d->chain[1].early_ends, 6);
+	hsd_tick(d, start0 + 7);
+	ck_assert_uint_eq(d->chain[1].rewakes, 2);
+	for (k = start0 + 6; k < 50; k++)
+		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
+	ck_assert(d->thread[g0].enf.frozen);
 	/* The period is closed in the counters at the next boundary. */
 	ck_assert_int_eq(hsd_period_begin(d), 0);
 	ck_assert_uint_eq(tcr_region_chain(reg, 0)->period, 1);
