@@ -240,6 +240,17 @@ int hsd_parse_cpus(const char *list, int *cpus, uint32_t max, uint32_t *n);
 /* Defaults: tick 10 ms, 50 ticks, sync mode, freezer gating, cpus 0. */
 void hsd_cfg_default(struct hsd_cfg *cfg);
 
+/*
+ * Changes the tick and the ticks per period at run time (sched.period;
+ * caller holds d->lock).  Admission runs again with the new g; until the
+ * next period boundary nothing is gated (the threads keep their state),
+ * from there on the new period is laid out.  0, or with @why: -EINVAL
+ * (tick outside 1..1000 ms, g outside 1..HSD_MAX_TICKS, quota gating
+ * with a period over 1 s), -ENOMEM, admission's refusal; nothing
+ * changes on error.
+ */
+int hsd_set_period(struct hsd *d, uint32_t tick_us, uint32_t g, char *why, size_t len);
+
 /* @enf may be NULL (nothing enforced).  0, -EINVAL, -ENOMEM. */
 int hsd_init(struct hsd *d, const struct hsd_cfg *cfg, struct hse *enf);
 /* Thaws and releases every thread, detaches regions, frees. */

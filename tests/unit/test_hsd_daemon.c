@@ -623,6 +623,50 @@ static bool is_ok(json_t *rep)
 	return ok;
 }
 
+START_TEST(period_set_at_run_time)
+{
+	char why[256];
+	json_t *rep;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "c", "web", 1000, 5000, 0, 1));	/* 10 of 50 ticks */
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	/* refused: nothing changes */
+	ck_assert_int_eq(hsd_set_period(d, 500, 50, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(hsd_set_period(d, 10000, HSD_MAX_TICKS + 1, why, sizeof(why)), -EINVAL);
+	ck_assert_uint_eq(d->cfg.g, 50);
+	ck_assert_uint_eq(d->cfg.tick_us, 10000);
+	ck_assert(d->timeline_valid);
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.period\",\"args\":{\"period\":-1}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.period\",\"args\":{}}")));
+	/* 4 ms x 25: the rest of this period is not gated, the next one
+	 * is laid out on 25 ticks with the quota eq. 2 gives for g = 25 */
+	rep = call("{\"v\":1,\"cmd\":\"sched.period\",\"args\":{\"period\":25,\"tick_us\":4000}}");
+	ck_assert(json_is_true(json_object_get(rep, "ok")));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(rep, "result"), "period")), 25);
+	json_decref(rep);
+	ck_assert_uint_eq(d->cfg.g, 25);
+	ck_assert_uint_eq(d->cfg.tick_us, 4000);
+	ck_assert(!d->timeline_valid);
+	hsd_tick(d, 40);	/* an old tick past the new g: nothing happens */
+	traffic(0, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->timeline_valid);
+	{
+		uint32_t vnf = 0;
+
+		for (uint32_t j = 0; j < 2; j++)
+			for (uint32_t k = 0; k < 25; k++) {
+				int32_t o = hsd_owner(d, j, k);
+
+				vnf += o >= 0 && d->thread[o].role == HSD_ROLE_VNF;
+			}
+		ck_assert_uint_eq(vnf, 5);	/* 1000/5000 of 25 ticks */
+		ck_assert_int_eq(hsd_owner(d, 0, 25), -1);
+	}
+}
+END_TEST
+
 START_TEST(control_commands)
 {
 	char buf[512];
@@ -708,6 +752,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, counters_refused);
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
+	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
 	tcase_add_test(tc, chain_over_both_directions);
