@@ -35,7 +35,7 @@ static const char usage_text[] =
 	"  chain ls | chain show NAME | chain del NAME | chain set-sla NAME PPS\n"
 	"  stats [CHAIN] [--watch SECONDS [--count N]]\n"
 	"  apply -f TOPOLOGY [--prune]\n"
-	"  sched show | sched mode sync|cfs\n"
+	"  sched show | sched mode sync|cfs | sched period TICKS [TICK_US]\n"
 	"  capture on CHAIN [--all] [--kib N] [--max-mib N] | capture off CHAIN\n"
 	"  capture ls [CHAIN] | capture get CHAIN FILE [-o OUT|-]\n"
 	"  version\n";
@@ -709,7 +709,17 @@ static int cmd_sched(struct cli *c)
 			return usage("sched mode: expected sync or cfs");
 		return call(c, "sched.mode", json_pack("{s:s}", "mode", c->argv[2]), print_sched);
 	}
-	return usage("sched: expected show, or mode sync|cfs");
+	if ((c->argc == 3 || c->argc == 4) && !strcmp(c->argv[1], "period")) {
+		long long g, tick_us = 0;
+
+		if (sc_parse_uint(c->argv[2], 1, 1000, &g) ||
+		    (c->argc == 4 && sc_parse_uint(c->argv[3], 1000, 1000000, &tick_us)))
+			return usage("sched period: expected TICKS (1..1000) [TICK_US (1000..1000000)]");
+		return call(c, "sched.period", tick_us ?
+			    json_pack("{s:I, s:I}", "period", (json_int_t)g, "tick_us", (json_int_t)tick_us) :
+			    json_pack("{s:I}", "period", (json_int_t)g), print_sched);
+	}
+	return usage("sched: expected show, mode sync|cfs, or period TICKS [TICK_US]");
 }
 
 static void print_captures(json_t *res)

@@ -100,6 +100,40 @@ int hsd_init(struct hsd *d, const struct hsd_cfg *cfg, struct hse *enf)
 	return 0;
 }
 
+int hsd_set_period(struct hsd *d, uint32_t tick_us, uint32_t g, char *why, size_t len)
+{
+	struct hsd_cfg old = d->cfg;
+	int32_t *tl;
+	int err;
+
+	if (!g || g > HSD_MAX_TICKS || tick_us < 1000 || tick_us > 1000000) {
+		snprintf(why, len, "tick must be 1..1000 ms and the period 1..%d ticks",
+			 HSD_MAX_TICKS);
+		return -EINVAL;
+	}
+	if (d->cfg.gating == HSD_GATE_QUOTA && (uint64_t)tick_us * g > 1000000) {
+		snprintf(why, len, "quota gating: a period is at most 1 s (cfs_period_us)");
+		return -EINVAL;
+	}
+	tl = calloc((size_t)d->cfg.npcpu * g, sizeof(*tl));
+	if (!tl) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	d->cfg.tick_us = tick_us;
+	d->cfg.g = g;
+	err = hsd_rebuild(d, why, len);
+	if (err) {
+		d->cfg = old;
+		free(tl);
+		return err;
+	}
+	free(d->timeline);
+	d->timeline = tl;
+	d->timeline_valid = false;
+	return 0;
+}
+
 void hsd_fini(struct hsd *d)
 {
 	if (d->lv) {
@@ -136,12 +170,12 @@ void hsd_render(struct hsd *d)
 
 	n += (size_t)snprintf(d->plan_text + n, cap - n,
 			      "tochain-sched: period %" PRIu64 " mode %s gating %s backend %s%s"
-			      " threads %u chains %u early-ends %" PRIu64 "\n"
+			      " threads %u chains %u early-ends %" PRIu64 " rewakes %" PRIu64 "\n"
 			      "daemon cpu: last %" PRIu64 " us/period, mean %.0f us/period (%.3f%% of one cpu)\n",
 			      d->period, hsd_mode_name(d->mode_applied),
 			      d->cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
 			      d->enf ? hse_kind_name(d->enf->kind) : "none", d->lv ? "+libvirt" : "",
-			      d->nthread, d->nchain, d->early_total,
+			      d->nthread, d->nchain, d->early_total, d->rewake_total,
 			      d->cpu_us_last, avg, pus > 0 ? 100.0 * avg / pus : 0.0);
 	if (n >= cap)
 		n = cap - 1;

@@ -25,7 +25,9 @@
  *      or writes each thread's ticks as a CFS quota per period once
  *      (quota gating),
  *   4. at each tick takes the chains' early-end flags and hands the rest
- *      of a flagged chain's VNF slots to the VM threads of those pCPUs,
+ *      of a flagged chain's VNF slots to the VM threads of those pCPUs;
+ *      a chain whose slots ended and whose input queue (either block)
+ *      holds packets again takes its handed-off ticks back (re-wake),
  *   5. closes the period in the counters (what the receiver took).
  * In cfs mode every thread is thawed, unpinned within the synchronous
  * partition and uncapped: the stock scheduler decides (TOChain-CFS).
@@ -159,6 +161,7 @@ struct hsd_chain {
 	bool have_prev2;
 	uint64_t taken_last2;
 	uint64_t early_ends;		/* slots ended early */
+	uint64_t rewakes;		/* ended slots given back (hs_daemon_tick.c) */
 	bool dead;			/* all its threads exited: name free */
 };
 
@@ -212,7 +215,10 @@ struct hsd {
 	uint32_t ticks_of[HSD_MAX_THREADS];	/* this period's planned ticks */
 	int32_t vmq[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* VM threads per pCPU, plan order */
 	uint32_t nvmq[HSD_MAX_PCPU];
+	uint32_t vmq_left[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* timeline build: ticks to lay out */
 	uint32_t vmq_rr[HSD_MAX_PCPU];		/* early-end hand-off, round robin */
+	uint32_t given_up[HSD_MAX_THREADS];	/* VNF ticks early end handed off
+						 * this period, not taken back yet */
 	enum hsd_mode mode_applied;
 	uint64_t period;		/* periods run */
 
@@ -223,6 +229,7 @@ struct hsd {
 	uint64_t cpu_periods;
 	uint64_t gate_writes;		/* freezer writes, total */
 	uint64_t early_total;
+	uint64_t rewake_total;
 	char plan_text[16384];
 	char plan_json[32768];
 };
@@ -232,6 +239,17 @@ int hsd_parse_cpus(const char *list, int *cpus, uint32_t max, uint32_t *n);
 
 /* Defaults: tick 10 ms, 50 ticks, sync mode, freezer gating, cpus 0. */
 void hsd_cfg_default(struct hsd_cfg *cfg);
+
+/*
+ * Changes the tick and the ticks per period at run time (sched.period;
+ * caller holds d->lock).  Admission runs again with the new g; until the
+ * next period boundary nothing is gated (the threads keep their state),
+ * from there on the new period is laid out.  0, or with @why: -EINVAL
+ * (tick outside 1..1000 ms, g outside 1..HSD_MAX_TICKS, quota gating
+ * with a period over 1 s), -ENOMEM, admission's refusal; nothing
+ * changes on error.
+ */
+int hsd_set_period(struct hsd *d, uint32_t tick_us, uint32_t g, char *why, size_t len);
 
 /* @enf may be NULL (nothing enforced).  0, -EINVAL, -ENOMEM. */
 int hsd_init(struct hsd *d, const struct hsd_cfg *cfg, struct hse *enf);

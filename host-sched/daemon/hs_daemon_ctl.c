@@ -205,14 +205,15 @@ static json_t *cmd_show(struct hsd *d)
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		const struct hsd_chain *ch = &d->chain[c];
 
-		json_array_append_new(chains, json_pack("{s:s, s:I, s:s?, s:I, s:I, s:I}",
+		json_array_append_new(chains, json_pack("{s:s, s:I, s:s?, s:I, s:I, s:I, s:I}",
 			"chain", ch->name, "sla", (json_int_t)ch->sla_pps,
 			"vm", ch->vm == UINT32_MAX ? NULL : d->vm[ch->vm].name,
 			"taken", (json_int_t)ch->prev.taken,
 			"early_ends", (json_int_t)ch->early_ends,
+			"rewakes", (json_int_t)ch->rewakes,
 			"bad_counters", (json_int_t)ch->bad));
 	}
-	res = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:o, s:o, s:o, s:o, s:s}",
+	res = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:I, s:o, s:o, s:o, s:o, s:s}",
 		"mode", hsd_mode_name(d->mode_applied),
 		"mode_next", hsd_mode_name(d->mode_next),
 		"gating", d->cfg.gating == HSD_GATE_FREEZER ? "freezer" : "quota",
@@ -224,6 +225,7 @@ static json_t *cmd_show(struct hsd *d)
 		"cpu_us_last", (json_int_t)d->cpu_us_last,
 		"cpu_us_mean", d->cpu_periods ? (double)d->cpu_us_total / (double)d->cpu_periods : 0.0,
 		"early_ends", (json_int_t)d->early_total,
+		"rewakes", (json_int_t)d->rewake_total,
 		"threads", threads, "chains", chains, "domains", domains,
 		"plan", plan ? plan : json_null(),
 		"text", d->plan_text);
@@ -243,6 +245,30 @@ static json_t *cmd_mode(struct hsd *d, json_t *args)
 	d->mode_next = m;
 	pthread_mutex_unlock(&d->lock);
 	return ctl_reply_ok(json_pack("{s:s}", "mode", hsd_mode_name(m)));
+}
+
+/* sched.period {"period": G, "tick_us": U}: either may be left out. */
+static json_t *cmd_period(struct hsd *d, json_t *args)
+{
+	bool bad = false;
+	uint64_t g = args ? opt_uint(args, "period", &bad) : 0;
+	uint64_t tick = args ? opt_uint(args, "tick_us", &bad) : 0;
+	char why[256];
+	json_t *res;
+	int err;
+
+	if (bad || (!g && !tick) || g > UINT32_MAX || tick > UINT32_MAX)
+		return ctl_reply_fail("sched.period needs \"period\" (ticks) and/or \"tick_us\", "
+				      "positive integers");
+	pthread_mutex_lock(&d->lock);
+	err = hsd_set_period(d, tick ? (uint32_t)tick : d->cfg.tick_us,
+			     g ? (uint32_t)g : d->cfg.g, why, sizeof(why));
+	res = err ? NULL : json_pack("{s:i, s:i}", "tick_us", (int)d->cfg.tick_us,
+				     "period", (int)d->cfg.g);
+	pthread_mutex_unlock(&d->lock);
+	if (err)
+		return ctl_reply_fail("%s", why);
+	return ctl_reply_ok(res);
 }
 
 json_t *hsd_ctl_handle(struct hsd *d, json_t *req)
@@ -265,6 +291,8 @@ json_t *hsd_ctl_handle(struct hsd *d, json_t *req)
 		return cmd_show(d);
 	if (!strcmp(cmd, "sched.mode"))
 		return cmd_mode(d, args);
+	if (!strcmp(cmd, "sched.period"))
+		return cmd_period(d, args);
 	if (!strcmp(cmd, "sched.register"))
 		return cmd_register(d, args);
 	if (!strcmp(cmd, "sched.unregister"))
@@ -372,7 +400,8 @@ int hsd_run(struct hsd *d, const int *stop, double duration_s,
 	    uint32_t print_every, FILE *out)
 {
 	struct timespec start, next;
-	uint64_t tick_ns = (uint64_t)d->cfg.tick_us * 1000;
+	uint64_t tick_ns;
+	uint32_t g;
 	uint64_t limit = duration_s > 0 ? (uint64_t)(duration_s * 1e9) : 0, done = 0;
 	bool ticking;
 
@@ -380,6 +409,9 @@ int hsd_run(struct hsd *d, const int *stop, double duration_s,
 	next = start;
 	while (!__atomic_load_n(stop, __ATOMIC_RELAXED) && (!limit || done < limit)) {
 		pthread_mutex_lock(&d->lock);
+		/* sched.period may change both between periods */
+		tick_ns = (uint64_t)d->cfg.tick_us * 1000;
+		g = d->cfg.g;
 		hsd_reap(d);
 		hsd_period_begin(d);
 		hsd_tick(d, 0);
@@ -394,7 +426,7 @@ int hsd_run(struct hsd *d, const int *stop, double duration_s,
 		ticking = d->timeline_valid && d->mode_applied == HSD_SYNC &&
 			  d->cfg.gating == HSD_GATE_FREEZER;
 		pthread_mutex_unlock(&d->lock);
-		for (uint32_t k = 1; k < d->cfg.g; k++) {
+		for (uint32_t k = 1; k < g; k++) {
 			add_ns(&next, tick_ns);
 			if (!ticking)
 				continue;
@@ -407,7 +439,7 @@ int hsd_run(struct hsd *d, const int *stop, double duration_s,
 		}
 		add_ns(&next, tick_ns);
 		sleep_until(&next);
-		done += tick_ns * d->cfg.g;
+		done += tick_ns * g;
 	}
 	return 0;
 }

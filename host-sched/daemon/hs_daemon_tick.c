@@ -30,12 +30,40 @@ static uint32_t fill(struct hsd *d, uint32_t pcpu, int32_t owner, uint32_t n, ui
 }
 
 /*
+ * The VM slots of @pcpu take its free ticks one tick each in turn, in
+ * plan order (Algorithm 2's: the oldest output-queue head first), each up
+ * to its planned ticks.  Contiguous slots would leave a VM thread frozen
+ * for up to the other VM threads' whole slots while its connection waits
+ * (a web server's master holding a slot its worker needs); in turn, a
+ * thread waits at most one tick per other VM thread.
+ */
+static void interleave_vms(struct hsd *d, uint32_t pcpu)
+{
+	int32_t *tl = d->timeline + (size_t)pcpu * d->cfg.g;
+	uint32_t *left = d->vmq_left[pcpu], nq = d->nvmq[pcpu], i = 0, todo = 0;
+
+	for (uint32_t q = 0; q < nq; q++)
+		todo += left[q];
+	for (uint32_t k = 0; k < d->cfg.g && todo; k++) {
+		if (tl[k] >= 0)
+			continue;
+		while (!left[i % nq])
+			i++;
+		tl[k] = d->vmq[pcpu][i % nq];
+		left[i % nq]--;
+		todo--;
+		i++;
+	}
+}
+
+/*
  * The plan on a tick timeline.  Chains in priority order; a chain's VNF
  * slots start at the same tick on all its pCPUs (the latest first free
  * tick among them), which may leave gaps; VM slots then take the free
  * ticks of their pCPU in plan order, gaps included.  If an aligned gang
  * would run past the period, its slots take the earliest free ticks
- * instead (unaligned, never lost).
+ * instead (unaligned, never lost).  VM slots are interleaved
+ * (interleave_vms).
  */
 void hsd_timeline_build(struct hsd *d)
 {
@@ -47,6 +75,8 @@ void hsd_timeline_build(struct hsd *d)
 
 	for (size_t i = 0; i < (size_t)npcpu * g; i++)
 		d->timeline[i] = -1;
+	for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
+		d->given_up[t] = 0;
 	for (uint32_t c = 0; c < cs->nchain; c++)
 		order[c] = c;
 	/* insertion sort by H, descending; stable */
@@ -101,15 +131,20 @@ void hsd_timeline_build(struct hsd *d)
 		for (uint32_t i = 0; i < n; i++) {
 			if (s[i].kind != HS_KIND_VM)
 				continue;
-			fill(d, j, (int32_t)s[i].vcpu, s[i].ticks, 0);
-			if (d->nvmq[j] < HSD_MAX_VMQ)
+			if (d->nvmq[j] < HSD_MAX_VMQ) {
+				d->vmq_left[j][d->nvmq[j]] = s[i].ticks;
 				d->vmq[j][d->nvmq[j]++] = (int32_t)s[i].vcpu;
+			} else {
+				fill(d, j, (int32_t)s[i].vcpu, s[i].ticks, 0);
+			}
 		}
+		interleave_vms(d, j);
 	}
 }
 
 /* Ends the running VNF slots of registry chain @c on every pCPU from tick
- * @k on: their ticks go to the pCPU's VM threads in turn. */
+ * @k on: their ticks go to the pCPU's VM threads in turn (given_up keeps
+ * the count for a re-wake). */
 static void early_end(struct hsd *d, uint32_t c, uint32_t k)
 {
 	uint32_t g = d->cfg.g;
@@ -129,10 +164,71 @@ static void early_end(struct hsd *d, uint32_t c, uint32_t k)
 			} else {
 				tl[t] = -1;
 			}
+			d->given_up[o]++;
 		}
 		d->chain[c].early_ends++;
 		d->early_total++;
 	}
+}
+
+/*
+ * Re-wake: chain @c's slots ended early, and packets wait in its input
+ * queue again.  Each of its VNF threads takes back, from tick @k on, as
+ * many of its pCPU's ticks as it handed off (ticks that VM threads hold
+ * or nobody does; another chain's VNF slots stay), so it never runs more
+ * than its quota.  Without this a request that arrives after the input
+ * queue went empty once waits for the next period: a closed-loop client
+ * is then answered once per period (README, "Re-wake").  Returns true if
+ * a thread got ticks back.
+ */
+static bool rewake(struct hsd *d, uint32_t c, uint32_t k)
+{
+	uint32_t g = d->cfg.g;
+	bool any = false;
+
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		uint32_t j = d->pcpu_of[t];
+		int32_t *tl;
+
+		if (!d->given_up[t] || d->thread[t].chain != c || d->thread[t].role != HSD_ROLE_VNF ||
+		    j >= d->cfg.npcpu)
+			continue;
+		tl = d->timeline + (size_t)j * g;
+		for (uint32_t x = k; x < g && d->given_up[t]; x++) {
+			int32_t o = tl[x];
+
+			if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF)
+				continue;
+			tl[x] = (int32_t)t;
+			d->given_up[t]--;
+			any = true;
+		}
+	}
+	if (any) {
+		d->chain[c].rewakes++;
+		d->rewake_total++;
+	}
+	return any;
+}
+
+static void forget_given_up(struct hsd *d, uint32_t c)
+{
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].chain == c && d->thread[t].role == HSD_ROLE_VNF)
+			d->given_up[t] = 0;
+}
+
+/* Packets wait in chain @c's input queue (either direction's block)?  A
+ * hint from the packet scheduler: at worst it gives the chain back ticks
+ * of its own quota. */
+static bool has_input(struct hsd *d, const struct hsd_chain *ch)
+{
+	const struct tcr_region *r = d->region[ch->region].r;
+	const struct tcr_chain_counters *c1 = tcr_region_chain(r, ch->index);
+	const struct tcr_chain_counters *c2 =
+		ch->index2 != NONE ? tcr_region_chain(r, ch->index2) : NULL;
+
+	return (c1 && tc_load_relaxed(&c1->in_qlen)) || (c2 && tc_load_relaxed(&c2->in_qlen));
 }
 
 void hsd_tick(struct hsd *d, uint32_t k)
@@ -166,8 +262,13 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			else if (fl2 && !fl)
 				fl = c1 && !tc_load_relaxed(&c1->in_qlen);
 		}
-		if (fl && gate)
+		if (fl && gate) {
 			early_end(d, c, k);
+			/* (b): the receiver has enough; no re-wake this period */
+			if (fl & TCR_EARLY_OUTPUT_FULL)
+				forget_given_up(d, c);
+		} else if (gate && k < d->cfg.g && has_input(d, ch))
+			rewake(d, c, k);
 	}
 	if (!gate || k >= d->cfg.g)
 		return;

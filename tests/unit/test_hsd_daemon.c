@@ -396,9 +396,11 @@ START_TEST(timeline_gang_and_early_end)
 {
 	int32_t g0 = -1, g1 = -1;
 	uint32_t start0 = 99, start1 = 99, n, k, vnf_ticks[NT] = { 0 };
+	bool tested_interleave = false;
 
 	reg_ok(vm_reg(0, "web"));
 	reg_ok(vm_reg(3, "web2"));
+	reg_ok(vm_reg(5, "web2"));	/* two VM threads share a pCPU */
 	reg_ok(vnf_reg(4, "small", "web2", 1000, 5000, 1, 1));	/* 10 ticks */
 	reg_ok(vnf_reg(1, "g", "web", 6000, 5000, 0, 2));	/* 2 x 30 ticks */
 	reg_ok(vnf_reg(2, "g", "web", 6000, 5000, 0, 2));
@@ -435,6 +437,39 @@ START_TEST(timeline_gang_and_early_end)
 			if (s[i].kind == HS_KIND_VNF)
 				ck_assert_uint_eq(vnf_ticks[s[i].vcpu], s[i].ticks);
 	}
+	/* VM slots: each thread its planned ticks, interleaved one tick at a
+	 * time while two have ticks left. */
+	for (uint32_t j = 0; j < 2; j++) {
+		const struct hs_slot *s = hs_plan_slots(d->plan, j, &n);
+		uint32_t vm_ticks[NT] = { 0 }, nvm = 0;
+		int32_t prev = -1;
+
+		for (k = 0; k < 50; k++) {
+			int32_t o = hsd_owner(d, j, k);
+
+			if (o >= 0 && d->thread[o].role == HSD_ROLE_VM)
+				vm_ticks[o]++;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if (s[i].kind == HS_KIND_VM) {
+				ck_assert_uint_eq(vm_ticks[s[i].vcpu], s[i].ticks);
+				nvm += s[i].ticks > 0;
+			}
+		if (nvm < 2)
+			continue;
+		for (k = 0; k < 50; k++) {
+			int32_t o = hsd_owner(d, j, k);
+
+			if (o < 0 || d->thread[o].role != HSD_ROLE_VM)
+				continue;
+			ck_assert_int_ne(o, prev);	/* the other has more ticks */
+			prev = o;
+			if (--vm_ticks[o] == 0)
+				break;
+		}
+		tested_interleave = true;
+	}
+	ck_assert(tested_interleave);
 	/* Tick 0: at most one thread per pCPU thawed, the others frozen. */
 	hsd_tick(d, 0);
 	for (uint32_t j = 0; j < 2; j++) {
@@ -461,6 +496,53 @@ START_TEST(timeline_gang_and_early_end)
 	ck_assert_int_ge(hsd_owner(d, 0, start0 + 1), 0);
 	ck_assert_int_eq(d->thread[hsd_owner(d, 0, start0 + 1)].role, HSD_ROLE_VM);
 	ck_assert(!d->thread[hsd_owner(d, 0, start0 + 1)].enf.frozen);
+	/* Its input stays empty: the slots stay ended. */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	hsd_tick(d, start0 + 2);
+	ck_assert_uint_eq(d->chain[1].rewakes, 0);
+	ck_assert_int_ne(hsd_owner(d, 0, start0 + 2), g0);
+	/* A packet arrives: the gang takes back what it handed off, from
+	 * this tick on, on both pCPUs at once, and not one tick more. */
+	traffic(0, 1);
+	hsd_tick(d, start0 + 3);
+	ck_assert_uint_eq(d->chain[1].rewakes, 1);
+	ck_assert_int_eq(hsd_owner(d, 0, start0 + 3), g0);
+	ck_assert_int_eq(hsd_owner(d, 1, start0 + 3), g1);
+	ck_assert(!d->thread[g0].enf.frozen);
+	ck_assert(!d->thread[g1].enf.frozen);
+	{
+		uint32_t left0 = 0, left1 = 0;
+
+		for (k = start0 + 3; k < 50; k++) {
+			left0 += hsd_owner(d, 0, k) == g0;
+			left1 += hsd_owner(d, 1, k) == g1;
+		}
+		/* the flag at start0 + 1 handed off all but start0; the
+		 * handed-off ticks come back whole */
+		ck_assert_uint_eq(left0, vnf_ticks[g0] - 1);
+		ck_assert_uint_eq(left1, vnf_ticks[g1] - 1);
+	}
+	/* Raised again: handed off again. */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	tcr_counters_raise_early(tcr_region_chain(reg, 0), TCR_EARLY_INPUT_EMPTY);
+	hsd_tick(d, start0 + 4);
+	ck_assert_uint_eq(d->chain[1].early_ends, 4);
+	ck_assert_int_ne(hsd_owner(d, 0, start0 + 4), g0);
+	ck_assert(d->thread[g0].enf.frozen);
+	/* Ended by (b), the receiver has enough: packets in the input queue
+	 * do not take the ticks back. */
+	traffic(0, 1);
+	hsd_tick(d, start0 + 5);
+	ck_assert_uint_eq(d->chain[1].rewakes, 2);
+	ck_assert_int_eq(hsd_owner(d, 0, start0 + 5), g0);
+	tcr_counters_raise_early(tcr_region_chain(reg, 0), TCR_EARLY_OUTPUT_FULL);
+	hsd_tick(d, start0 + 6);
+	ck_assert_uint_eq(d->chain[1].early_ends, 6);
+	hsd_tick(d, start0 + 7);
+	ck_assert_uint_eq(d->chain[1].rewakes, 2);
+	for (k = start0 + 6; k < 50; k++)
+		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
+	ck_assert(d->thread[g0].enf.frozen);
 	/* The period is closed in the counters at the next boundary. */
 	ck_assert_int_eq(hsd_period_begin(d), 0);
 	ck_assert_uint_eq(tcr_region_chain(reg, 0)->period, 1);
@@ -540,6 +622,50 @@ static bool is_ok(json_t *rep)
 	json_decref(rep);
 	return ok;
 }
+
+START_TEST(period_set_at_run_time)
+{
+	char why[256];
+	json_t *rep;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "c", "web", 1000, 5000, 0, 1));	/* 10 of 50 ticks */
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	/* refused: nothing changes */
+	ck_assert_int_eq(hsd_set_period(d, 500, 50, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(hsd_set_period(d, 10000, HSD_MAX_TICKS + 1, why, sizeof(why)), -EINVAL);
+	ck_assert_uint_eq(d->cfg.g, 50);
+	ck_assert_uint_eq(d->cfg.tick_us, 10000);
+	ck_assert(d->timeline_valid);
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.period\",\"args\":{\"period\":-1}}")));
+	ck_assert(!is_ok(call("{\"v\":1,\"cmd\":\"sched.period\",\"args\":{}}")));
+	/* 4 ms x 25: the rest of this period is not gated, the next one
+	 * is laid out on 25 ticks with the quota eq. 2 gives for g = 25 */
+	rep = call("{\"v\":1,\"cmd\":\"sched.period\",\"args\":{\"period\":25,\"tick_us\":4000}}");
+	ck_assert(json_is_true(json_object_get(rep, "ok")));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(rep, "result"), "period")), 25);
+	json_decref(rep);
+	ck_assert_uint_eq(d->cfg.g, 25);
+	ck_assert_uint_eq(d->cfg.tick_us, 4000);
+	ck_assert(!d->timeline_valid);
+	hsd_tick(d, 40);	/* an old tick past the new g: nothing happens */
+	traffic(0, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->timeline_valid);
+	{
+		uint32_t vnf = 0;
+
+		for (uint32_t j = 0; j < 2; j++)
+			for (uint32_t k = 0; k < 25; k++) {
+				int32_t o = hsd_owner(d, j, k);
+
+				vnf += o >= 0 && d->thread[o].role == HSD_ROLE_VNF;
+			}
+		ck_assert_uint_eq(vnf, 5);	/* 1000/5000 of 25 ticks */
+		ck_assert_int_eq(hsd_owner(d, 0, 25), -1);
+	}
+}
+END_TEST
 
 START_TEST(control_commands)
 {
@@ -626,6 +752,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, counters_refused);
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
+	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
 	tcase_add_test(tc, chain_over_both_directions);
