@@ -35,17 +35,14 @@ fetch_ok() {	# PORT WHAT
 	echo "ok: $2"
 }
 
-# The runtime where the guest's users can read it: the build tree may sit
-# in a directory only root may enter (a clone under mktemp -d).
-mkdir -m 755 $work/rt $work/rt/bin $work/rt/lib
-install -m 755 "$build/bin/tochain-run" $work/rt/bin/
-install -m 644 "$build/lib/libtochain-preload.so" $work/rt/lib/
+# the runtime where the guest's users can read it
+run=$(tc_user_runtime $work) || fail "copy of the runtime"
 
 # run_guest LOG CMD...: in the stand-in VM under tochain-run; pid in $GPID
 run_guest() {
 	local log=$1
 	shift
-	(cd $work/www && exec ip netns exec "$GU" $work/rt/bin/tochain-run --region "$region" -- "$@") \
+	(cd $work/www && exec ip netns exec "$GU" "$run" --region "$region" -- "$@") \
 		>$work/$log 2>&1 &
 	GPID=$!
 	tc_on_exit "kill -9 $GPID"
@@ -131,7 +128,7 @@ tt_toe_stop || fail "TOE stop"
 region=$work/region2
 tt_toe_start "$VM" vm120
 [ "$(stat -c %a "$region")" = 600 ] || fail "default region mode $(stat -c %a "$region")"
-out=$(cd $work && ip netns exec "$GU" $work/rt/bin/tochain-run --region "$region" -- \
+out=$(cd $work && ip netns exec "$GU" "$run" --region "$region" -- \
 	setpriv --reuid nobody --regid nogroup --clear-groups /usr/bin/python3 -c '
 import errno, socket
 try:

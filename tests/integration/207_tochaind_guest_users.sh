@@ -28,6 +28,8 @@ chmod 711 "$work"	# guest users reach the regions, nothing else
 mkdir -m 755 "$work/www"
 head -c $((1 << 20)) /dev/urandom >"$work/www/mid.bin"
 chmod 644 "$work/www/mid.bin"
+# the runtime where the guest's users can read it
+run=$(tc_user_runtime "$work") || fail "copy of the runtime"
 want=$(sha256sum <"$work/www/mid.bin" | cut -d' ' -f1)
 
 # refused: ARGS... must exit 1 with one line containing $want_msg
@@ -42,7 +44,7 @@ refused() {
 # serve_as USER GROUP PORT: http.server as USER under tochain-run on web1's region
 serve_as() {
 	tc_isolated GU "gu$3"
-	(cd "$work/www" && exec ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+	(cd "$work/www" && exec ip netns exec "$GU" "$run" --region "$region" -- \
 		setpriv --reuid "$1" --regid "$2" --clear-groups \
 		/usr/bin/python3 -m http.server --bind 0.0.0.0 "$3") >"$work/py-$3.log" 2>&1 &
 	PY=$!
@@ -97,7 +99,7 @@ tc_wait_port "$CL" 10.67.0.2 8081 15 || fail "port 8081 did not open"
 fetch_ok 8081 "http.server as nobody in a VM made by vm add"
 fetch_ok 8081 "again"
 # a user outside the group: the kernel's answer for a network it may not use
-out=$(cd "$work" && ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
+out=$(cd "$work" && ip netns exec "$GU" "$run" --region "$region" -- \
 	setpriv --reuid www-data --regid www-data --clear-groups /usr/bin/python3 -c '
 import errno, socket
 try:

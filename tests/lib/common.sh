@@ -107,3 +107,14 @@ tc_patched_qemu() {
 	# shellcheck disable=SC1090,SC1091
 	. "$TC_QEMU_DIR/env"
 }
+
+# tc_user_runtime DIR: copies tochain-run and the preload library to
+# DIR/rt/{bin,lib} (755/644) and prints the copy of tochain-run, for
+# guest processes of users other than root: the build tree may sit where
+# only root may enter (a clone under mktemp -d, as fresh-check's).
+tc_user_runtime() {
+	mkdir -m 755 "$1/rt" "$1/rt/bin" "$1/rt/lib" &&
+		install -m 755 "$build/bin/tochain-run" "$1/rt/bin/" &&
+		install -m 644 "$build/lib/libtochain-preload.so" "$1/rt/lib/" &&
+		echo "$1/rt/bin/tochain-run"
+}
