@@ -28,8 +28,12 @@ want=$(sha256sum <$work/www/big.bin | cut -d' ' -f1)
 py=$!
 tc_on_exit "kill -9 $py"
 tc_wait_port "$CL" 10.79.0.2 8080 15
+# how a stalled transfer looked: the TOE's counters, the ends' sockets
+tc_on_fail "pkill -USR1 -f 'tochain-toe --region $region' ; sleep 0.5; tail -n 20 $work/py.log $work/toe.log;
+	ip netns exec $VM ss -tni; ip netns exec $CL ss -tni"
 
-got=$(ip netns exec "$CL" curl -sS --max-time 60 http://10.79.0.2:8080/big.bin | sha256sum | cut -d' ' -f1)
+got=$(ip netns exec "$CL" curl -sS --max-time 60 http://10.79.0.2:8080/big.bin | sha256sum | cut -d' ' -f1) ||
+	fail "the 100 MiB fetch did not complete"
 echo "want $want"
 echo "got  $got"
 [ "$got" = "$want" ] || { echo "FAIL: sha256 differs"; tail $work/py.log $work/toe.log; exit 1; }
