@@ -170,10 +170,12 @@ demo_sla() {
 	if [ $rc != 0 ]; then
 		say "sfc-ctl chain set-sla web1-in $sla: refused: $(cat "$work/sla.out")"
 		grep -q "gang members need distinct pCPUs" "$work/sla.out" || fail "set-sla refused for another reason"
-		say "so, as the paper ran iptables beside the stack: fw leaves the in chain (its nftables half"
-		say "stays in the TOE's namespace, it still serves web1-out) and the SLA goes on (ids || waf)"
-		sed 's/hop=web-fw hop=web-ids,web-waf/hop=web-ids,web-waf/' "$topo" >"$share/examples/demo-sla.topo"
-		sfc apply -f "$share/examples/demo-sla.topo" | sed 's/^/   /'
+		say "so, as the paper ran iptables beside the stack: fw leaves the chains (its nftables half"
+		say "stays in the TOE's namespace; the VM's SLA covers its out chain too, so web1-out goes)"
+		say "and the SLA goes on (ids || waf)"
+		sed -e 's/hop=web-fw hop=web-ids,web-waf/hop=web-ids,web-waf/' -e '/^chain web1-out /d' \
+			"$topo" >"$share/examples/demo-sla.topo"
+		sfc apply -f "$share/examples/demo-sla.topo" --prune | sed 's/^/   /'
 		sfc chain set-sla web1-in "$sla" >"$work/sla.out" 2>&1 || fail "set-sla: $(cat "$work/sla.out")"
 	fi
 	echo "$(now) sla $sla" >>"$events"
