@@ -9,6 +9,7 @@
 
 #include "td_grant.h"
 #include "td_inst.h"
+#include "td_libvirt_ro.h"
 #include "td_priv.h"
 #include "tochain/util.h"
 
@@ -49,6 +50,11 @@ int td_grant_name(const char *fabric, const char *vm, const char *tag, enum td_g
 		out[i] = grant_char(full[i]) && !(full[i] >= 'A' && full[i] <= 'Z') ? full[i] : '_';
 	snprintf(out + i, len - i, "-X%016llX-%c", (unsigned long long)tu_fnv1a64(full, n), (char)kind);
 	return 0;
+}
+
+bool td_grant_readonly(enum td_grant_kind kind)
+{
+	return kind != TD_GRANT_VNF;
 }
 
 uint64_t td_grant_pow2(uint64_t size)
@@ -163,6 +169,18 @@ static bool link_is(const char *name, const char *path)
 	       a.st_ino == b.st_ino;
 }
 
+/*
+ * Is a plugged grant @g of @domain in the mode its kind wants: d and o
+ * read-only, v writable (the VNF writes its verdicts and rings there)?
+ */
+static bool mode_is(struct td_libvirt *lv, const char *domain, const struct td_grant *g)
+{
+	char why[300];
+	int ro = td_libvirt_grant_is_ro(lv, domain, g->name, why, sizeof(why));
+
+	return td_grant_readonly(g->kind) ? ro == 1 : ro == 0;
+}
+
 /* Make grant @g of @domain current; *@made: it was plugged by this call. */
 static int give_one(struct td_libvirt *lv, const char *domain, const struct td_grant *g,
 		    bool *made, char *err, size_t errlen)
@@ -176,8 +194,11 @@ static int give_one(struct td_libvirt *lv, const char *domain, const struct td_g
 		return rc;
 	st = td_libvirt_grant_revoked(lv, domain, g->name, err, errlen);
 	if (st == 0 || st == 1 || st == -ENOTSUP) {
-		/* plugged: on the right file it stays, else it is replaced */
-		if (link_is(g->name, g->path))
+		/*
+		 * plugged: on the right file and in the right mode it stays,
+		 * else it is replaced (a writable d or o of an older tochaind)
+		 */
+		if (link_is(g->name, g->path) && mode_is(lv, domain, g))
 			return st == 1 ? td_libvirt_regrant(lv, domain, g->name, err, errlen) : 0;
 		rc = td_libvirt_ungrant(lv, domain, g->name, err, errlen);
 		if (rc == TD_LIBVIRT_UNGRANT_PENDING) {
@@ -194,7 +215,10 @@ static int give_one(struct td_libvirt *lv, const char *domain, const struct td_g
 	} else if (st != -ENODEV) {
 		return st;
 	}
-	rc = td_libvirt_grant(lv, domain, g->name, g->path, size, err, errlen);
+	if (td_grant_readonly(g->kind))
+		rc = td_libvirt_grant_ro(lv, domain, g->name, g->path, size, err, errlen);
+	else
+		rc = td_libvirt_grant(lv, domain, g->name, g->path, size, err, errlen);
 	*made = rc == 0;
 	return rc;
 }

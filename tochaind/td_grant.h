@@ -11,6 +11,13 @@
  *   d  the VM's region R                 "<fabric>-<vm>-<D>-d"
  *   o  R.out, when the TOE has one       "<fabric>-<vm>-<D>-o"
  *   v  the VNF's region R.vnf-X          "<fabric>-<vm>-<X>-v"
+ * d and o are read-only (td_libvirt_ro.h: QEMU drops the guest's writes):
+ * a VNF reads the payload it inspects and cannot change it, neither what
+ * the VM receives (R) nor what the TOE sends after the VNFs approved it
+ * (R.out), nor the VM's rings.  v is writable: the VNF's own rings,
+ * verdicts and counters, which only the packet scheduler and this VNF
+ * map (include/tochain/vnf_proto.h).  A d or o found plugged writable (an
+ * older tochaind's) is replaced by a read-only one.
  * d and o are per (VM, domain), not per VNF: inside the guest the driver
  * names a device after its region header, and two devices of one name
  * are refused, so two VNFs of one domain serving one VM share them; they
@@ -61,6 +68,9 @@ enum td_grant_kind { TD_GRANT_DATA = 'd', TD_GRANT_OUT = 'o', TD_GRANT_VNF = 'v'
 int td_grant_name(const char *fabric, const char *vm, const char *tag, enum td_grant_kind kind,
 		  char *out, size_t len);
 
+/* Is a grant of @kind read-only for the guest (d, o) or writable (v)? */
+bool td_grant_readonly(enum td_grant_kind kind);
+
 /* The next power of two >= max(@size, 1 MiB); 0 if there is none in 64 bits. */
 uint64_t td_grant_pow2(uint64_t size);
 
@@ -90,7 +100,7 @@ int td_grant_set(const struct td_config *cfg, const struct td_vm *vm, const char
 
 /*
  * Give @vm's grants of @vnf to running domain @domain: each file grown,
- * each grant made unless the domain holds it already on the same file
+ * d and o read-only, v writable, each grant made unless the domain holds it already on the same file
  * (revoked: granted again; on another file, a region the TOE made anew:
  * replaced).  Idempotent.  0, or -errno with @err set; on failure the
  * grants this call made are taken back.

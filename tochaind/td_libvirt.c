@@ -15,6 +15,7 @@
 #include <libvirt/virterror.h>
 
 #include "td_libvirt.h"
+#include "td_libvirt_priv.h"
 #include "td_link.h"
 
 #define SHM_DIR "/dev/shm"
@@ -55,7 +56,7 @@ void td_libvirt_destroy(struct td_libvirt *lv)
 	free(lv);
 }
 
-static const char *lv_error(void)
+const char *td_lv_error(void)
 {
 	const char *m = virGetLastErrorMessage();
 
@@ -73,7 +74,7 @@ static virConnectPtr lv_conn(struct td_libvirt *lv, char *err, size_t errlen)
 	lv->conn = virConnectOpen(lv->uri ? lv->uri : "qemu:///system");
 	if (!lv->conn)
 		snprintf(err, errlen, "cannot connect to libvirt at %s: %s",
-			 lv->uri ? lv->uri : "qemu:///system", lv_error());
+			 lv->uri ? lv->uri : "qemu:///system", td_lv_error());
 	return lv->conn;
 }
 
@@ -86,7 +87,7 @@ static virDomainPtr lv_domain(struct td_libvirt *lv, const char *name, char *err
 		return NULL;
 	dom = virDomainLookupByName(c, name);
 	if (!dom)
-		snprintf(err, errlen, "libvirt domain '%s': %s", name, lv_error());
+		snprintf(err, errlen, "libvirt domain '%s': %s", name, td_lv_error());
 	return dom;
 }
 
@@ -264,7 +265,7 @@ int td_libvirt_attach(struct td_libvirt *lv, const struct td_vm *vm, const char 
 	flags = affect_flags(dom);
 	if (flags <= 0) {
 		snprintf(err, errlen, "libvirt domain '%s': neither running nor defined: %s",
-			 vm->domain, flags < 0 ? lv_error() : "transient and shut off");
+			 vm->domain, flags < 0 ? td_lv_error() : "transient and shut off");
 		rc = -ESRCH;
 		goto out_free;
 	}
@@ -303,7 +304,7 @@ int td_libvirt_attach(struct td_libvirt *lv, const struct td_vm *vm, const char 
 	}
 	if (virDomainAttachDeviceFlags(dom, xml, (unsigned int)flags)) {
 		snprintf(err, errlen, "libvirt domain '%s': attaching the region: %s",
-			 vm->domain, lv_error());
+			 vm->domain, td_lv_error());
 		rc = -EIO;
 		goto out_unlink;
 	}
@@ -344,7 +345,7 @@ int td_libvirt_detach(struct td_libvirt *lv, const struct td_vm *vm, const char 
 
 		if (!e || e->code != VIR_ERR_DEVICE_MISSING) {
 			snprintf(err, errlen, "libvirt domain '%s': detaching the region: %s",
-				 vm->domain, lv_error());
+				 vm->domain, td_lv_error());
 			rc = -EIO;
 		}
 	}
@@ -354,7 +355,7 @@ int td_libvirt_detach(struct td_libvirt *lv, const struct td_vm *vm, const char 
 
 		if ((!e || e->code != VIR_ERR_DEVICE_MISSING) && !rc) {
 			snprintf(err, errlen, "libvirt domain '%s': removing the region from "
-				 "its configuration: %s", vm->domain, lv_error());
+				 "its configuration: %s", vm->domain, td_lv_error());
 			rc = -EIO;
 		}
 	}
@@ -382,7 +383,7 @@ int td_libvirt_vcpu_tids(struct td_libvirt *lv, const char *domain, pid_t *tids,
 	/* read-only QMP query; libvirt marks the domain tainted (custom-monitor) */
 	if (virDomainQemuMonitorCommand(dom, "{\"execute\":\"query-cpus-fast\"}", &reply, 0)) {
 		snprintf(err, errlen, "libvirt domain '%s': query-cpus-fast: %s", domain,
-			 lv_error());
+			 td_lv_error());
 		virDomainFree(dom);
 		return -EIO;
 	}
@@ -611,7 +612,7 @@ out:
 }
 
 /* @domain, which must be running: the handle, or NULL with *@rc set. */
-static virDomainPtr lv_running(struct td_libvirt *lv, const char *domain, int *rc,
+virDomainPtr td_lv_running(struct td_libvirt *lv, const char *domain, int *rc,
 			       char *err, size_t errlen)
 {
 	virDomainPtr dom = lv_domain(lv, domain, err, errlen);
@@ -630,12 +631,12 @@ static virDomainPtr lv_running(struct td_libvirt *lv, const char *domain, int *r
 }
 
 /* Run QMP @cmd in @dom's QEMU: 0 with *@reply (free it), or -EIO. */
-static int lv_qmp(virDomainPtr dom, const char *domain, const char *cmd, char **reply,
+int td_lv_qmp(virDomainPtr dom, const char *domain, const char *cmd, char **reply,
 		  char *err, size_t errlen)
 {
 	*reply = NULL;
 	if (virDomainQemuMonitorCommand(dom, cmd, reply, 0)) {
-		snprintf(err, errlen, "libvirt domain '%s': QMP: %s", domain, lv_error());
+		snprintf(err, errlen, "libvirt domain '%s': QMP: %s", domain, td_lv_error());
 		return -EIO;
 	}
 	return 0;
@@ -648,10 +649,10 @@ int td_libvirt_revoke_supported(struct td_libvirt *lv, const char *domain, char 
 	char *reply;
 	int rc;
 
-	dom = lv_running(lv, domain, &rc, err, errlen);
+	dom = td_lv_running(lv, domain, &rc, err, errlen);
 	if (!dom)
 		return rc;
-	rc = lv_qmp(dom, domain, "{\"execute\":\"device-list-properties\","
+	rc = td_lv_qmp(dom, domain, "{\"execute\":\"device-list-properties\","
 		    "\"arguments\":{\"typename\":\"ivshmem-plain\"}}", &reply, err, errlen);
 	if (!rc) {
 		rc = td_libvirt_parse_revoke_support(reply);
@@ -667,7 +668,7 @@ int td_libvirt_revoke_supported(struct td_libvirt *lv, const char *domain, char 
 }
 
 /* Set (or, @query, read) grant @name's "revoked" in running @dom. */
-static int grant_qmp(virDomainPtr dom, const char *domain, const char *name, bool query,
+int td_lv_grant_qmp(virDomainPtr dom, const char *domain, const char *name, bool query,
 		     bool revoked, char *err, size_t errlen)
 {
 	char cmd[320], *reply;
@@ -681,7 +682,7 @@ static int grant_qmp(virDomainPtr dom, const char *domain, const char *name, boo
 		snprintf(err, errlen, "bad grant name '%s'", name);
 		return -EINVAL;
 	}
-	rc = lv_qmp(dom, domain, cmd, &reply, err, errlen);
+	rc = td_lv_qmp(dom, domain, cmd, &reply, err, errlen);
 	if (rc)
 		return rc;
 	rc = query ? td_libvirt_parse_revoked(reply, err, errlen) :
@@ -697,20 +698,34 @@ static int grant_qmp(virDomainPtr dom, const char *domain, const char *name, boo
 	return rc;
 }
 
+virDomainPtr td_lv_grant_domain(struct td_libvirt *lv, const char *domain, const char *name,
+				int *rc, char *err, size_t errlen)
+{
+	if (!td_libvirt_grant_name_valid(name)) {
+		snprintf(err, errlen, "bad grant name '%s'", name ? name : "");
+		*rc = -EINVAL;
+		return NULL;
+	}
+	return td_lv_running(lv, domain, rc, err, errlen);
+}
+
+int td_lv_bad_grant(const char *name, uint64_t size, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "bad grant name '%s' or size %llu (a power of two of at least 1M)",
+		 name ? name : "", (unsigned long long)size);
+	return -EINVAL;
+}
+
 static int grant_call(struct td_libvirt *lv, const char *domain, const char *name, bool query,
 		      bool revoked, char *err, size_t errlen)
 {
 	virDomainPtr dom;
 	int rc;
 
-	if (!td_libvirt_grant_name_valid(name)) {
-		snprintf(err, errlen, "bad grant name '%s'", name ? name : "");
-		return -EINVAL;
-	}
-	dom = lv_running(lv, domain, &rc, err, errlen);
+	dom = td_lv_grant_domain(lv, domain, name, &rc, err, errlen);
 	if (!dom)
 		return rc;
-	rc = grant_qmp(dom, domain, name, query, revoked, err, errlen);
+	rc = td_lv_grant_qmp(dom, domain, name, query, revoked, err, errlen);
 	virDomainFree(dom);
 	return rc;
 }
@@ -734,7 +749,7 @@ int td_libvirt_grant_revoked(struct td_libvirt *lv, const char *domain, const ch
 }
 
 /* Does @dom's live XML hold a device with alias @alias? 1, 0, or -EIO. */
-static int has_alias(virDomainPtr dom, const char *alias, uid_t *uid, gid_t *gid)
+int td_lv_has_alias(virDomainPtr dom, const char *alias, uid_t *uid, gid_t *gid)
 {
 	char *xml = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_SECURE), tag[128];
 	int found;
@@ -753,67 +768,84 @@ static int has_alias(virDomainPtr dom, const char *alias, uid_t *uid, gid_t *gid
 	return found;
 }
 
-int td_libvirt_grant(struct td_libvirt *lv, const char *domain, const char *name,
-		     const char *region, uint64_t size, char *err, size_t errlen)
+int td_lv_link_grant(virDomainPtr dom, const char *domain, const char *name,
+		     const char *region, char *link_path, size_t link_len, char *err,
+		     size_t errlen)
 {
-	char xml[512], alias[96], link_path[PATH_MAX];
-	virDomainPtr dom;
+	char alias[96];
 	struct stat st;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int rc;
 
-	if (td_libvirt_grant_xml(name, size, xml, sizeof(xml)) ||
-	    td_libvirt_grant_alias(name, alias, sizeof(alias))) {
-		snprintf(err, errlen, "bad grant name '%s' or size %llu (a power of two of "
-			 "at least 1M)", name ? name : "", (unsigned long long)size);
+	if (td_libvirt_grant_alias(name, alias, sizeof(alias))) {
+		snprintf(err, errlen, "bad grant name '%s'", name ? name : "");
 		return -EINVAL;
 	}
-	dom = lv_running(lv, domain, &rc, err, errlen);
-	if (!dom)
-		return rc;
-	rc = has_alias(dom, alias, &uid, &gid);
-	if (rc) {
-		if (rc > 0)
-			snprintf(err, errlen, "libvirt domain '%s' already has grant '%s'",
-				 domain, name);
-		else
-			snprintf(err, errlen, "libvirt domain '%s': %s", domain, lv_error());
-		rc = rc > 0 ? -EEXIST : -EIO;
-		goto out_free;
+	rc = td_lv_has_alias(dom, alias, &uid, &gid);
+	if (rc < 0) {
+		snprintf(err, errlen, "libvirt domain '%s': %s", domain, td_lv_error());
+		return -EIO;
 	}
 	if (stat(region, &st)) {
 		rc = -errno;
 		snprintf(err, errlen, "region %s: %s", region, strerror(errno));
-		goto out_free;
+		return rc;
 	}
 	if (uid != 0 && st.st_uid != uid) {
 		if (st.st_uid != 0) {
 			snprintf(err, errlen, "region %s belongs to uid %u, libvirt domain '%s' "
 				 "runs as uid %u", region, (unsigned int)st.st_uid, domain,
 				 (unsigned int)uid);
-			rc = -EACCES;
-			goto out_free;
+			return -EACCES;
 		}
 		if (chown(region, uid, gid)) {
 			rc = -errno;
 			snprintf(err, errlen, "cannot give %s to uid %u: %s", region,
 				 (unsigned int)uid, strerror(errno));
-			goto out_free;
+			return rc;
 		}
 	}
-	snprintf(link_path, sizeof(link_path), "%s/" TD_LIBVIRT_GRANT_SHM_PREFIX "%s", SHM_DIR,
-		 name);
+	snprintf(link_path, link_len, "%s/" TD_LIBVIRT_GRANT_SHM_PREFIX "%s", SHM_DIR, name);
 	unlink(link_path);	/* a stale link of an earlier run */
 	if (link(region, link_path)) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot link %s as %s: %s%s", region, link_path,
 			 strerror(errno), errno == EXDEV ? " (the region must be on /dev/shm)" : "");
+		return rc;
+	}
+	return 0;
+}
+
+int td_libvirt_grant(struct td_libvirt *lv, const char *domain, const char *name,
+		     const char *region, uint64_t size, char *err, size_t errlen)
+{
+	char xml[512], alias[96], link_path[PATH_MAX];
+	virDomainPtr dom;
+	int rc;
+
+	if (td_libvirt_grant_xml(name, size, xml, sizeof(xml)) ||
+	    td_libvirt_grant_alias(name, alias, sizeof(alias)))
+		return td_lv_bad_grant(name, size, err, errlen);
+	dom = td_lv_running(lv, domain, &rc, err, errlen);
+	if (!dom)
+		return rc;
+	rc = td_lv_has_alias(dom, alias, NULL, NULL);
+	if (rc) {
+		if (rc > 0)
+			snprintf(err, errlen, "libvirt domain '%s' already has grant '%s'",
+				 domain, name);
+		else
+			snprintf(err, errlen, "libvirt domain '%s': %s", domain, td_lv_error());
+		rc = rc > 0 ? -EEXIST : -EIO;
 		goto out_free;
 	}
+	rc = td_lv_link_grant(dom, domain, name, region, link_path, sizeof(link_path), err, errlen);
+	if (rc)
+		goto out_free;
 	if (virDomainAttachDeviceFlags(dom, xml, VIR_DOMAIN_AFFECT_LIVE)) {
 		snprintf(err, errlen, "libvirt domain '%s': attaching grant '%s': %s", domain,
-			 name, lv_error());
+			 name, td_lv_error());
 		rc = -EIO;
 		goto out_unlink;
 	}
@@ -832,7 +864,7 @@ int td_libvirt_ungrant(struct td_libvirt *lv, const char *domain, const char *na
 {
 	char alias[96], link_path[PATH_MAX], rerr[256] = "";
 	virDomainPtr dom;
-	int rc = 0, rrc;
+	int rc = 0, rrc, lvdev, prc = 0;
 
 	if (td_libvirt_grant_alias(name, alias, sizeof(alias))) {
 		snprintf(err, errlen, "bad grant name '%s'", name ? name : "");
@@ -853,19 +885,29 @@ int td_libvirt_ungrant(struct td_libvirt *lv, const char *domain, const char *na
 	if (virDomainIsActive(dom) != 1)
 		goto out_free;
 	/* first revoke, so the guest loses access whatever it does with the unplug */
-	rrc = grant_qmp(dom, domain, name, false, true, rerr, sizeof(rerr));
-	if (rrc == -ENODEV)
-		goto out_free;	/* QEMU has no such device (left, or never there) */
-	if (virDomainDetachDeviceAlias(dom, alias, VIR_DOMAIN_AFFECT_LIVE)) {
+	rrc = td_lv_grant_qmp(dom, domain, name, false, true, rerr, sizeof(rerr));
+	if (rrc == -ENODEV) {
+		/* QEMU has no such device (left, or never there); a read-only
+		 * grant's memory backend may outlive it: drop that too */
+		td_lv_ro_reap(dom, domain, name);
+		goto out_free;
+	}
+	lvdev = td_lv_has_alias(dom, alias, NULL, NULL);
+	if (lvdev == 0) {
+		/* not libvirt's: a read-only grant, plugged through QMP */
+		prc = td_lv_ro_unplug(dom, domain, name, err, errlen);
+		if (prc < 0)
+			rc = prc;
+	} else if (virDomainDetachDeviceAlias(dom, alias, VIR_DOMAIN_AFFECT_LIVE)) {
 		snprintf(err, errlen, "libvirt domain '%s': unplugging grant '%s': %s",
-			 domain, name, lv_error());
+			 domain, name, td_lv_error());
 		/* libvirt 9.0 calls an unknown alias an internal error: look again */
-		if (has_alias(dom, alias, NULL, NULL) != 0)
+		if (td_lv_has_alias(dom, alias, NULL, NULL) != 0)
 			rc = -EIO;
 	}
 	if (rrc == -ENOTSUP && !rc) {
 		/* stock QEMU: access ends only when the guest ejects the device */
-		if (has_alias(dom, alias, NULL, NULL) != 0) {
+		if (lvdev == 0 ? prc > 0 : td_lv_has_alias(dom, alias, NULL, NULL) != 0) {
 			snprintf(err, errlen, "%s; the unplug of grant '%s' waits for the guest",
 				 rerr, name);
 			rc = TD_LIBVIRT_UNGRANT_PENDING;
