@@ -20,3 +20,13 @@ $(eval $(call test_prog,vm-host-tool,$(call objs,tests/guest/vm_host_tool.c) $(B
 .PHONY: vm-guest
 vm-guest: $(BUILD)/guest-drivers/tochain_ivshmem.ko $(VM_GUEST_TEST)
 	tests/guest/build-guest.sh $(BUILD)
+
+# grant-scribble: a hostile VNF guest writing over its granted devices
+# (test 714 appends it to the VNF guest's initramfs).
+GRANT_SCRIBBLE := $(BUILD)/vm/grant-scribble
+all: $(GRANT_SCRIBBLE)
+$(GRANT_SCRIBBLE): tests/guest/grant_scribble.c include/tochain/tochain_ivshmem_uapi.h
+	@mkdir -p $(@D)
+	gcc -static -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+		-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE \
+		-Iinclude -o $@ $<
