@@ -119,7 +119,9 @@ bool td_libvirt_qemu_alive(pid_t pid, const char *domain);
  *   <shmem name='tochain-grant-NAME'><model type='ivshmem-plain'/>
  *     <size unit='M'>N</size><alias name='ua-tochain-grant-NAME'/></shmem>
  * of the running domain only (live, never its configuration: a grant does
- * not outlive the domain's QEMU).  The region file is hard-linked as
+ * not outlive the domain's QEMU).  That device is writable by the guest;
+ * td_libvirt_ro.h plugs read-only grants of the same names, which the
+ * calls below (revoke, regrant, grant_revoked, ungrant) handle too.  The region file is hard-linked as
  * /dev/shm/tochain-grant-NAME, as for td_libvirt_attach.
  *
  * Revoking and re-granting set the device's "revoked" property (QMP
