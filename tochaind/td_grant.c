@@ -271,6 +271,46 @@ static void note(struct td_grant_log *log, const struct td_vm *vm, const char *v
 	snprintf(n->text, sizeof(n->text), "%.690s", text);
 }
 
+/* Remember read-only grant @grant of @domain for td_grant_reap. */
+static void reap_later(struct td_grant_log *log, const char *domain, const char *grant)
+{
+	unsigned int i, free_slot = TD_GRANT_NOTES;
+
+	if (!log)
+		return;
+	for (i = 0; i < TD_GRANT_NOTES; i++) {
+		if (!log->reap[i].grant[0]) {
+			if (free_slot == TD_GRANT_NOTES)
+				free_slot = i;
+		} else if (!strcmp(log->reap[i].grant, grant) &&
+			   !strcmp(log->reap[i].domain, domain)) {
+			return;
+		}
+	}
+	if (free_slot == TD_GRANT_NOTES)
+		free_slot = log->next % TD_GRANT_NOTES;	/* full: best effort */
+	snprintf(log->reap[free_slot].domain, sizeof(log->reap[free_slot].domain), "%s", domain);
+	snprintf(log->reap[free_slot].grant, sizeof(log->reap[free_slot].grant), "%s", grant);
+}
+
+void td_grant_reap(struct td_libvirt *lv, struct td_grant_log *log)
+{
+	if (!lv || !log)
+		return;
+	for (unsigned int i = 0; i < TD_GRANT_NOTES; i++) {
+		char why[300];
+
+		if (!log->reap[i].grant[0])
+			continue;
+		/* linked again: granted anew, its give frees what is left */
+		snprintf(why, sizeof(why), SHM_DIR "/" TD_LIBVIRT_GRANT_SHM_PREFIX "%s",
+			 log->reap[i].grant);
+		if (!access(why, F_OK) || td_libvirt_grant_ro_reap(lv, log->reap[i].domain, log->reap[i].grant, why,
+					     sizeof(why)) != 1)
+			log->reap[i].grant[0] = '\0';
+	}
+}
+
 int td_grant_take(struct td_libvirt *lv, const struct td_config *cfg, const struct td_vm *vm,
 		  const char *vnf, const char *domain, bool keep_data, struct td_grant_log *log,
 		  char *err, size_t errlen)
@@ -321,6 +361,8 @@ int td_grant_take(struct td_libvirt *lv, const struct td_config *cfg, const stru
 				 "%s", vm->name, vnf, g[i].name, domain, why);
 		td_log("%s", text);
 		note(log, vm, vnf, domain, g[i].name, rc, text);
+		if (td_grant_readonly(g[i].kind))
+			reap_later(log, domain, g[i].name);
 		if (rc < 0 && res >= 0) {
 			snprintf(err, errlen, "%s", text);
 			res = rc;

@@ -122,6 +122,15 @@ struct td_grant_note {
 struct td_grant_log {
 	struct td_grant_note n[TD_GRANT_NOTES];
 	unsigned int next;
+	/*
+	 * Read-only grants taken whose memory backend may outlive the take
+	 * (td_libvirt_ro.h: it goes only after the guest ejected the
+	 * device): td_grant_reap frees them.  grant "" : slot unused.
+	 */
+	struct {
+		char domain[TD_DOMAIN_MAX];
+		char grant[TD_GRANT_NAME_SIZE];
+	} reap[TD_GRANT_NOTES];
 };
 
 /*
@@ -135,6 +144,15 @@ struct td_grant_log {
 int td_grant_take(struct td_libvirt *lv, const struct td_config *cfg, const struct td_vm *vm,
 		  const char *vnf, const char *domain, bool keep_data, struct td_grant_log *log,
 		  char *err, size_t errlen);
+
+/*
+ * Free the memory backends of read-only grants taken earlier whose
+ * device the guest has let go of since (td_libvirt_grant_ro_reap); keep
+ * those still plugged for a later call.  Best effort: an error drops the
+ * entry (what is left goes at the next grant of that name, or with the
+ * domain's QEMU).  From tochaind's repair tick.
+ */
+void td_grant_reap(struct td_libvirt *lv, struct td_grant_log *log);
 
 /* Live state of grant @name in @domain, for show: "granted", "revoked",
  * "granted (this QEMU cannot revoke it)", "absent" or the error. */

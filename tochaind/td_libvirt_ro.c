@@ -322,3 +322,24 @@ void td_lv_ro_reap(virDomainPtr dom, const char *domain, const char *name)
 
 	backend_del(dom, domain, name, why, sizeof(why));
 }
+
+int td_libvirt_grant_ro_reap(struct td_libvirt *lv, const char *domain, const char *name,
+			     char *err, size_t errlen)
+{
+	virDomainPtr dom;
+	int rc;
+
+	dom = td_lv_grant_domain(lv, domain, name, &rc, err, errlen);
+	if (!dom)
+		return rc == -ENOENT || rc == -ESRCH ? 0 : rc;
+	rc = td_lv_grant_qmp(dom, domain, name, true, false, err, errlen);
+	if (rc == -ENODEV) {
+		rc = backend_del(dom, domain, name, err, errlen);
+		/* gone already ("not found"), or freed now; "in use": later */
+		rc = rc && strstr(err, "in use") ? 1 : 0;
+	} else {
+		rc = rc == -EIO ? -EIO : 1;	/* still plugged */
+	}
+	virDomainFree(dom);
+	return rc;
+}

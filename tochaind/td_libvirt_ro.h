@@ -79,4 +79,14 @@ int td_libvirt_grant_ro(struct td_libvirt *lv, const char *domain, const char *n
 int td_libvirt_grant_is_ro(struct td_libvirt *lv, const char *domain, const char *name,
 			   char *err, size_t errlen);
 
+/*
+ * Free the memory backend read-only grant @name of @domain left behind
+ * when it was taken before the guest ejected its device.  0 nothing left
+ * (freed, or none, or the domain is not running: its QEMU took it
+ * along), 1 not yet (the device is still plugged, or the backend still
+ * in use), -errno with @err set.
+ */
+int td_libvirt_grant_ro_reap(struct td_libvirt *lv, const char *domain, const char *name,
+			     char *err, size_t errlen);
+
 #endif

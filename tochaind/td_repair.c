@@ -120,4 +120,5 @@ void td_repair_tick(struct daemon *d)
 			guest_check(d, vm);
 		}
 	}
+	td_grant_reap(d->lv, &d->glog);	/* read-only grants' backends, td_grant.h */
 }

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "td_grant.h"
 #include "td_libvirt_ro.h"
 #include "tc_check.h"
 
@@ -136,6 +138,33 @@ START_TEST(errors_from_libvirt)
 			 -EIO);
 	ck_assert_int_ne(access(link_path, F_OK), 0);
 	ck_assert_int_eq(td_libvirt_grant_is_ro(lv, "test", grant, err, sizeof(err)), -EIO);
+	/* reaping: a domain that is gone took its backends along; no monitor: later */
+	ck_assert_int_eq(td_libvirt_grant_ro_reap(lv, "nosuch", grant, err, sizeof(err)), 0);
+	ck_assert_int_eq(td_libvirt_grant_ro_reap(lv, "test", grant, err, sizeof(err)), -EIO);
+	ck_assert_int_eq(td_libvirt_grant_ro_reap(lv, "test", "a b", err, sizeof(err)), -EINVAL);
+	td_libvirt_destroy(lv);
+}
+END_TEST
+
+START_TEST(reap_list)
+{
+	struct td_libvirt *lv = td_libvirt_create("test:///default");
+	struct td_grant_log *log = calloc(1, sizeof(*log));
+
+	ck_assert_ptr_nonnull(lv);
+	ck_assert_ptr_nonnull(log);
+	snprintf(log->reap[0].domain, sizeof(log->reap[0].domain), "nosuch");
+	snprintf(log->reap[0].grant, sizeof(log->reap[0].grant), "gone-d");
+	snprintf(log->reap[3].domain, sizeof(log->reap[3].domain), "test");
+	snprintf(log->reap[3].grant, sizeof(log->reap[3].grant), "unanswered-o");
+	td_grant_reap(lv, log);
+	/* the gone domain's entry is done; the one QEMU could not answer for is
+	 * dropped too (-EIO: not "still plugged"), nothing else is touched */
+	ck_assert_str_eq(log->reap[0].grant, "");
+	ck_assert_str_eq(log->reap[3].grant, "");
+	td_grant_reap(NULL, log);
+	td_grant_reap(lv, NULL);
+	free(log);
 	td_libvirt_destroy(lv);
 }
 END_TEST
@@ -149,6 +178,7 @@ int main(void)
 	tcase_add_test(tc, device_command);
 	tcase_add_test(tc, free_slot);
 	tcase_add_test(tc, errors_from_libvirt);
+	tcase_add_test(tc, reap_list);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
