@@ -292,7 +292,7 @@ int td_lv_ro_unplug(virDomainPtr dom, const char *domain, const char *name, char
 	rc = qmp_do(dom, domain, cmd, why, sizeof(why));
 	if (rc && rc != -ENODEV) {
 		/* QEMU says an unplug is already pending: that is fine */
-		if (!strstr(why, "in progress")) {
+		if (!strstr(why, "process of unplug")) {
 			snprintf(err, errlen, "unplugging read-only grant '%s': %s", name, why);
 			return rc;
 		}
