@@ -15,8 +15,9 @@
  *
  * QEMU opens the file O_RDONLY and maps it PROT_READ; its memory region
  * is read-only (a ROM in QEMU's terms): under TCG the guest's stores to
- * the BAR are discarded, under KVM the memory slot is KVM_MEM_READONLY
- * and a store exits to QEMU, which drops it.  The guest reads all it
+ * the BAR are discarded (test 714), under KVM the memory slot is
+ * KVM_MEM_READONLY and a store exits to QEMU, which drops it (by
+ * construction: guests here run under TCG only).  The guest reads all it
  * wants, its writes change nothing, and nothing faults.  This is QEMU 7.2
  * as Debian ships it (and the patched build of qemu-patches/, whose
  * revocation works the same on such a device).
