@@ -103,6 +103,29 @@ static void build_cfgset(const struct hsd *d, struct hsd_cfgset *cs)
 	}
 }
 
+/*
+ * What the old scheduler learnt of each VNF's rate (hs_rate.h) goes to
+ * the new one for the same chain and VNF (same calibration), so that a
+ * registration elsewhere does not send every quota back to eq. 2.
+ */
+static void carry_rates(const struct hs_sched *old, const struct hsd_cfgset *ocs,
+			struct hs_sched *s, const struct hsd_cfgset *cs)
+{
+	for (uint32_t i = 0; i < cs->nchain; i++)
+		for (uint32_t o = 0; o < ocs->nchain; o++) {
+			if (strcmp(cs->chain[i].name, ocs->chain[o].name))
+				continue;
+			for (uint32_t k = 0; k < cs->chain[i].nvnf; k++)
+				for (uint32_t ok = 0; ok < ocs->chain[o].nvnf; ok++) {
+					const struct hs_rate *r = hs_sched_rate(old, o, ok);
+
+					if (r && !strcmp(cs->chain[i].vnf[k].name,
+							 ocs->chain[o].vnf[ok].name))
+						hs_sched_set_rate(s, i, k, r);
+				}
+		}
+}
+
 /* Swaps in a scheduler for the current registry; nothing changes on error. */
 int hsd_rebuild(struct hsd *d, char *why, size_t len)
 {
@@ -131,6 +154,8 @@ int hsd_rebuild(struct hsd *d, char *why, size_t len)
 			return err;
 		}
 	}
+	if (s && d->sched)
+		carry_rates(d->sched, d->cs, s, spare);
 	hs_sched_destroy(d->sched);
 	hs_plan_destroy(d->plan);
 	d->sched = s;
