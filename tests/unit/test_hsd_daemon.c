@@ -549,6 +549,39 @@ START_TEST(timeline_gang_and_early_end)
 }
 END_TEST
 
+/* (a) from the counters: a chain whose slot starts with nothing waiting
+ * or in processing hands it off without any thread raising a flag, and
+ * takes it back when a packet comes (README, "Latency at light load"). */
+START_TEST(idle_slot_ended_from_counters)
+{
+	uint32_t v = UINT32_MAX, j;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "a", "web", 1000, 5000, 0, 1));	/* 10 ticks */
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].role == HSD_ROLE_VNF)
+			v = t;
+	ck_assert_uint_ne(v, UINT32_MAX);
+	traffic(0, 5);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	j = d->pcpu_of[v];
+	ck_assert_uint_lt(j, 2);
+	ck_assert_int_eq(hsd_owner(d, j, 0), (int32_t)v);
+	/* the packets left before the slot: nothing waits, nothing in flight */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	hsd_tick(d, 0);
+	ck_assert_uint_eq(d->chain[0].early_ends, 1);
+	ck_assert_int_ne(hsd_owner(d, j, 0), (int32_t)v);
+	ck_assert(d->thread[v].enf.frozen);
+	/* a request arrives: the ticks come back at the next tick */
+	traffic(0, 1);
+	hsd_tick(d, 1);
+	ck_assert_uint_eq(d->chain[0].rewakes, 1);
+	ck_assert_int_eq(hsd_owner(d, j, 1), (int32_t)v);
+	ck_assert(!d->thread[v].enf.frozen);
+}
+END_TEST
+
 static void *short_lived(void *arg)
 {
 	int *fds = arg;
@@ -752,6 +785,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, counters_refused);
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
+	tcase_add_test(tc, idle_slot_ended_from_counters);
 	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
