@@ -141,6 +141,8 @@ int hsd_rebuild(struct hsd *d, char *why, size_t len)
 			.period_s = (double)d->cfg.tick_us * d->cfg.g / 1e6,
 			.nchain = spare->nchain, .chains = spare->chain,
 			.nvm = spare->nvm, .vms = spare->vm,
+			/* idle slots end at once (hs_daemon_tick.c) */
+			.place_idle = true,
 		};
 		s = hs_sched_create(&sc, why, len);
 		if (!s)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@ struct hs_sched {
 	struct hs_chain_quota *q0;	/* admission's, eq. 2 from f */
 	struct hs_rate *rate;		/* [chain * HS_MAX_VNFS + vnf] */
 	uint64_t admitted_ticks;	/* sum of q0 */
-	double *prio;
+	double *prio;			/* H_i of eq. 1 */
+	double *place;			/* what Algorithm 1 orders by */
 	uint64_t *head_ts;		/* per VM */
 	struct hs_vmgrant *grant;	/* scratch, longest RQ_vm */
 	struct hs_gang_ws *ws;
@@ -79,9 +81,10 @@ struct hs_sched *hs_sched_create(const struct hs_sched_cfg *cfg, char *why,
 	s->q0 = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->q0));
 	s->rate = calloc((size_t)(cfg->nchain ? cfg->nchain : 1) * HS_MAX_VNFS, sizeof(*s->rate));
 	s->prio = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->prio));
+	s->place = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->place));
 	s->head_ts = calloc(cfg->nvm ? cfg->nvm : 1, sizeof(*s->head_ts));
 	s->grant = calloc(s->nvmvcpu ? s->nvmvcpu : 1, sizeof(*s->grant));
-	if (!s->q || !s->q0 || !s->rate || !s->prio || !s->head_ts || !s->grant)
+	if (!s->q || !s->q0 || !s->rate || !s->prio || !s->place || !s->head_ts || !s->grant)
 		goto out_free;
 	rc = hs_admit(cfg->chains, cfg->nchain, cfg->npcpu, cfg->g, s->q, why,
 		      whylen);
@@ -124,6 +127,7 @@ void hs_sched_destroy(struct hs_sched *s)
 	hs_gang_ws_destroy(s->ws);
 	free(s->grant);
 	free(s->head_ts);
+	free(s->place);
 	free(s->prio);
 	free(s->rate);
 	free(s->q0);
@@ -195,10 +199,13 @@ int hs_sched_plan(struct hs_sched *s, const struct hs_chain_stats *st,
 		return -EINVAL;
 	hs_plan_reset(plan);
 	feedback(s, st);
-	for (i = 0; i < c->nchain; i++)
+	for (i = 0; i < c->nchain; i++) {
 		s->prio[i] = hs_prio(st[i].in, st[i].finished, st[i].left,
 				     (double)c->chains[i].sla_pps * c->period_s);
-	placed = hs_gang_place(c->chains, s->q, s->prio, c->nchain, s->ws, plan);
+		/* place_idle: below every H > 0 (H >= T/(F + T^2) there) */
+		s->place[i] = s->prio[i] > 0.0 || !c->place_idle ? s->prio[i] : DBL_MIN;
+	}
+	placed = hs_gang_place(c->chains, s->q, s->place, c->nchain, s->ws, plan);
 	if (placed < 0)
 		return placed;
 

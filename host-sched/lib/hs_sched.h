@@ -21,6 +21,7 @@
 #ifndef HS_SCHED_H
 #define HS_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,15 @@ struct hs_sched_cfg {
 	const struct hs_chain_cfg *chains;	/* kept by reference */
 	uint32_t nvm;
 	const struct hs_vm_cfg *vms;		/* kept by reference */
+	/*
+	 * false: the paper's rule, a chain with H = 0 (R = 0) is not run
+	 * this period.  true: it is placed after every chain with H > 0
+	 * (room permitting), for a caller that ends an idle slot at once
+	 * and gives it back when input comes (tochain-sched): a closed-loop
+	 * chain's queue is often empty at the boundary with requests on
+	 * their way, and skipping it froze it for a whole period.
+	 */
+	bool place_idle;
 };
 
 /* A chain's counters for the period that just ended. */
