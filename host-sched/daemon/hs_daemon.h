@@ -223,6 +223,8 @@ struct hsd {
 	uint32_t nvmq[HSD_MAX_PCPU];
 	uint32_t vmq_left[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* timeline build: ticks to lay out */
 	uint32_t vmq_rr[HSD_MAX_PCPU];		/* early-end hand-off, round robin */
+	bool co_thawed[HSD_MAX_THREADS];	/* thawed beside its pCPU's owner:
+						 * a gang member whose chain runs */
 	uint32_t given_up[HSD_MAX_THREADS];	/* VNF ticks early end handed off
 						 * this period, not taken back yet */
 	enum hsd_mode mode_applied;

@@ -243,8 +243,29 @@ static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
 	return false;
 }
 
+/*
+ * Gang presence.  A chain's VNFs get different quotas (eq. 2 per VNF),
+ * but a descriptor leaves a hop only when every VNF of the hop answered
+ * it: on the real chain ids (1 tick) and waf (20 ticks) run in one hop,
+ * and everything dispatched after ids's tick waited for its next period,
+ * so a request took one period and 32 closed-loop connections got ~64
+ * answers/s whatever the waf's quota.  So while any VNF slot of a chain
+ * runs (its window), every other VNF thread of the chain that is placed
+ * this period is thawed too, beside the owner of its pCPU's tick, which
+ * it shares by CFS: it wakes for the few descriptors it gets and sleeps
+ * again, and what it uses is measured (busy time) like its own slot.
+ */
+static bool co_wanted(const struct hsd *d, const bool *active, uint32_t t)
+{
+	const struct hsd_thread *th = &d->thread[t];
+
+	return th->role == HSD_ROLE_VNF && !th->dead && th->enforced &&
+	       d->pcpu_of[t] != NONE && th->chain < HSD_MAX_CHAINS && active[th->chain];
+}
+
 void hsd_tick(struct hsd *d, uint32_t k)
 {
+	bool active[HSD_MAX_CHAINS] = { false };
 	/* The timeline holds registry indices, which stay valid when a
 	 * registration rebuilds the scheduler mid-period. */
 	bool gate = d->mode_applied == HSD_SYNC && d->timeline_valid &&
@@ -293,15 +314,38 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		} else if (gate && k < d->cfg.g && has_input(d, ch))
 			rewake(d, c, k);
 	}
-	if (!gate || k >= d->cfg.g)
+	if (!gate || k >= d->cfg.g) {
+		for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
+			d->co_thawed[t] = false;
 		return;
-	/* Freeze first, then thaw: a pCPU never runs two planned threads,
-	 * and the members of a gang are thawed back to back. */
+	}
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF && d->thread[o].chain < HSD_MAX_CHAINS)
+			active[d->thread[o].chain] = true;
+	}
+	/* Freeze first, then thaw: a pCPU never runs two planned threads
+	 * (but for a running gang's members, above), and the members of a
+	 * gang are thawed back to back. */
 	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
 		int32_t o = d->timeline[(size_t)j * d->cfg.g + k], cur = d->cur_owner[j];
 
-		if (cur >= 0 && cur != o && d->thread[cur].enforced) {
+		if (cur >= 0 && cur != o && d->thread[cur].enforced &&
+		    !co_wanted(d, active, (uint32_t)cur)) {
 			hse_gate(d->enf, &d->thread[cur].enf, false);
+			d->gate_writes++;
+		}
+	}
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		if (!d->co_thawed[t] || co_wanted(d, active, t))
+			continue;
+		d->co_thawed[t] = false;
+		if (d->pcpu_of[t] != NONE &&
+		    d->timeline[(size_t)d->pcpu_of[t] * d->cfg.g + k] == (int32_t)t)
+			continue;	/* owns this tick */
+		if (d->thread[t].enforced && !d->thread[t].enf.frozen) {
+			hse_gate(d->enf, &d->thread[t].enf, false);
 			d->gate_writes++;
 		}
 	}
@@ -312,7 +356,7 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			/* New period: freeze whatever the plan does not start now. */
 			for (uint32_t t = 0; t < d->nthread; t++)
 				if (d->pcpu_of[t] == j && (int32_t)t != o && d->thread[t].enforced &&
-				    !d->thread[t].enf.frozen) {
+				    !d->thread[t].enf.frozen && !co_wanted(d, active, t)) {
 					hse_gate(d->enf, &d->thread[t].enf, false);
 					d->gate_writes++;
 				}
@@ -325,6 +369,18 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			hse_gate(d->enf, &d->thread[o].enf, true);
 			d->gate_writes++;
 		}
+		if (o >= 0)
+			d->co_thawed[o] = false;
 		d->cur_owner[j] = o;
+	}
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		if (!co_wanted(d, active, t) ||
+		    d->timeline[(size_t)d->pcpu_of[t] * d->cfg.g + k] == (int32_t)t)
+			continue;
+		if (d->thread[t].enf.frozen) {
+			hse_gate(d->enf, &d->thread[t].enf, true);
+			d->gate_writes++;
+		}
+		d->co_thawed[t] = true;
 	}
 }

@@ -582,6 +582,44 @@ START_TEST(idle_slot_ended_from_counters)
 }
 END_TEST
 
+/* Gang presence: while the chain's longest slot runs, its VNF with the
+ * shorter quota stays thawed beside its pCPU's owner, and is frozen with
+ * the gang's end (hs_daemon_tick.c, co_wanted). */
+START_TEST(gang_members_present_through_the_window)
+{
+	struct hsd_reg ids = vnf_reg(1, "c", "web", 1000, 50000, 0, 1);	/* 1 tick */
+	struct hsd_reg waf = vnf_reg(2, "c", "web", 1000, 5000, 0, 1);	/* 10 ticks */
+	uint32_t i = UINT32_MAX, w = UINT32_MAX, k;
+
+	ids.vnf = "ids";
+	waf.vnf = "waf";
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(ids);
+	reg_ok(waf);
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].role == HSD_ROLE_VNF)
+			*(d->thread[t].vnf == 0 ? &i : &w) = t;
+	ck_assert_uint_ne(i, UINT32_MAX);
+	ck_assert_uint_ne(w, UINT32_MAX);
+	traffic(0, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert_uint_ne(d->pcpu_of[i], d->pcpu_of[w]);
+	ck_assert_int_eq(hsd_owner(d, d->pcpu_of[i], 0), (int32_t)i);
+	ck_assert_int_ne(hsd_owner(d, d->pcpu_of[i], 1), (int32_t)i);
+	for (k = 0; k < 10; k++) {
+		hsd_tick(d, k);
+		ck_assert_int_eq(hsd_owner(d, d->pcpu_of[w], k), (int32_t)w);
+		ck_assert_msg(!d->thread[i].enf.frozen, "ids frozen at tick %u", k);
+		ck_assert(!d->thread[w].enf.frozen);
+	}
+	/* the owner of ids's pCPU at tick 1 ran too (shared by CFS) */
+	hsd_tick(d, 10);
+	ck_assert(d->thread[i].enf.frozen);
+	ck_assert(d->thread[w].enf.frozen);
+	ck_assert(!d->co_thawed[i]);
+}
+END_TEST
+
 static void *short_lived(void *arg)
 {
 	int *fds = arg;
@@ -786,6 +824,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
 	tcase_add_test(tc, idle_slot_ended_from_counters);
+	tcase_add_test(tc, gang_members_present_through_the_window);
 	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
