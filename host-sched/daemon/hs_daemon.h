@@ -112,7 +112,8 @@ struct hsd_thread {
 	bool dead;
 	bool enforced;			/* enf holds a group */
 	struct hse_thread enf;
-	uint64_t busy_ns;		/* running + runnable so far (schedstat) */
+	uint64_t busy_ns;		/* running + runnable so far (schedstat),
+					 * read at the last period start */
 	bool have_busy;			/* busy_ns read at least once */
 	bool lv;			/* a vCPU of libvirt domain dom[dom] */
 	uint32_t dom;
@@ -166,6 +167,8 @@ struct hsd_chain {
 	bool have_prev2;
 	uint64_t taken_last2;
 	uint64_t served_last;		/* SLA packets (block index) last period */
+	bool standby;			/* this period's slots ended by (a): its
+					 * threads wait thawed (hs_daemon_tick.c) */
 	uint64_t early_ends;		/* slots ended early */
 	uint64_t rewakes;		/* ended slots given back (hs_daemon_tick.c) */
 	bool dead;			/* all its threads exited: name free */

@@ -59,26 +59,6 @@ bad:
 	return -EBADMSG;
 }
 
-/* Time @tid spent running or waiting for a CPU, in ns (schedstat). */
-static bool busy_ns(pid_t tid, uint64_t *ns)
-{
-	char path[64];
-	uint64_t run, wait;
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fscanf(f, "%" SCNu64 " %" SCNu64, &run, &wait);
-	fclose(f);
-	if (n != 2)
-		return false;
-	*ns = run + wait;
-	return true;
-}
-
 /*
  * Each VNF's busy seconds in the period that ended, summed over its
  * threads, into st[].busy_s (configuration order), for the quota
@@ -96,7 +76,7 @@ static void read_busy(struct hsd *d, struct hs_chain_stats *st)
 
 		if (th->dead || th->role != HSD_ROLE_VNF || th->lv)
 			continue;
-		if (!busy_ns(th->tid, &now)) {
+		if (!hsd_busy_ns(th->tid, &now)) {
 			th->have_busy = false;
 			continue;
 		}

@@ -2,6 +2,7 @@
 /* tochain-sched: lookups in the registry, counter regions, and the
  * library configuration built from the registry (hsd_rebuild). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,25 @@ bool hsd_thread_exists(pid_t tid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
 	return access(path, F_OK) == 0;
+}
+
+bool hsd_busy_ns(pid_t tid, uint64_t *ns)
+{
+	char path[64];
+	uint64_t run, wait;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fscanf(f, "%" SCNu64 " %" SCNu64, &run, &wait);
+	fclose(f);
+	if (n != 2)
+		return false;
+	*ns = run + wait;
+	return true;
 }
 
 uint32_t hsd_find_vm(const struct hsd *d, const char *name)

@@ -77,6 +77,8 @@ void hsd_timeline_build(struct hsd *d)
 		d->timeline[i] = -1;
 	for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
 		d->given_up[t] = 0;
+	for (uint32_t c = 0; c < d->nchain; c++)
+		d->chain[c].standby = false;
 	for (uint32_t c = 0; c < cs->nchain; c++)
 		order[c] = c;
 	/* insertion sort by H, descending; stable */
@@ -254,18 +256,36 @@ static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
  * this period is thawed too, beside the owner of its pCPU's tick, which
  * it shares by CFS: it wakes for the few descriptors it gets and sleeps
  * again, and what it uses is measured (busy time) like its own slot.
+ *
+ * Standby.  A chain whose slots early end (a) handed off (its input was
+ * empty) keeps its placed VNF threads thawed the same way for the rest
+ * of the period, each until its busy time this period (schedstat since
+ * the period's start) reaches its planned ticks: the quota is spent as
+ * CPU, not as ticks held.  An idle thread sleeps on its doorbell and
+ * costs the VM threads nothing; a request that arrives later is served
+ * at once instead of at the next period (or after a one-tick re-wake
+ * that a 1-tick quota can use once per period).  End by (b) (the
+ * receiver has enough) has no standby.
  */
 static bool co_wanted(const struct hsd *d, const bool *active, uint32_t t)
 {
 	const struct hsd_thread *th = &d->thread[t];
+	uint64_t now;
 
-	return th->role == HSD_ROLE_VNF && !th->dead && th->enforced &&
-	       d->pcpu_of[t] != NONE && th->chain < HSD_MAX_CHAINS && active[th->chain];
+	if (th->role != HSD_ROLE_VNF || th->dead || !th->enforced || d->pcpu_of[t] == NONE ||
+	    th->chain >= d->nchain)
+		return false;
+	if (th->chain < HSD_MAX_CHAINS && active[th->chain])
+		return true;
+	if (!d->chain[th->chain].standby || !th->have_busy || !hsd_busy_ns(th->tid, &now))
+		return false;
+	return now - th->busy_ns < (uint64_t)d->ticks_of[t] * d->cfg.tick_us * 1000u;
 }
 
 void hsd_tick(struct hsd *d, uint32_t k)
 {
 	bool active[HSD_MAX_CHAINS] = { false };
+	bool want[HSD_MAX_THREADS];
 	/* The timeline holds registry indices, which stay valid when a
 	 * registration rebuilds the scheduler mid-period. */
 	bool gate = d->mode_applied == HSD_SYNC && d->timeline_valid &&
@@ -308,7 +328,8 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			fl = TCR_EARLY_INPUT_EMPTY;
 		if (fl && gate) {
 			early_end(d, c, k);
-			/* (b): the receiver has enough; no re-wake this period */
+			/* (b): the receiver has enough; no re-wake, no standby */
+			ch->standby = !(fl & TCR_EARLY_OUTPUT_FULL);
 			if (fl & TCR_EARLY_OUTPUT_FULL)
 				forget_given_up(d, c);
 		} else if (gate && k < d->cfg.g && has_input(d, ch))
@@ -325,6 +346,8 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF && d->thread[o].chain < HSD_MAX_CHAINS)
 			active[d->thread[o].chain] = true;
 	}
+	for (uint32_t t = 0; t < d->nthread; t++)
+		want[t] = co_wanted(d, active, t);
 	/* Freeze first, then thaw: a pCPU never runs two planned threads
 	 * (but for a running gang's members, above), and the members of a
 	 * gang are thawed back to back. */
@@ -332,13 +355,13 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		int32_t o = d->timeline[(size_t)j * d->cfg.g + k], cur = d->cur_owner[j];
 
 		if (cur >= 0 && cur != o && d->thread[cur].enforced &&
-		    !co_wanted(d, active, (uint32_t)cur)) {
+		    !want[cur]) {
 			hse_gate(d->enf, &d->thread[cur].enf, false);
 			d->gate_writes++;
 		}
 	}
 	for (uint32_t t = 0; t < d->nthread; t++) {
-		if (!d->co_thawed[t] || co_wanted(d, active, t))
+		if (!d->co_thawed[t] || want[t])
 			continue;
 		d->co_thawed[t] = false;
 		if (d->pcpu_of[t] != NONE &&
@@ -356,7 +379,7 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			/* New period: freeze whatever the plan does not start now. */
 			for (uint32_t t = 0; t < d->nthread; t++)
 				if (d->pcpu_of[t] == j && (int32_t)t != o && d->thread[t].enforced &&
-				    !d->thread[t].enf.frozen && !co_wanted(d, active, t)) {
+				    !d->thread[t].enf.frozen && !want[t]) {
 					hse_gate(d->enf, &d->thread[t].enf, false);
 					d->gate_writes++;
 				}
@@ -374,7 +397,7 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		d->cur_owner[j] = o;
 	}
 	for (uint32_t t = 0; t < d->nthread; t++) {
-		if (!co_wanted(d, active, t) ||
+		if (!want[t] ||
 		    d->timeline[(size_t)d->pcpu_of[t] * d->cfg.g + k] == (int32_t)t)
 			continue;
 		if (d->thread[t].enf.frozen) {

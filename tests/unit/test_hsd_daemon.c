@@ -491,8 +491,11 @@ START_TEST(timeline_gang_and_early_end)
 		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
 		ck_assert_int_ne(hsd_owner(d, 1, k), g1);
 	}
-	ck_assert(d->thread[g0].enf.frozen);
-	ck_assert(d->thread[g1].enf.frozen);
+	/* standby: the gang waits thawed beside the VM threads, within its
+	 * quota's CPU (these test threads sleep: far within it) */
+	ck_assert(d->chain[1].standby);
+	ck_assert(d->co_thawed[g0] && !d->thread[g0].enf.frozen);
+	ck_assert(d->co_thawed[g1] && !d->thread[g1].enf.frozen);
 	ck_assert_int_ge(hsd_owner(d, 0, start0 + 1), 0);
 	ck_assert_int_eq(d->thread[hsd_owner(d, 0, start0 + 1)].role, HSD_ROLE_VM);
 	ck_assert(!d->thread[hsd_owner(d, 0, start0 + 1)].enf.frozen);
@@ -528,7 +531,7 @@ START_TEST(timeline_gang_and_early_end)
 	hsd_tick(d, start0 + 4);
 	ck_assert_uint_eq(d->chain[1].early_ends, 4);
 	ck_assert_int_ne(hsd_owner(d, 0, start0 + 4), g0);
-	ck_assert(d->thread[g0].enf.frozen);
+	ck_assert(d->co_thawed[g0] && !d->thread[g0].enf.frozen);	/* standby */
 	/* Ended by (b), the receiver has enough: packets in the input queue
 	 * do not take the ticks back. */
 	traffic(0, 1);
@@ -542,7 +545,10 @@ START_TEST(timeline_gang_and_early_end)
 	ck_assert_uint_eq(d->chain[1].rewakes, 2);
 	for (k = start0 + 6; k < 50; k++)
 		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
+	/* (b) has no standby: frozen */
+	ck_assert(!d->chain[1].standby);
 	ck_assert(d->thread[g0].enf.frozen);
+	ck_assert(!d->co_thawed[g0]);
 	/* The period is closed in the counters at the next boundary. */
 	ck_assert_int_eq(hsd_period_begin(d), 0);
 	ck_assert_uint_eq(tcr_region_chain(reg, 0)->period, 1);
@@ -572,13 +578,24 @@ START_TEST(idle_slot_ended_from_counters)
 	hsd_tick(d, 0);
 	ck_assert_uint_eq(d->chain[0].early_ends, 1);
 	ck_assert_int_ne(hsd_owner(d, j, 0), (int32_t)v);
-	ck_assert(d->thread[v].enf.frozen);
+	/* standby: thawed beside the tick's owner, not owning it */
+	ck_assert(d->chain[0].standby);
+	ck_assert(d->co_thawed[v] && !d->thread[v].enf.frozen);
 	/* a request arrives: the ticks come back at the next tick */
 	traffic(0, 1);
 	hsd_tick(d, 1);
 	ck_assert_uint_eq(d->chain[0].rewakes, 1);
 	ck_assert_int_eq(hsd_owner(d, j, 1), (int32_t)v);
 	ck_assert(!d->thread[v].enf.frozen);
+	/* empty again: standby again, until its busy time reaches its
+	 * planned ticks (here: a budget of 0 ticks, spent) */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	hsd_tick(d, 2);
+	ck_assert(d->co_thawed[v] && !d->thread[v].enf.frozen);
+	d->ticks_of[v] = 0;
+	hsd_tick(d, 3);
+	ck_assert(d->thread[v].enf.frozen);
+	ck_assert(!d->co_thawed[v]);
 }
 END_TEST
 
