@@ -167,8 +167,9 @@ struct hsd_chain {
 	bool have_prev2;
 	uint64_t taken_last2;
 	uint64_t served_last;		/* SLA packets (block index) last period */
-	bool standby;			/* this period's slots ended by (a): its
-					 * threads wait thawed (hs_daemon_tick.c) */
+	bool standby;			/* its window came this period: its threads
+					 * wait thawed within budget (hs_daemon_tick.c) */
+	bool ended_b;			/* ended by (b) this period: no standby */
 	uint64_t early_ends;		/* slots ended early */
 	uint64_t rewakes;		/* ended slots given back (hs_daemon_tick.c) */
 	bool dead;			/* all its threads exited: name free */

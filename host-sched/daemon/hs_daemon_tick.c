@@ -77,8 +77,10 @@ void hsd_timeline_build(struct hsd *d)
 		d->timeline[i] = -1;
 	for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
 		d->given_up[t] = 0;
-	for (uint32_t c = 0; c < d->nchain; c++)
+	for (uint32_t c = 0; c < d->nchain; c++) {
 		d->chain[c].standby = false;
+		d->chain[c].ended_b = false;
+	}
 	for (uint32_t c = 0; c < cs->nchain; c++)
 		order[c] = c;
 	/* insertion sort by H, descending; stable */
@@ -257,15 +259,16 @@ static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
  * it shares by CFS: it wakes for the few descriptors it gets and sleeps
  * again, and what it uses is measured (busy time) like its own slot.
  *
- * Standby.  A chain whose slots early end (a) handed off (its input was
- * empty) keeps its placed VNF threads thawed the same way for the rest
- * of the period, each until its busy time this period (schedstat since
- * the period's start) reaches its planned ticks: the quota is spent as
- * CPU, not as ticks held.  An idle thread sleeps on its doorbell and
- * costs the VM threads nothing; a request that arrives later is served
- * at once instead of at the next period (or after a one-tick re-wake
- * that a 1-tick quota can use once per period).  End by (b) (the
- * receiver has enough) has no standby.
+ * Standby.  Once a chain's window came this period (a slot of it ran,
+ * or early end (a) handed it off), its placed VNF threads stay thawed
+ * the same way for the rest of the period, each until its busy time
+ * this period (schedstat since the period's start) reaches its planned
+ * ticks: the quota is spent as CPU, not as ticks held.  A backlogged
+ * chain spends it in its window; an idle thread sleeps on its doorbell
+ * and costs the VM threads nothing, and a request that arrives after the
+ * window is served at once instead of at the next period (re-wake gives
+ * back only ticks handed off, which a 1-tick slot that ran out never
+ * did).  After an end by (b) (the receiver has enough): no standby.
  */
 static bool co_wanted(const struct hsd *d, const bool *active, uint32_t t)
 {
@@ -277,7 +280,8 @@ static bool co_wanted(const struct hsd *d, const bool *active, uint32_t t)
 		return false;
 	if (th->chain < HSD_MAX_CHAINS && active[th->chain])
 		return true;
-	if (!d->chain[th->chain].standby || !th->have_busy || !hsd_busy_ns(th->tid, &now))
+	if (!d->chain[th->chain].standby || d->chain[th->chain].ended_b || !th->have_busy ||
+	    !hsd_busy_ns(th->tid, &now))
 		return false;
 	return now - th->busy_ns < (uint64_t)d->ticks_of[t] * d->cfg.tick_us * 1000u;
 }
@@ -329,7 +333,8 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		if (fl && gate) {
 			early_end(d, c, k);
 			/* (b): the receiver has enough; no re-wake, no standby */
-			ch->standby = !(fl & TCR_EARLY_OUTPUT_FULL);
+			ch->standby = true;
+			ch->ended_b = ch->ended_b || (fl & TCR_EARLY_OUTPUT_FULL);
 			if (fl & TCR_EARLY_OUTPUT_FULL)
 				forget_given_up(d, c);
 		} else if (gate && k < d->cfg.g && has_input(d, ch))
@@ -343,8 +348,11 @@ void hsd_tick(struct hsd *d, uint32_t k)
 	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
 		int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
 
-		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF && d->thread[o].chain < HSD_MAX_CHAINS)
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF && d->thread[o].chain < HSD_MAX_CHAINS) {
 			active[d->thread[o].chain] = true;
+			if (d->thread[o].chain < d->nchain)
+				d->chain[d->thread[o].chain].standby = true;	/* window came */
+		}
 	}
 	for (uint32_t t = 0; t < d->nthread; t++)
 		want[t] = co_wanted(d, active, t);

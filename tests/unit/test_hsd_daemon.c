@@ -546,7 +546,7 @@ START_TEST(timeline_gang_and_early_end)
 	for (k = start0 + 6; k < 50; k++)
 		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
 	/* (b) has no standby: frozen */
-	ck_assert(!d->chain[1].standby);
+	ck_assert(d->chain[1].ended_b);
 	ck_assert(d->thread[g0].enf.frozen);
 	ck_assert(!d->co_thawed[g0]);
 	/* The period is closed in the counters at the next boundary. */
@@ -629,8 +629,15 @@ START_TEST(gang_members_present_through_the_window)
 		ck_assert_msg(!d->thread[i].enf.frozen, "ids frozen at tick %u", k);
 		ck_assert(!d->thread[w].enf.frozen);
 	}
-	/* the owner of ids's pCPU at tick 1 ran too (shared by CFS) */
+	/* after the window both wait in standby within their quota's CPU
+	 * (these threads sleep: budget left), then are frozen once it is
+	 * spent (here: set to 0) */
 	hsd_tick(d, 10);
+	ck_assert(d->chain[0].standby);
+	ck_assert(d->co_thawed[i] && !d->thread[i].enf.frozen);
+	ck_assert(d->co_thawed[w] && !d->thread[w].enf.frozen);
+	d->ticks_of[i] = d->ticks_of[w] = 0;
+	hsd_tick(d, 11);
 	ck_assert(d->thread[i].enf.frozen);
 	ck_assert(d->thread[w].enf.frozen);
 	ck_assert(!d->co_thawed[i]);
