@@ -39,8 +39,8 @@ static inline uint64_t hsd_period_us(const struct hsd *d)
 bool hsd_name_ok(const char *s);
 /* Does thread @tid exist (/proc/TID)? */
 bool hsd_thread_exists(pid_t tid);
-/* Time thread @tid spent running or waiting for a CPU so far, in ns
- * (/proc/TID/schedstat); false if unreadable. */
+/* CPU time thread @tid used so far, in ns (/proc/TID/schedstat's
+ * first field); false if unreadable. */
 bool hsd_busy_ns(pid_t tid, uint64_t *ns);
 /* Registry index of VM @name / live chain @name, or NONE. */
 uint32_t hsd_find_vm(const struct hsd *d, const char *name);

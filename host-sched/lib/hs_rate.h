@@ -16,9 +16,13 @@
  * F_i the packets of the SLA's own unit the chain finished in the period
  * (t_i's unit: the descriptors of the chain the SLA is set on, one per
  * request for requests that fit one descriptor), B_ik the time VNF k's
- * service threads were busy in it (running or waiting for a CPU, summed
- * over its R threads; not frozen, not asleep): packets per second of a
- * busy thread, eq. 2's f measured in t's unit on the path as it runs.
+ * service threads were busy in it (their CPU time, summed over its R
+ * threads: not frozen, not asleep, not waiting for a CPU): packets per
+ * CPU-second of a thread, eq. 2's f measured in t's unit on the path as
+ * it runs.  Time a thread waited for its CPU is left out: a thread that
+ * shares its pCPU (gang presence, standby in tochain-sched) would
+ * otherwise read slower the more it waits, get a larger quota, and wait
+ * more.
  * Each period with at least HS_RATE_MIN_PKTS packets is folded into an
  * exponential mean of the cost 1/f̂ (weight HS_RATE_ALPHA); the
  * calibrated f is the starting point and bounds how far the estimate may
@@ -40,7 +44,8 @@
 #define HS_RATE_MIN_PKTS	4	/* fewer packets in a period: no sample */
 #define HS_RATE_ALPHA		0.5	/* weight of the newest period */
 #define HS_RATE_MAX_DRIFT	8.0	/* f̂ stays within f/8 .. 8f */
-#define HS_RATE_HEADROOM	0.10	/* on top of the measured need */
+#define HS_RATE_HEADROOM	0.20	/* on top of the measured need: ticks
+					 * lost to freezing, interrupts, others */
 
 struct hs_rate {
 	double cost_s;		/* 1/f̂: busy seconds of one thread per packet */

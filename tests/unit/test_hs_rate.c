@@ -17,11 +17,11 @@ START_TEST(rate_starts_calibrated)
 	hs_rate_init(&r, 800);
 	ck_assert_uint_eq(r.samples, 0);
 	ck_assert_double_eq_tol(hs_rate_f(&r), 800.0, 1e-9);
-	/* eq. 2 plus headroom: ceil(200*50*1.1/800) = ceil(13.75) = 14 */
-	ck_assert_uint_eq(hs_rate_ticks(&r, 200, 50, 1), 14);
+	/* eq. 2 plus headroom: ceil(200*50*1.2/800) = 15 */
+	ck_assert_uint_eq(hs_rate_ticks(&r, 200, 50, 1), 15);
 	ck_assert_uint_eq(hs_rate_ticks(&r, 0, 50, 1), 0);
-	/* two threads split it: ceil(6.875) = 7 */
-	ck_assert_uint_eq(hs_rate_ticks(&r, 200, 50, 2), 7);
+	/* two threads split it: ceil(7.5) = 8 */
+	ck_assert_uint_eq(hs_rate_ticks(&r, 200, 50, 2), 8);
 	/* never above C, never 0 for t > 0 */
 	ck_assert_uint_eq(hs_rate_ticks(&r, 100000, 50, 1), 50);
 	ck_assert_uint_eq(hs_rate_ticks(&r, 1, 50, 1), 1);
@@ -44,8 +44,8 @@ START_TEST(rate_follows_measurements)
 	ck_assert(hs_rate_update(&r, 100, 0.2));
 	ck_assert_uint_eq(r.samples, 1);
 	ck_assert_double_eq_tol(hs_rate_f(&r), 500.0, 1e-6);
-	/* ceil(200*50*1.1*0.002) = 22 */
-	ck_assert_uint_eq(hs_rate_ticks(&r, 200, 50, 1), 22);
+	/* ceil(200*50*1.2*0.002) = 24 */
+	ck_assert_uint_eq(hs_rate_ticks(&r, 200, 50, 1), 24);
 	/* then an exponential mean of the cost: 1 ms -> (2+1)/2 = 1.5 ms */
 	ck_assert(hs_rate_update(&r, 100, 0.1));
 	ck_assert_double_eq_tol(r.cost_s, 0.0015, 1e-12);
@@ -130,18 +130,18 @@ START_TEST(plan_follows_the_measured_cost)
 	ck_assert_ptr_nonnull(s);
 	p = hs_plan_create(2, 50, hs_sched_plan_cap(s));
 	ck_assert_int_eq(hs_sched_plan(s, &st, p), 1);
-	/* waf: ceil(200*50*1.1*0.002) = 22; ids: ceil(200*50*1.1*0.0002) = 3 */
-	ck_assert_uint_eq(planned_ticks(p, 2), 22);
+	/* waf: ceil(200*50*1.2*0.002) = 24; ids: ceil(200*50*1.2*0.0002) = 3 */
+	ck_assert_uint_eq(planned_ticks(p, 2), 24);
 	ck_assert_uint_eq(planned_ticks(p, 1), 3);
-	ck_assert_uint_eq(hs_sched_quota(s, 0)->q[1].ticks, 22);
-	ck_assert_uint_eq(hs_sched_quota(s, 0)->ticks, 25);
+	ck_assert_uint_eq(hs_sched_quota(s, 0)->q[1].ticks, 24);
+	ck_assert_uint_eq(hs_sched_quota(s, 0)->ticks, 27);
 	ck_assert_double_eq_tol(hs_rate_f(hs_sched_rate(s, 0, 1)), 500.0, 1e-6);
 	/* the VM's one vCPU (RQ_vm of pCPU 0) gets what ids leaves there */
 	ck_assert_uint_eq(planned_ticks(p, 100), 47);
 	/* a period without measurement keeps the learnt rate */
 	st.busy_s[0] = st.busy_s[1] = 0;
 	ck_assert_int_eq(hs_sched_plan(s, &st, p), 1);
-	ck_assert_uint_eq(planned_ticks(p, 2), 22);
+	ck_assert_uint_eq(planned_ticks(p, 2), 24);
 	hs_plan_destroy(p);
 	hs_sched_destroy(s);
 }
@@ -167,7 +167,7 @@ START_TEST(plan_scales_down_to_the_partition)
 	s = hs_sched_create(&cfg, NULL, 0);
 	ck_assert_ptr_nonnull(s);
 	p = hs_plan_create(2, 50, hs_sched_plan_cap(s));
-	/* need: ceil(100*50*1.1*0.008) = 44 each, 132 > 80: x 80/132 -> 26 */
+	/* need: ceil(100*50*1.2*0.008) = 48 each, 144 > 80: x 80/144 -> 26 */
 	hs_sched_plan(s, st, p);
 	for (uint32_t i = 0; i < 3; i++)
 		ck_assert_uint_eq(hs_sched_quota(s, i)->q[0].ticks, 26);
