@@ -30,8 +30,9 @@
 # SLA_CHAINS, SLA_MODES ("sync cfs"), SLA_LOADS ("light medium heavy
 # closed"), SLA_LIGHT, SLA_MEDIUM, SLA_HEAVY, and SLA_F_IDS with SLA_F_WAF
 # (packets/s: use these f instead of calibrating, to compare runs on a
-# machine whose load moves the calibration).  About 3 minutes with the
-# defaults.
+# machine whose load moves the calibration), SLA_PERIOD ("TICKS TICK_US":
+# tochain-sched's period, set with `sfc-ctl sched period` before the runs;
+# default the daemon's 50 x 10 ms).  About 3 minutes with the defaults.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -50,6 +51,11 @@ for f in "$load_bin" "$build/bin/tochaind" "$build/bin/tochain-sched" "$build/bi
 done
 [[ $nchains =~ ^[1-9]$ ]] || { echo "bench sla: SLA_CHAINS must be 1..9" >&2; exit 2; }
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "bench sla: SLA_SECONDS must be a whole number" >&2; exit 2; }
+period=${SLA_PERIOD:-}
+if [ -n "$period" ] && ! [[ $period =~ ^[1-9][0-9]*\ [1-9][0-9]*$ ]]; then
+	echo "bench sla: SLA_PERIOD must be \"TICKS TICK_US\" (e.g. \"25 4000\")" >&2
+	exit 2
+fi
 f_ids=${SLA_F_IDS:-} f_waf=${SLA_F_WAF:-}
 if [ -n "$f_ids$f_waf" ] && ! [[ $f_ids =~ ^[1-9][0-9]*$ && $f_waf =~ ^[1-9][0-9]*$ ]]; then
 	echo "bench sla: SLA_F_IDS and SLA_F_WAF must both be packets/s (whole numbers > 0)" >&2
@@ -254,6 +260,13 @@ one_load() {
 	echo
 }
 
+if [ -n "$period" ]; then
+	# shellcheck disable=SC2086 # two words on purpose
+	ev_sfc "$name" sched period $period >/dev/null || ev_die "sfc-ctl sched period $period refused"
+fi
+period_now=$(ev_sfc "$name" --json sched show | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d.get("result", d); print("%d x %g ms" % (d["period"], d["tick_us"] / 1000))') ||
+	period_now="? (sched show failed)"
+echo "tochain-sched period: $period_now"
 echo "runs: ${secs}s measured each (after 1 s not counted), chains at once:"
 for mode in $modes; do
 	ev_sfc "$name" sched mode "$mode" >/dev/null || ev_die "sfc-ctl sched mode $mode"
@@ -263,5 +276,6 @@ done
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r)"
 	echo "f ($f_from): ids $f_ids/s waf $f_waf/s, H $H/s; classes ${classes[*]}; light $light H, medium $medium H; capacity probe $cap/s, heavy x$heavy_x SLA"
+	echo "period: $period_now"
 } >"$out/meta.txt"
 python3 "$top/eval/ev_sla.py" "$out" "$build/bench/sla-real.json" "$build/bench/sla-real.png"

@@ -263,11 +263,20 @@ static void register_chain(struct daemon *d, const struct td_chain *c)
 		pid_t tids[TD_MAX_THREADS + 8];
 		int n = service_tids(pids[k], tids, TD_MAX_THREADS + 8);
 
-		if (!v || n < (int)v->threads)
-			return;	/* not all threads run yet: next tick */
+		/*
+		 * Next tick: not all threads run yet, or the TOE did not take
+		 * the thread count.  What this pass registered already must be
+		 * unregistered first then, or it is refused as registered.
+		 */
+		if (!v || n < (int)v->threads) {
+			r->registered = r->registered || nthreads > 0;
+			return;
+		}
 		n = (int)planned_threads(c, v);
-		if (run_threads(r, vm, v, (unsigned int)n))
-			return;	/* next tick */
+		if (run_threads(r, vm, v, (unsigned int)n)) {
+			r->registered = r->registered || nthreads > 0;
+			return;
+		}
 		for (int t = 0; t < n; t++) {
 			const char *why = NULL;
 			json_t *args = json_pack("{s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:i, s:s, s:i}",

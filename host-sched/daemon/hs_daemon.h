@@ -16,7 +16,10 @@
  * Per period (g ticks of tick_us) in sync mode the scheduler thread
  *   1. snapshots every chain's counters (tcr_counters_snapshot: a counter
  *      that goes back or a queue longer than the ring refuses the chain's
- *      numbers for the period: it is planned with zero stats),
+ *      numbers for the period: it is planned with zero stats) and each
+ *      VNF thread's busy time (/proc/TID/schedstat: running + runnable),
+ *      which with the packets the chain finished feed the quotas back
+ *      (hs_rate.h),
  *   2. calls hs_sched_plan() and lays the plan out on a tick timeline per
  *      pCPU (hsd_timeline: the VNF slots of one chain start at the same
  *      tick on all their pCPUs, VM slots fill the remaining ticks),
@@ -109,6 +112,9 @@ struct hsd_thread {
 	bool dead;
 	bool enforced;			/* enf holds a group */
 	struct hse_thread enf;
+	uint64_t busy_ns;		/* running + runnable so far (schedstat),
+					 * read at the last period start */
+	bool have_busy;			/* busy_ns read at least once */
 	bool lv;			/* a vCPU of libvirt domain dom[dom] */
 	uint32_t dom;
 	int vcpu_index;			/* its libvirt/QEMU vCPU index */
@@ -160,6 +166,10 @@ struct hsd_chain {
 	struct tcr_counters_snap prev2;	/* the same for block index2 */
 	bool have_prev2;
 	uint64_t taken_last2;
+	uint64_t served_last;		/* SLA packets (block index) last period */
+	bool standby;			/* its window came this period: its threads
+					 * wait thawed within budget (hs_daemon_tick.c) */
+	bool ended_b;			/* ended by (b) this period: no standby */
 	uint64_t early_ends;		/* slots ended early */
 	uint64_t rewakes;		/* ended slots given back (hs_daemon_tick.c) */
 	bool dead;			/* all its threads exited: name free */
@@ -217,6 +227,8 @@ struct hsd {
 	uint32_t nvmq[HSD_MAX_PCPU];
 	uint32_t vmq_left[HSD_MAX_PCPU][HSD_MAX_VMQ];	/* timeline build: ticks to lay out */
 	uint32_t vmq_rr[HSD_MAX_PCPU];		/* early-end hand-off, round robin */
+	bool co_thawed[HSD_MAX_THREADS];	/* thawed beside its pCPU's owner:
+						 * a gang member whose chain runs */
 	uint32_t given_up[HSD_MAX_THREADS];	/* VNF ticks early end handed off
 						 * this period, not taken back yet */
 	enum hsd_mode mode_applied;

@@ -150,6 +150,35 @@ static json_t *cmd_unregister(struct hsd *d, json_t *args)
 	return ctl_reply_ok(json_pack("{s:s}", "unregistered", chain));
 }
 
+/*
+ * Registry chain @c's VNFs as the scheduler sizes them now: calibrated
+ * f, measured f^ (f_est; = f until a period was measured), periods
+ * measured, and this period's quota per thread (ticks) and threads.
+ */
+static json_t *vnf_rates(const struct hsd *d, uint32_t c)
+{
+	const struct hsd_cfgset *cs = d->cs;
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; d->sched && i < cs->nchain; i++) {
+		const struct hs_chain_quota *q = hs_sched_quota(d->sched, i);
+
+		if (cs->chain_of[i] != c || !q)
+			continue;
+		for (uint32_t k = 0; k < cs->chain[i].nvnf; k++) {
+			const struct hs_rate *r = hs_sched_rate(d->sched, i, k);
+
+			json_array_append_new(a, json_pack("{s:s, s:I, s:f, s:I, s:i, s:i}",
+				"vnf", cs->chain[i].vnf[k].name,
+				"f", (json_int_t)cs->chain[i].vnf[k].f_pps,
+				"f_est", r ? hs_rate_f(r) : 0.0,
+				"samples", (json_int_t)(r ? r->samples : 0),
+				"quota", (int)q->q[k].ticks, "threads", (int)q->q[k].threads));
+		}
+	}
+	return a;
+}
+
 static json_t *cmd_show(struct hsd *d)
 {
 	json_t *res, *threads, *chains, *plan, *domains;
@@ -205,13 +234,14 @@ static json_t *cmd_show(struct hsd *d)
 	for (uint32_t c = 0; c < d->nchain; c++) {
 		const struct hsd_chain *ch = &d->chain[c];
 
-		json_array_append_new(chains, json_pack("{s:s, s:I, s:s?, s:I, s:I, s:I, s:I}",
+		json_array_append_new(chains, json_pack("{s:s, s:I, s:s?, s:I, s:I, s:I, s:I, s:I, s:o}",
 			"chain", ch->name, "sla", (json_int_t)ch->sla_pps,
 			"vm", ch->vm == UINT32_MAX ? NULL : d->vm[ch->vm].name,
 			"taken", (json_int_t)ch->prev.taken,
+			"served_last", (json_int_t)ch->served_last,
 			"early_ends", (json_int_t)ch->early_ends,
 			"rewakes", (json_int_t)ch->rewakes,
-			"bad_counters", (json_int_t)ch->bad));
+			"bad_counters", (json_int_t)ch->bad, "vnfs", vnf_rates(d, c)));
 	}
 	res = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:I, s:o, s:o, s:o, s:o, s:s}",
 		"mode", hsd_mode_name(d->mode_applied),

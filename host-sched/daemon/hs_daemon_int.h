@@ -39,6 +39,9 @@ static inline uint64_t hsd_period_us(const struct hsd *d)
 bool hsd_name_ok(const char *s);
 /* Does thread @tid exist (/proc/TID)? */
 bool hsd_thread_exists(pid_t tid);
+/* CPU time thread @tid used so far, in ns (/proc/TID/schedstat's
+ * first field); false if unreadable. */
+bool hsd_busy_ns(pid_t tid, uint64_t *ns);
 /* Registry index of VM @name / live chain @name, or NONE. */
 uint32_t hsd_find_vm(const struct hsd *d, const char *name);
 uint32_t hsd_find_chain(const struct hsd *d, const char *name);

@@ -2,6 +2,7 @@
 /* tochain-sched: the period boundary: counters, plan, placement of
  * every thread, the daemon's own CPU accounting. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -41,14 +42,61 @@ int hsd_read_counters(struct hsd *d, uint32_t c, struct hs_chain_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->oq_head_ts = HS_TS_EMPTY;
-	if (add_block(r, ch->index, &ch->prev, &ch->have_prev, st) ||
-	    (ch->index2 != NONE && add_block(r, ch->index2, &ch->prev2, &ch->have_prev2, st))) {
-		memset(st, 0, sizeof(*st));
-		st->oq_head_ts = HS_TS_EMPTY;
-		ch->bad++;
-		return -EBADMSG;
-	}
+	if (add_block(r, ch->index, &ch->prev, &ch->have_prev, st))
+		goto bad;
+	/* The SLA counts the packets of the chain it is set on (a VM's
+	 * requests); the other direction's VNFs are sized per such packet. */
+	st->served = st->finished;
+	if (ch->index2 != NONE && add_block(r, ch->index2, &ch->prev2, &ch->have_prev2, st))
+		goto bad;
+	ch->served_last = st->served;
 	return 0;
+bad:
+	memset(st, 0, sizeof(*st));
+	st->oq_head_ts = HS_TS_EMPTY;
+	ch->served_last = 0;
+	ch->bad++;
+	return -EBADMSG;
+}
+
+/*
+ * Each VNF's busy seconds in the period that ended, summed over its
+ * threads, into st[].busy_s (configuration order), for the quota
+ * feedback.  A thread read for the first time (or not readable) adds
+ * nothing; frozen time is neither running nor runnable.
+ */
+static void read_busy(struct hsd *d, struct hs_chain_stats *st)
+{
+	const struct hsd_cfgset *cs = d->cs;
+	uint64_t delta[HSD_MAX_THREADS] = { 0 };
+
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		struct hsd_thread *th = &d->thread[t];
+		uint64_t now;
+
+		if (th->dead || th->role != HSD_ROLE_VNF || th->lv)
+			continue;
+		if (!hsd_busy_ns(th->tid, &now)) {
+			th->have_busy = false;
+			continue;
+		}
+		if (th->have_busy && now >= th->busy_ns)
+			delta[t] = now - th->busy_ns;
+		th->busy_ns = now;
+		th->have_busy = true;
+	}
+	for (uint32_t i = 0; i < cs->nchain; i++) {
+		const struct hs_chain_cfg *cc = &cs->chain[i];
+
+		for (uint32_t k = 0; k < cc->nvnf; k++) {
+			uint64_t ns = 0;
+
+			for (uint32_t r = 0; r < cc->vnf[k].max_threads; r++)
+				if (cc->vnf[k].vcpu[r] < HSD_MAX_THREADS)
+					ns += delta[cc->vnf[k].vcpu[r]];
+			st[i].busy_s[k] = (double)ns / 1e9;
+		}
+	}
 }
 
 static uint64_t cpu_used_us(void)
@@ -152,7 +200,7 @@ static void close_periods(struct hsd *d)
 
 int hsd_period_begin(struct hsd *d)
 {
-	struct hs_chain_stats st[HSD_MAX_CHAINS];
+	struct hs_chain_stats st[HSD_MAX_CHAINS] = { 0 };
 	const struct hsd_cfgset *cs = d->cs;
 	uint64_t now = cpu_used_us();
 	int err = 0;
@@ -175,6 +223,7 @@ int hsd_period_begin(struct hsd *d)
 			if (cs->chain_of[i] == c)
 				st[i] = tmp;
 	}
+	read_busy(d, st);
 	close_periods(d);
 	d->period++;
 	d->timeline_valid = false;

@@ -2,6 +2,7 @@
 /* tochain-sched: lookups in the registry, counter regions, and the
  * library configuration built from the registry (hsd_rebuild). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,26 @@ bool hsd_thread_exists(pid_t tid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
 	return access(path, F_OK) == 0;
+}
+
+bool hsd_busy_ns(pid_t tid, uint64_t *ns)
+{
+	char path[64];
+	uint64_t run, wait;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fscanf(f, "%" SCNu64 " %" SCNu64, &run, &wait);
+	fclose(f);
+	if (n != 2)
+		return false;
+	*ns = run;	/* CPU time; waiting for a CPU is not work */
+	(void)wait;
+	return true;
 }
 
 uint32_t hsd_find_vm(const struct hsd *d, const char *name)
@@ -103,6 +124,29 @@ static void build_cfgset(const struct hsd *d, struct hsd_cfgset *cs)
 	}
 }
 
+/*
+ * What the old scheduler learnt of each VNF's rate (hs_rate.h) goes to
+ * the new one for the same chain and VNF (same calibration), so that a
+ * registration elsewhere does not send every quota back to eq. 2.
+ */
+static void carry_rates(const struct hs_sched *old, const struct hsd_cfgset *ocs,
+			struct hs_sched *s, const struct hsd_cfgset *cs)
+{
+	for (uint32_t i = 0; i < cs->nchain; i++)
+		for (uint32_t o = 0; o < ocs->nchain; o++) {
+			if (strcmp(cs->chain[i].name, ocs->chain[o].name))
+				continue;
+			for (uint32_t k = 0; k < cs->chain[i].nvnf; k++)
+				for (uint32_t ok = 0; ok < ocs->chain[o].nvnf; ok++) {
+					const struct hs_rate *r = hs_sched_rate(old, o, ok);
+
+					if (r && !strcmp(cs->chain[i].vnf[k].name,
+							 ocs->chain[o].vnf[ok].name))
+						hs_sched_set_rate(s, i, k, r);
+				}
+		}
+}
+
 /* Swaps in a scheduler for the current registry; nothing changes on error. */
 int hsd_rebuild(struct hsd *d, char *why, size_t len)
 {
@@ -118,6 +162,8 @@ int hsd_rebuild(struct hsd *d, char *why, size_t len)
 			.period_s = (double)d->cfg.tick_us * d->cfg.g / 1e6,
 			.nchain = spare->nchain, .chains = spare->chain,
 			.nvm = spare->nvm, .vms = spare->vm,
+			/* idle slots end at once (hs_daemon_tick.c) */
+			.place_idle = true,
 		};
 		s = hs_sched_create(&sc, why, len);
 		if (!s)
@@ -131,6 +177,8 @@ int hsd_rebuild(struct hsd *d, char *why, size_t len)
 			return err;
 		}
 	}
+	if (s && d->sched)
+		carry_rates(d->sched, d->cs, s, spare);
 	hs_sched_destroy(d->sched);
 	hs_plan_destroy(d->plan);
 	d->sched = s;

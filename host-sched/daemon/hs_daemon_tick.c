@@ -77,6 +77,10 @@ void hsd_timeline_build(struct hsd *d)
 		d->timeline[i] = -1;
 	for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
 		d->given_up[t] = 0;
+	for (uint32_t c = 0; c < d->nchain; c++) {
+		d->chain[c].standby = false;
+		d->chain[c].ended_b = false;
+	}
 	for (uint32_t c = 0; c < cs->nchain; c++)
 		order[c] = c;
 	/* insertion sort by H, descending; stable */
@@ -231,8 +235,61 @@ static bool has_input(struct hsd *d, const struct hsd_chain *ch)
 	return (c1 && tc_load_relaxed(&c1->in_qlen)) || (c2 && tc_load_relaxed(&c2->in_qlen));
 }
 
+/* Does a VNF thread of registry chain @c own a tick @k slot? */
+static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
+{
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF && d->thread[o].chain == c)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Gang presence.  A chain's VNFs get different quotas (eq. 2 per VNF),
+ * but a descriptor leaves a hop only when every VNF of the hop answered
+ * it: on the real chain ids (1 tick) and waf (20 ticks) run in one hop,
+ * and everything dispatched after ids's tick waited for its next period,
+ * so a request took one period and 32 closed-loop connections got ~64
+ * answers/s whatever the waf's quota.  So while any VNF slot of a chain
+ * runs (its window), every other VNF thread of the chain that is placed
+ * this period is thawed too, beside the owner of its pCPU's tick, which
+ * it shares by CFS: it wakes for the few descriptors it gets and sleeps
+ * again, and what it uses is measured (busy time) like its own slot.
+ *
+ * Standby.  Once a chain's window came this period (a slot of it ran,
+ * or early end (a) handed it off), its placed VNF threads stay thawed
+ * the same way for the rest of the period, each until its busy time
+ * this period (schedstat since the period's start) reaches its planned
+ * ticks: the quota is spent as CPU, not as ticks held.  A backlogged
+ * chain spends it in its window; an idle thread sleeps on its doorbell
+ * and costs the VM threads nothing, and a request that arrives after the
+ * window is served at once instead of at the next period (re-wake gives
+ * back only ticks handed off, which a 1-tick slot that ran out never
+ * did).  After an end by (b) (the receiver has enough): no standby.
+ */
+static bool co_wanted(const struct hsd *d, const bool *active, uint32_t t)
+{
+	const struct hsd_thread *th = &d->thread[t];
+	uint64_t now;
+
+	if (th->role != HSD_ROLE_VNF || th->dead || !th->enforced || d->pcpu_of[t] == NONE ||
+	    th->chain >= d->nchain)
+		return false;
+	if (th->chain < HSD_MAX_CHAINS && active[th->chain])
+		return true;
+	if (!d->chain[th->chain].standby || d->chain[th->chain].ended_b || !th->have_busy ||
+	    !hsd_busy_ns(th->tid, &now))
+		return false;
+	return now - th->busy_ns < (uint64_t)d->ticks_of[t] * d->cfg.tick_us * 1000u;
+}
+
 void hsd_tick(struct hsd *d, uint32_t k)
 {
+	bool active[HSD_MAX_CHAINS] = { false };
+	bool want[HSD_MAX_THREADS];
 	/* The timeline holds registry indices, which stay valid when a
 	 * registration rebuilds the scheduler mid-period. */
 	bool gate = d->mode_applied == HSD_SYNC && d->timeline_valid &&
@@ -262,23 +319,64 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			else if (fl2 && !fl)
 				fl = c1 && !tc_load_relaxed(&c1->in_qlen);
 		}
+		/*
+		 * (a) from the counters: a slot that runs while nothing of
+		 * the chain waits or is in processing ends now, as if a
+		 * service thread had asked.  Idle threads never raise (a)
+		 * (they raise it after a batch), so without this an idle
+		 * chain held its whole slot, had nothing handed off to take
+		 * back, and a request arriving after the slot waited for
+		 * the next period: p99 latency at light load ~ one period.
+		 */
+		if (!fl && gate && k < d->cfg.g && runs_at(d, c, k) && !has_input(d, ch))
+			fl = TCR_EARLY_INPUT_EMPTY;
 		if (fl && gate) {
 			early_end(d, c, k);
-			/* (b): the receiver has enough; no re-wake this period */
+			/* (b): the receiver has enough; no re-wake, no standby */
+			ch->standby = true;
+			ch->ended_b = ch->ended_b || (fl & TCR_EARLY_OUTPUT_FULL);
 			if (fl & TCR_EARLY_OUTPUT_FULL)
 				forget_given_up(d, c);
 		} else if (gate && k < d->cfg.g && has_input(d, ch))
 			rewake(d, c, k);
 	}
-	if (!gate || k >= d->cfg.g)
+	if (!gate || k >= d->cfg.g) {
+		for (uint32_t t = 0; t < HSD_MAX_THREADS; t++)
+			d->co_thawed[t] = false;
 		return;
-	/* Freeze first, then thaw: a pCPU never runs two planned threads,
-	 * and the members of a gang are thawed back to back. */
+	}
+	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
+		int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF && d->thread[o].chain < HSD_MAX_CHAINS) {
+			active[d->thread[o].chain] = true;
+			if (d->thread[o].chain < d->nchain)
+				d->chain[d->thread[o].chain].standby = true;	/* window came */
+		}
+	}
+	for (uint32_t t = 0; t < d->nthread; t++)
+		want[t] = co_wanted(d, active, t);
+	/* Freeze first, then thaw: a pCPU never runs two planned threads
+	 * (but for a running gang's members, above), and the members of a
+	 * gang are thawed back to back. */
 	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
 		int32_t o = d->timeline[(size_t)j * d->cfg.g + k], cur = d->cur_owner[j];
 
-		if (cur >= 0 && cur != o && d->thread[cur].enforced) {
+		if (cur >= 0 && cur != o && d->thread[cur].enforced &&
+		    !want[cur]) {
 			hse_gate(d->enf, &d->thread[cur].enf, false);
+			d->gate_writes++;
+		}
+	}
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		if (!d->co_thawed[t] || want[t])
+			continue;
+		d->co_thawed[t] = false;
+		if (d->pcpu_of[t] != NONE &&
+		    d->timeline[(size_t)d->pcpu_of[t] * d->cfg.g + k] == (int32_t)t)
+			continue;	/* owns this tick */
+		if (d->thread[t].enforced && !d->thread[t].enf.frozen) {
+			hse_gate(d->enf, &d->thread[t].enf, false);
 			d->gate_writes++;
 		}
 	}
@@ -289,7 +387,7 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			/* New period: freeze whatever the plan does not start now. */
 			for (uint32_t t = 0; t < d->nthread; t++)
 				if (d->pcpu_of[t] == j && (int32_t)t != o && d->thread[t].enforced &&
-				    !d->thread[t].enf.frozen) {
+				    !d->thread[t].enf.frozen && !want[t]) {
 					hse_gate(d->enf, &d->thread[t].enf, false);
 					d->gate_writes++;
 				}
@@ -302,6 +400,18 @@ void hsd_tick(struct hsd *d, uint32_t k)
 			hse_gate(d->enf, &d->thread[o].enf, true);
 			d->gate_writes++;
 		}
+		if (o >= 0)
+			d->co_thawed[o] = false;
 		d->cur_owner[j] = o;
+	}
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		if (!want[t] ||
+		    d->timeline[(size_t)d->pcpu_of[t] * d->cfg.g + k] == (int32_t)t)
+			continue;
+		if (d->thread[t].enf.frozen) {
+			hse_gate(d->enf, &d->thread[t].enf, true);
+			d->gate_writes++;
+		}
+		d->co_thawed[t] = true;
 	}
 }

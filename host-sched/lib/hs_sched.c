@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,12 @@
 
 struct hs_sched {
 	struct hs_sched_cfg cfg;
-	struct hs_chain_quota *q;
-	double *prio;
+	struct hs_chain_quota *q;	/* this period's (fed back) */
+	struct hs_chain_quota *q0;	/* admission's, eq. 2 from f */
+	struct hs_rate *rate;		/* [chain * HS_MAX_VNFS + vnf] */
+	uint64_t admitted_ticks;	/* sum of q0 */
+	double *prio;			/* H_i of eq. 1 */
+	double *place;			/* what Algorithm 1 orders by */
 	uint64_t *head_ts;		/* per VM */
 	struct hs_vmgrant *grant;	/* scratch, longest RQ_vm */
 	struct hs_gang_ws *ws;
@@ -73,10 +78,13 @@ struct hs_sched *hs_sched_create(const struct hs_sched_cfg *cfg, char *why,
 	for (i = 0; i < cfg->nvm; i++)
 		s->nvmvcpu += cfg->vms[i].nvcpu;
 	s->q = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->q));
+	s->q0 = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->q0));
+	s->rate = calloc((size_t)(cfg->nchain ? cfg->nchain : 1) * HS_MAX_VNFS, sizeof(*s->rate));
 	s->prio = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->prio));
+	s->place = calloc(cfg->nchain ? cfg->nchain : 1, sizeof(*s->place));
 	s->head_ts = calloc(cfg->nvm ? cfg->nvm : 1, sizeof(*s->head_ts));
 	s->grant = calloc(s->nvmvcpu ? s->nvmvcpu : 1, sizeof(*s->grant));
-	if (!s->q || !s->prio || !s->head_ts || !s->grant)
+	if (!s->q || !s->q0 || !s->rate || !s->prio || !s->place || !s->head_ts || !s->grant)
 		goto out_free;
 	rc = hs_admit(cfg->chains, cfg->nchain, cfg->npcpu, cfg->g, s->q, why,
 		      whylen);
@@ -85,8 +93,13 @@ struct hs_sched *hs_sched_create(const struct hs_sched_cfg *cfg, char *why,
 		errno = -rc;
 		return NULL;
 	}
-	for (i = 0; i < cfg->nchain; i++)
+	for (i = 0; i < cfg->nchain; i++) {
 		s->nvnfvcpu += s->q[i].nvcpu;
+		s->admitted_ticks += s->q[i].ticks;
+		s->q0[i] = s->q[i];
+		for (v = 0; v < cfg->chains[i].nvnf; v++)
+			hs_rate_init(&s->rate[i * HS_MAX_VNFS + v], cfg->chains[i].vnf[v].f_pps);
+	}
 	s->ws = hs_gang_ws_create(cfg->nchain, cfg->npcpu, cfg->g);
 	s->rq = hs_vmrq_create(cfg->npcpu, s->nvmvcpu ? s->nvmvcpu : 1);
 	if (!s->ws || !s->rq)
@@ -114,7 +127,10 @@ void hs_sched_destroy(struct hs_sched *s)
 	hs_gang_ws_destroy(s->ws);
 	free(s->grant);
 	free(s->head_ts);
+	free(s->place);
 	free(s->prio);
+	free(s->rate);
+	free(s->q0);
 	free(s->q);
 	free(s);
 }
@@ -122,6 +138,53 @@ void hs_sched_destroy(struct hs_sched *s)
 uint32_t hs_sched_plan_cap(const struct hs_sched *s)
 {
 	return s->nvnfvcpu + s->nvmvcpu;
+}
+
+/* The fed-back quotas of this period into s->q; see hs_sched.h. */
+static void feedback(struct hs_sched *s, const struct hs_chain_stats *st)
+{
+	const struct hs_sched_cfg *c = &s->cfg;
+	uint64_t total = 0, fed = 0, cap;
+	uint32_t i, k;
+
+	for (i = 0; i < c->nchain; i++) {
+		struct hs_chain_quota *q = &s->q[i];
+
+		q->ticks = 0;
+		for (k = 0; k < c->chains[i].nvnf; k++) {
+			struct hs_rate *r = &s->rate[i * HS_MAX_VNFS + k];
+
+			if (st[i].busy_s[k] > 0.0)
+				hs_rate_update(r, st[i].served, st[i].busy_s[k]);
+			q->q[k].ticks = r->samples ?
+				hs_rate_ticks(r, c->chains[i].sla_pps, c->g, q->q[k].threads) :
+				s->q0[i].q[k].ticks;
+			q->ticks += (uint64_t)q->q[k].threads * q->q[k].ticks;
+			if (r->samples)
+				fed += (uint64_t)q->q[k].threads * q->q[k].ticks;
+		}
+		total += q->ticks;
+	}
+	cap = (uint64_t)(HS_FEEDBACK_SHARE * c->npcpu * c->g);
+	if (cap < s->admitted_ticks)
+		cap = s->admitted_ticks;
+	if (total <= cap || fed == 0)
+		return;
+	/* Scale the fed-back part so that the total fits (at least 1 tick). */
+	for (i = 0; i < c->nchain; i++) {
+		struct hs_chain_quota *q = &s->q[i];
+		double f = total - fed >= cap ? 0.0 : (double)(cap - (total - fed)) / (double)fed;
+
+		q->ticks = 0;
+		for (k = 0; k < c->chains[i].nvnf; k++) {
+			if (s->rate[i * HS_MAX_VNFS + k].samples) {
+				uint32_t t = (uint32_t)(q->q[k].ticks * f);
+
+				q->q[k].ticks = t ? t : 1;
+			}
+			q->ticks += (uint64_t)q->q[k].threads * q->q[k].ticks;
+		}
+	}
 }
 
 int hs_sched_plan(struct hs_sched *s, const struct hs_chain_stats *st,
@@ -135,10 +198,14 @@ int hs_sched_plan(struct hs_sched *s, const struct hs_chain_stats *st,
 	    (c->nchain && !st))
 		return -EINVAL;
 	hs_plan_reset(plan);
-	for (i = 0; i < c->nchain; i++)
+	feedback(s, st);
+	for (i = 0; i < c->nchain; i++) {
 		s->prio[i] = hs_prio(st[i].in, st[i].finished, st[i].left,
 				     (double)c->chains[i].sla_pps * c->period_s);
-	placed = hs_gang_place(c->chains, s->q, s->prio, c->nchain, s->ws, plan);
+		/* place_idle: below every H > 0 (H >= T/(F + T^2) there) */
+		s->place[i] = s->prio[i] > 0.0 || !c->place_idle ? s->prio[i] : DBL_MIN;
+	}
+	placed = hs_gang_place(c->chains, s->q, s->place, c->nchain, s->ws, plan);
 	if (placed < 0)
 		return placed;
 
@@ -181,6 +248,28 @@ const struct hs_chain_quota *hs_sched_quota(const struct hs_sched *s,
 					    uint32_t chain)
 {
 	return chain < s->cfg.nchain ? &s->q[chain] : NULL;
+}
+
+const struct hs_rate *hs_sched_rate(const struct hs_sched *s, uint32_t chain,
+				    uint32_t vnf)
+{
+	if (chain >= s->cfg.nchain || vnf >= s->cfg.chains[chain].nvnf)
+		return NULL;
+	return &s->rate[chain * HS_MAX_VNFS + vnf];
+}
+
+int hs_sched_set_rate(struct hs_sched *s, uint32_t chain, uint32_t vnf,
+		      const struct hs_rate *r)
+{
+	struct hs_rate *mine;
+
+	if (!r || chain >= s->cfg.nchain || vnf >= s->cfg.chains[chain].nvnf)
+		return -EINVAL;
+	mine = &s->rate[chain * HS_MAX_VNFS + vnf];
+	if (mine->cal_cost_s != r->cal_cost_s)
+		return -EINVAL;
+	*mine = *r;
+	return 0;
 }
 
 double hs_sched_prio(const struct hs_sched *s, uint32_t chain)

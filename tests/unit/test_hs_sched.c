@@ -121,6 +121,37 @@ START_TEST(refused)
 }
 END_TEST
 
+START_TEST(place_idle_chains_last)
+{
+	struct hs_sched *s;
+	struct hs_plan *p;
+	struct hs_chain_stats st[2] = {
+		{ .in = 500, .finished = 400, .left = 100, .oq_head_ts = 50 },
+		{ .in = 1000, .finished = 1000, .left = 0, .oq_head_ts = HS_TS_EMPTY },
+	};
+	uint32_t n;
+
+	/* b's queue was empty at the boundary: H_b = 0.  With place_idle it
+	 * still gets its 25 ticks, after a (which is placed first). */
+	cfg.place_idle = true;
+	s = hs_sched_create(&cfg, NULL, 0);
+	ck_assert_ptr_nonnull(s);
+	p = hs_plan_create(2, 50, hs_sched_plan_cap(s));
+	ck_assert_int_eq(hs_sched_plan(s, st, p), 2);
+	ck_assert(hs_sched_prio(s, 1) == 0.0);
+	expect(p, 0, 0, 1, 0, 10);
+	hs_plan_slots(p, 1, &n);
+	expect(p, 1, 0, 2, 0, 25);
+	/* both idle: both placed, in index order */
+	st[0].left = 0;
+	ck_assert_int_eq(hs_sched_plan(s, st, p), 2);
+	expect(p, 0, 0, 1, 0, 10);
+	expect(p, 1, 0, 2, 0, 25);
+	hs_plan_destroy(p);
+	hs_sched_destroy(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hs_sched");
@@ -131,6 +162,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, one_period);
 	tcase_add_test(tc, refused);
+	tcase_add_test(tc, place_idle_chains_last);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -491,8 +491,11 @@ START_TEST(timeline_gang_and_early_end)
 		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
 		ck_assert_int_ne(hsd_owner(d, 1, k), g1);
 	}
-	ck_assert(d->thread[g0].enf.frozen);
-	ck_assert(d->thread[g1].enf.frozen);
+	/* standby: the gang waits thawed beside the VM threads, within its
+	 * quota's CPU (these test threads sleep: far within it) */
+	ck_assert(d->chain[1].standby);
+	ck_assert(d->co_thawed[g0] && !d->thread[g0].enf.frozen);
+	ck_assert(d->co_thawed[g1] && !d->thread[g1].enf.frozen);
 	ck_assert_int_ge(hsd_owner(d, 0, start0 + 1), 0);
 	ck_assert_int_eq(d->thread[hsd_owner(d, 0, start0 + 1)].role, HSD_ROLE_VM);
 	ck_assert(!d->thread[hsd_owner(d, 0, start0 + 1)].enf.frozen);
@@ -528,7 +531,7 @@ START_TEST(timeline_gang_and_early_end)
 	hsd_tick(d, start0 + 4);
 	ck_assert_uint_eq(d->chain[1].early_ends, 4);
 	ck_assert_int_ne(hsd_owner(d, 0, start0 + 4), g0);
-	ck_assert(d->thread[g0].enf.frozen);
+	ck_assert(d->co_thawed[g0] && !d->thread[g0].enf.frozen);	/* standby */
 	/* Ended by (b), the receiver has enough: packets in the input queue
 	 * do not take the ticks back. */
 	traffic(0, 1);
@@ -542,10 +545,102 @@ START_TEST(timeline_gang_and_early_end)
 	ck_assert_uint_eq(d->chain[1].rewakes, 2);
 	for (k = start0 + 6; k < 50; k++)
 		ck_assert_int_ne(hsd_owner(d, 0, k), g0);
+	/* (b) has no standby: frozen */
+	ck_assert(d->chain[1].ended_b);
 	ck_assert(d->thread[g0].enf.frozen);
+	ck_assert(!d->co_thawed[g0]);
 	/* The period is closed in the counters at the next boundary. */
 	ck_assert_int_eq(hsd_period_begin(d), 0);
 	ck_assert_uint_eq(tcr_region_chain(reg, 0)->period, 1);
+}
+END_TEST
+
+/* (a) from the counters: a chain whose slot starts with nothing waiting
+ * or in processing hands it off without any thread raising a flag, and
+ * takes it back when a packet comes (README, "Latency at light load"). */
+START_TEST(idle_slot_ended_from_counters)
+{
+	uint32_t v = UINT32_MAX, j;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "a", "web", 1000, 5000, 0, 1));	/* 10 ticks */
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].role == HSD_ROLE_VNF)
+			v = t;
+	ck_assert_uint_ne(v, UINT32_MAX);
+	traffic(0, 5);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	j = d->pcpu_of[v];
+	ck_assert_uint_lt(j, 2);
+	ck_assert_int_eq(hsd_owner(d, j, 0), (int32_t)v);
+	/* the packets left before the slot: nothing waits, nothing in flight */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	hsd_tick(d, 0);
+	ck_assert_uint_eq(d->chain[0].early_ends, 1);
+	ck_assert_int_ne(hsd_owner(d, j, 0), (int32_t)v);
+	/* standby: thawed beside the tick's owner, not owning it */
+	ck_assert(d->chain[0].standby);
+	ck_assert(d->co_thawed[v] && !d->thread[v].enf.frozen);
+	/* a request arrives: the ticks come back at the next tick */
+	traffic(0, 1);
+	hsd_tick(d, 1);
+	ck_assert_uint_eq(d->chain[0].rewakes, 1);
+	ck_assert_int_eq(hsd_owner(d, j, 1), (int32_t)v);
+	ck_assert(!d->thread[v].enf.frozen);
+	/* empty again: standby again, until its busy time reaches its
+	 * planned ticks (here: a budget of 0 ticks, spent) */
+	tcr_counters_queues(tcr_region_chain(reg, 0), 0, 0, 0);
+	hsd_tick(d, 2);
+	ck_assert(d->co_thawed[v] && !d->thread[v].enf.frozen);
+	d->ticks_of[v] = 0;
+	hsd_tick(d, 3);
+	ck_assert(d->thread[v].enf.frozen);
+	ck_assert(!d->co_thawed[v]);
+}
+END_TEST
+
+/* Gang presence: while the chain's longest slot runs, its VNF with the
+ * shorter quota stays thawed beside its pCPU's owner, and is frozen with
+ * the gang's end (hs_daemon_tick.c, co_wanted). */
+START_TEST(gang_members_present_through_the_window)
+{
+	struct hsd_reg ids = vnf_reg(1, "c", "web", 1000, 50000, 0, 1);	/* 1 tick */
+	struct hsd_reg waf = vnf_reg(2, "c", "web", 1000, 5000, 0, 1);	/* 10 ticks */
+	uint32_t i = UINT32_MAX, w = UINT32_MAX, k;
+
+	ids.vnf = "ids";
+	waf.vnf = "waf";
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(ids);
+	reg_ok(waf);
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].role == HSD_ROLE_VNF)
+			*(d->thread[t].vnf == 0 ? &i : &w) = t;
+	ck_assert_uint_ne(i, UINT32_MAX);
+	ck_assert_uint_ne(w, UINT32_MAX);
+	traffic(0, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert_uint_ne(d->pcpu_of[i], d->pcpu_of[w]);
+	ck_assert_int_eq(hsd_owner(d, d->pcpu_of[i], 0), (int32_t)i);
+	ck_assert_int_ne(hsd_owner(d, d->pcpu_of[i], 1), (int32_t)i);
+	for (k = 0; k < 10; k++) {
+		hsd_tick(d, k);
+		ck_assert_int_eq(hsd_owner(d, d->pcpu_of[w], k), (int32_t)w);
+		ck_assert_msg(!d->thread[i].enf.frozen, "ids frozen at tick %u", k);
+		ck_assert(!d->thread[w].enf.frozen);
+	}
+	/* after the window both wait in standby within their quota's CPU
+	 * (these threads sleep: budget left), then are frozen once it is
+	 * spent (here: set to 0) */
+	hsd_tick(d, 10);
+	ck_assert(d->chain[0].standby);
+	ck_assert(d->co_thawed[i] && !d->thread[i].enf.frozen);
+	ck_assert(d->co_thawed[w] && !d->thread[w].enf.frozen);
+	d->ticks_of[i] = d->ticks_of[w] = 0;
+	hsd_tick(d, 11);
+	ck_assert(d->thread[i].enf.frozen);
+	ck_assert(d->thread[w].enf.frozen);
+	ck_assert(!d->co_thawed[i]);
 }
 END_TEST
 
@@ -752,6 +847,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, counters_refused);
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
+	tcase_add_test(tc, idle_slot_ended_from_counters);
+	tcase_add_test(tc, gang_members_present_through_the_window);
 	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
