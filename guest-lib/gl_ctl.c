@@ -19,6 +19,7 @@
 #include "gl_epoll.h"
 #include "gl_fd.h"
 #include "gl_ring.h"
+#include "gl_send.h"
 #include "gl_sock.h"
 #include "gl_user.h"
 #include "gl_wait.h"
@@ -305,6 +306,9 @@ int gl_ctl_setsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 		return err;
 	if (gl_user_read(val, v, l))	/* l <= SRPC_DATA_MAX now */
 		return -EFAULT;
+	err = gl_send_sockopt(rt, s, level, name, val, l);
+	if (err <= 0)
+		return err;
 	return gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
 }
 

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -231,4 +233,22 @@ ssize_t gl_send_file(struct gl_rt *rt, struct gl_sock *s, int in_fd, off_t *off,
 	}
 	free(buf);
 	return done;
+}
+
+/*
+ * TCP_CORK and TCP_NODELAY decide when the bytes sent before them go out,
+ * so the TOE applies them at their place in the stream and answers at
+ * once, never with an error on a TCP socket (host-toe/toe/toe_sock.c,
+ * ordered_sockopt; the kernel does not fail them either).  Waiting for
+ * that answer cost a sleep and a wake-up per call: nginx's tcp_nopush
+ * corks and uncorks once per keep-alive response, two round trips per
+ * request.  Posted without a waiter, the answer is dropped by the pump.
+ */
+int gl_send_sockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, const void *val,
+		    socklen_t l)
+{
+	if (s->dgram || !s->connected || level != IPPROTO_TCP ||
+	    (name != TCP_CORK && name != TCP_NODELAY) || l != sizeof(int))
+		return 1;
+	return gl_chan_post(rt, NULL, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
 }

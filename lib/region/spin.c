@@ -19,6 +19,9 @@ void tcr_spin_init(struct tcr_spin *s, uint32_t max_ns)
 	s->max_ns = max_ns;
 	s->crowded = false;
 	s->recheck_ns = 0;
+	s->look_ns = 0;
+	s->delay_ns = 0;
+	s->tid = 0;
 	CPU_ZERO(&set);
 	if (syscall(SYS_sched_getaffinity, 0, sizeof(set), &set) > 0)
 		n = CPU_COUNT(&set);
@@ -46,21 +49,73 @@ bool tcr_spin_crowded_text(const char *loadavg, uint32_t ncpus)
 	return running > ncpus;
 }
 
-/* Read /proc/loadavg with raw system calls (see spin.h). */
-static bool crowded_now(uint32_t ncpus)
+bool tcr_spin_schedstat_text(const char *schedstat, uint64_t *delay_ns)
 {
-	char buf[128];
+	const char *p = schedstat;
+	char *end;
+
+	/* "cpu_ns delay_ns timeslices": skip the first field */
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p != ' ')
+		return false;
+	p++;
+	if (*p < '0' || *p > '9')
+		return false;
+	*delay_ns = strtoull(p, &end, 10);
+	return *end == ' ' || *end == '\n' || *end == '\0';
+}
+
+bool tcr_spin_crowded_delay(uint64_t delay_ns, uint64_t wall_ns)
+{
+	return delay_ns > wall_ns / TCR_SPIN_DELAY_SHARE;
+}
+
+/* A small /proc file into @buf with raw system calls (see spin.h): its length or -1. */
+static long read_proc(const char *path, char *buf, size_t size)
+{
 	long fd, n;
 
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	n = syscall(SYS_read, (int)fd, buf, sizeof(buf) - 1);
+		return -1;
+	n = syscall(SYS_read, (int)fd, buf, size - 1);
 	syscall(SYS_close, (int)fd);
 	if (n <= 0)
-		return false;
+		return -1;
 	buf[n] = '\0';
-	return tcr_spin_crowded_text(buf, ncpus);
+	return n;
+}
+
+/*
+ * The calling thread's run delay since its last look, against the time
+ * passed; the machine's run queue when schedstat is missing or this is
+ * the thread's first look after a while (see spin.h).
+ */
+static bool crowded_now(struct tcr_spin *s, uint64_t now)
+{
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+	uint64_t delay, last = s->delay_ns, since = s->look_ns;
+	/* a baseline of another thread, or too old to say how it is now, is none */
+	bool same = tid == s->tid && since && now > since &&
+		    now - since <= TCR_SPIN_BASELINE_NS;
+	char buf[128];
+
+	if (read_proc("/proc/thread-self/schedstat", buf, sizeof(buf)) > 0 &&
+	    tcr_spin_schedstat_text(buf, &delay)) {
+		s->tid = tid;
+		s->look_ns = now;
+		s->delay_ns = delay;
+		if (same && delay >= last)
+			return tcr_spin_crowded_delay(delay - last, now - since);
+	} else {
+		s->look_ns = 0;
+	}
+	if (read_proc("/proc/loadavg", buf, sizeof(buf)) < 0)
+		return false;
+	return tcr_spin_crowded_text(buf, s->ncpus);
 }
 
 uint32_t tcr_spin_budget(struct tcr_spin *s)
@@ -71,7 +126,7 @@ uint32_t tcr_spin_budget(struct tcr_spin *s)
 		return 0;	/* no need to look at the machine */
 	now = tu_now_ns();
 	if (now >= s->recheck_ns) {
-		s->crowded = crowded_now(s->ncpus);
+		s->crowded = crowded_now(s, now);
 		s->recheck_ns = now + TCR_SPIN_RECHECK_NS;
 	}
 	return s->crowded ? 0 : s->budget_ns;

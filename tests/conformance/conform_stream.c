@@ -115,7 +115,20 @@ void t_data(void)
 	char buf[256] = { 0 };
 	struct iovec iov[3];
 	struct msghdr mh = { .msg_iov = iov };
+	socklen_t l = sizeof(v);
 
+	/* the runtime posts these without waiting: a later call still sees them */
+	v = 1;
+	CHECK("setsockopt TCP_CORK connected", setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof(v)));
+	v = 0;
+	CHECK("getsockopt TCP_CORK connected", (getsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, &l), v));
+	CHECK("setsockopt TCP_CORK off", setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof(v)));
+	v = 1;
+	CHECK("setsockopt TCP_NODELAY connected", setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)));
+	v = 0;
+	l = sizeof(v);
+	CHECK("getsockopt TCP_NODELAY connected", (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &l), v));
+	CHECK("setsockopt TCP_CORK unmapped", setsockopt(fd, IPPROTO_TCP, TCP_CORK, (void *)8, sizeof(v)));
 	CHECK("send", send(fd, "abc", 3, 0));
 	wait_ev(fd, POLLIN, 3000);
 	CHECK("recv MSG_PEEK", recv(fd, buf, sizeof(buf), MSG_PEEK));

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for lib/region/spin.c: the adaptive spin budget's rules. */
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <tochain/spin.h>
 #include "tc_check.h"
 
@@ -77,6 +80,53 @@ START_TEST(crowded_machine_spins_nothing)
 }
 END_TEST
 
+START_TEST(schedstat_text)
+{
+	uint64_t d = 1;
+
+	ck_assert(tcr_spin_schedstat_text("260019428 71467713 915\n", &d));
+	ck_assert_uint_eq(d, 71467713);
+	ck_assert(tcr_spin_schedstat_text("0 0 1", &d));
+	ck_assert_uint_eq(d, 0);
+	ck_assert(!tcr_spin_schedstat_text("", &d));
+	ck_assert(!tcr_spin_schedstat_text("12", &d));
+	ck_assert(!tcr_spin_schedstat_text("12 x 3", &d));
+	ck_assert(!tcr_spin_schedstat_text("12 34x 3", &d));
+	ck_assert(!tcr_spin_schedstat_text(" 12 34 3", &d));
+}
+END_TEST
+
+START_TEST(crowded_by_own_run_delay)
+{
+	/* 10 ms looked at: more than 1.25 ms waiting for a CPU is crowded */
+	ck_assert(!tcr_spin_crowded_delay(0, 10000000));
+	ck_assert(!tcr_spin_crowded_delay(1250000, 10000000));
+	ck_assert(tcr_spin_crowded_delay(1250001, 10000000));
+	ck_assert(tcr_spin_crowded_delay(7000000, 10000000));
+}
+END_TEST
+
+START_TEST(looks_at_this_thread)
+{
+	struct tcr_spin s;
+
+	tcr_spin_init(&s, 8000);
+	tcr_spin_woke(&s, 10);
+	/* the first look sets this thread's baseline (Debian's kernels have schedstat) */
+	(void)tcr_spin_budget(&s);
+	ck_assert_uint_gt(s.look_ns, 0);
+	ck_assert_int_eq(s.tid, (int32_t)syscall(SYS_gettid));
+	/* another thread's baseline is replaced by this one's */
+	s.tid = -1;
+	s.look_ns = 1;
+	s.recheck_ns = 0;
+	(void)tcr_spin_budget(&s);
+	ck_assert_int_eq(s.tid, (int32_t)syscall(SYS_gettid));
+	ck_assert_uint_gt(s.look_ns, 1);
+	ck_assert_uint_gt(s.recheck_ns, s.look_ns);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("region_spin");
@@ -85,6 +135,9 @@ int main(void)
 	tcase_add_test(tc, starts_at_zero_grows_on_quick_wakeups);
 	tcase_add_test(tc, shrinks_to_zero_when_spins_find_nothing);
 	tcase_add_test(tc, crowded_machine_spins_nothing);
+	tcase_add_test(tc, schedstat_text);
+	tcase_add_test(tc, crowded_by_own_run_delay);
+	tcase_add_test(tc, looks_at_this_thread);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
