@@ -107,6 +107,8 @@ static void sock_alert(struct toe *t, struct toe_sock *s, const struct ch_result
 {
 	char src[54], dst[54], cname[TOE_NAME_MAX + 1], vname[TOE_NAME_MAX + 1];
 
+	if (s->denied)
+		return;		/* already reset: later descriptors go quietly */
 	toe_chain_alert_note(t->tc, r, cname, vname);
 	t->st.alerts++;
 	if (toe_capture_on(t->cap))
