@@ -513,8 +513,8 @@ static void print_stats(json_t *res)
 	size_t i;
 	json_t *ch, *dn;
 
-	printf("%-16s %-10s %-4s %10s %10s %8s %6s %6s %9s %s\n", "CHAIN", "VM", "DIR", "ARRIVALS",
-	       "DONE", "DENIED", "INQ", "OUTQ", "PPS", "SLA");
+	printf("%-16s %-10s %-4s %10s %10s %8s %8s %6s %6s %9s %s\n", "CHAIN", "VM", "DIR",
+	       "ARRIVALS", "DONE", "DENIED", "ALERTED", "INQ", "OUTQ", "PPS", "SLA");
 	json_array_foreach(json_object_get(res, "chains"), i, ch) {
 		if (json_object_get(ch, "error")) {
 			printf("%-16s %-10s %-4s %s\n", jstr(ch, "name"), jstr(ch, "vm"), jstr(ch, "dir"),
@@ -529,9 +529,9 @@ static void print_stats(json_t *res)
 		if (json_is_number(json_object_get(ch, "cpu_quota")))
 			snprintf(sla + strlen(sla), sizeof(sla) - strlen(sla), ", quota %.2f cpu on %lld vcpus",
 				 json_number_value(json_object_get(ch, "cpu_quota")), jint(ch, "vnf_vcpus"));
-		printf("%-16s %-10s %-4s %10lld %10lld %8lld %6lld %6lld %9lld %s\n", jstr(ch, "name"),
-		       jstr(ch, "vm"), jstr(ch, "dir"), jint(ch, "arrivals"), jint(ch, "finished"),
-		       jint(ch, "denied"), jint(ch, "in_qlen"), jint(ch, "out_qlen"), jint(ch, "pps"), sla);
+		printf("%-16s %-10s %-4s %10lld %10lld %8lld %8lld %6lld %6lld %9lld %s\n",
+		       jstr(ch, "name"), jstr(ch, "vm"), jstr(ch, "dir"), jint(ch, "arrivals"),
+		       jint(ch, "finished"), jint(ch, "denied"), jint(ch, "alerted"), jint(ch, "in_qlen"), jint(ch, "out_qlen"), jint(ch, "pps"), sla);
 	}
 	json_array_foreach(json_object_get(res, "chains"), i, ch) {
 		size_t k;
@@ -734,8 +734,9 @@ static void print_captures(json_t *res)
 		       !json_is_true(json_object_get(ch, "on")) ? "off" :
 		       json_is_true(json_object_get(ch, "all")) ? "on (all traffic)" : "on");
 		if (toe)
-			printf(", TOE: %lld records, %lld written, %lld dropped, %lld removed",
+			printf(", TOE: %lld records (%lld alerts), %lld written, %lld dropped, %lld removed",
 			       (long long)json_integer_value(json_object_get(toe, "records")),
+			       (long long)json_integer_value(json_object_get(toe, "alerts")),
 			       (long long)json_integer_value(json_object_get(toe, "written")),
 			       (long long)json_integer_value(json_object_get(toe, "dropped")),
 			       (long long)json_integer_value(json_object_get(toe, "removed")));
@@ -747,11 +748,15 @@ static void print_captures(json_t *res)
 			       (long long)json_integer_value(json_object_get(all, "dropped")),
 			       (long long)json_integer_value(json_object_get(all, "dropped_bytes")));
 		printf("\n  %s\n", jstr(ch, "path"));
-		json_array_foreach(json_object_get(ch, "files"), k, f)
-			printf("  %-52s %7lld  %s %s rule %lld %s\n", jstr(f, "file"),
+		json_array_foreach(json_object_get(ch, "files"), k, f) {
+			int alert = !strcmp(jstr(f, "verdict"), "alert");
+
+			printf("  %-52s %7lld  %s %s %s rule %lld %s%s%s%s\n", jstr(f, "file"),
 			       (long long)json_integer_value(json_object_get(f, "size")), jstr(f, "dir"),
-			       jstr(f, "vnf"), (long long)json_integer_value(json_object_get(f, "rule")),
-			       jstr(f, "conn"));
+			       alert ? "alert" : "deny", jstr(f, "vnf"),
+			       (long long)json_integer_value(json_object_get(f, "rule")), jstr(f, "conn"),
+			       alert ? " \"" : "", alert ? jstr(f, "msg") : "", alert ? "\"" : "");
+		}
 		if (json_integer_value(json_object_get(ch, "more")))
 			printf("  (%lld older files not listed)\n",
 			       (long long)json_integer_value(json_object_get(ch, "more")));

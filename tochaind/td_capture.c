@@ -180,8 +180,8 @@ static json_t *chain_captures(struct daemon *d, const struct td_chain *c)
 		json_object_set(o, "max_bytes", json_object_get(cs, "max_bytes"));
 		json_object_set_new(o, "all", json_boolean(json_is_true(json_object_get(o, "on")) &&
 							   json_is_true(json_object_get(cs, "all"))));
-		json_object_set_new(o, "toe", json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O*}",
-			"records", json_object_get(show, "records"), "written", json_object_get(show, "written"),
+		json_object_set_new(o, "toe", json_pack("{s:O,s:O*,s:O,s:O,s:O,s:O,s:O,s:O*}",
+			"records", json_object_get(show, "records"), "alerts", json_object_get(show, "alerts"), "written", json_object_get(show, "written"),
 			"dropped", json_object_get(show, "dropped"), "nohist", json_object_get(show, "nohist"),
 			"errors", json_object_get(show, "errors"), "removed", json_object_get(show, "removed"),
 			"all", json_object_get(show, "all")));

@@ -401,6 +401,9 @@ static void render_chains(struct td_metrics *m, struct daemon *d, struct td_mbuf
 		     "finished");
 	chain_family(b, chains, "tochain_chain_denied_total", "counter",
 		     "Buffers the chain denied (TOE stats denied)", "denied");
+	chain_family(b, chains, "tochain_chain_alerted_total", "counter",
+		     "Buffers the chain passed with an Alert, e.g. an ids alert rule (TOE stats alerted)",
+		     "alerted");
 	td_metrics_family(b, "tochain_chain_queue_length", "gauge",
 			  "Buffers waiting in the chain's input (queue=in) or output (queue=out) queue");
 	json_array_foreach(chains, i, c) {

@@ -90,9 +90,9 @@ static void guest_check(struct daemon *d, struct td_vm *vm)
 	json_decref(ls);
 }
 
-void td_repair_tick(struct daemon *d)
+int td_repair_tick(struct daemon *d)
 {
-	long long now = (long long)tu_now_ms();
+	long long now = (long long)tu_now_ms(), next = 500;
 
 	for (unsigned int i = 0; i < d->st.nvms; i++) {
 		struct td_vm *vm = &d->st.vms[i];
@@ -105,9 +105,15 @@ void td_repair_tick(struct daemon *d)
 
 			if (strcmp(in->vm, vm->name))
 				continue;
-			dead = !td_vnfinst_alive(vm, in) &&
-			       !(!in->domain[0] && td_vnfinst_waits(d, vm, in));
-			if (dead && in->domain[0])
+			if (td_vnfinst_alive(vm, in))
+				continue;
+			if (!in->domain[0] && td_vnfinst_waits(d, vm, in)) {
+				if (in->bo.retry_ms - now < next)
+					next = in->bo.retry_ms - now;
+				continue;
+			}
+			dead = true;
+			if (in->domain[0])
 				td_log("vm %s: vnf %s: the QEMU of libvirt domain %s (pid %d) is gone: "
 				       "grants and attach to be redone", vm->name, in->vnf, in->domain,
 				       (int)in->pid);
@@ -121,4 +127,5 @@ void td_repair_tick(struct daemon *d)
 		}
 	}
 	td_grant_reap(d->lv, &d->glog);	/* read-only grants' backends, td_grant.h */
+	return next < 1 ? 1 : (int)next;
 }

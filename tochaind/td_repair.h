@@ -20,7 +20,13 @@ void td_repair_reconcile(struct daemon *d);
 /* A VM's TOE was restarted: its chains and VNFs are gone; redo them. */
 void td_repair_toe_restarted(struct daemon *d, struct td_vm *vm);
 
-/* Every ~500 ms: restart dead VNF instances, repair TOEs that lost chains. */
-void td_repair_tick(struct daemon *d);
+/*
+ * Every ~500 ms, and at once when a child died: restart dead VNF
+ * instances, repair TOEs that lost chains.  Returns the ms (1..500)
+ * within which to call again: sooner than 500 when an instance waits for
+ * its restart back-off (td_backoff.h), so that it restarts when its delay
+ * is over, not up to 500 ms later.
+ */
+int td_repair_tick(struct daemon *d);
 
 #endif

@@ -169,7 +169,10 @@ void ch_psched_destroy(struct ch_psched *s)
 		struct ch_result r;
 
 		while (ch_queue_pop(s->chain[c].out, &r, 1) == 1)
+		{
 			free(r.answer);		/* results nobody took */
+			free(r.alert_msg);
+		}
 		ch_queue_destroy(s->chain[c].in);
 		ch_queue_destroy(s->chain[c].out);
 		free(s->chain[c].order);
@@ -178,6 +181,7 @@ void ch_psched_destroy(struct ch_psched *s)
 		if (s->fl[i].tb)
 			ch_table_put(s->tables, s->fl[i].tb);
 		free(s->fl[i].answer);
+		free(s->fl[i].alert_msg);
 	}
 	ch_tables_destroy(s->tables);	/* frees the retired list too */
 	free(s->chain);
@@ -370,6 +374,7 @@ int ch_psched_vnf_info(struct ch_psched *s, uint32_t vnf, struct ch_vnf_info *ou
 	out->bad_verdicts = tc_load_relaxed(&vn->bad_verdicts);
 	out->bypassed = tc_load_relaxed(&vn->bypassed);
 	out->failures = tc_load_relaxed(&vn->failures);
+	out->alerts = tc_load_relaxed(&vn->alerts);
 	for (uint32_t c = 0; c < vn->nthreads; c++)
 		outstanding += tc_load_relaxed(&vn->vc[c].outstanding);
 	out->outstanding = outstanding;

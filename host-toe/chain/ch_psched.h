@@ -97,8 +97,17 @@ struct ch_result {
 	 * frees them (free(NULL) when there is none).  NULL otherwise.
 	 */
 	uint32_t answer_len;
-	uint32_t pad0;
+	/*
+	 * An Alert (VNF_VERDICT_ALERT, also on a Deny when an earlier hop
+	 * alerted): alert_vnf (CH_VNF_NONE: none), its rule, and its message,
+	 * alert_msg_len (0..VNF_ALERT_MSG_MAX) bytes malloc'd, no NUL; the
+	 * taker frees alert_msg as it frees answer.
+	 */
+	uint32_t alert_vnf;
+	uint32_t alert_rule;
+	uint32_t alert_msg_len;
 	uint8_t *answer;
+	char *alert_msg;
 };
 
 enum ch_fail_policy { CH_FAIL_CLOSED = 0, CH_FAIL_OPEN = 1 };
@@ -137,6 +146,7 @@ struct ch_vnf_info {
 	uint64_t bad_verdicts;
 	uint64_t bypassed;		/* descriptors that skipped it (fail-open) */
 	uint64_t failures;
+	uint64_t alerts;		/* Alert verdicts (VNF_VERDICT_ALERT) */
 	uint32_t outstanding;		/* work descriptors it holds now */
 	uint32_t pool_free;		/* work descriptors free in its region */
 };

@@ -48,9 +48,14 @@ unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain)
 		r.answer = f->answer;		/* the taker frees it */
 		r.answer_len = f->answer_len;
 		r.incident = f->incident;
+		r.alert_vnf = f->alert_vnf;
+		r.alert_rule = f->alert_rule;
+		r.alert_msg = f->alert_msg;	/* the taker frees it */
+		r.alert_msg_len = f->alert_msg_len;
 		if (ch_queue_push(ch->out, &r, 1) != 1)
 			break;	/* cannot happen: admission keeps room */
 		f->answer = NULL;
+		f->alert_msg = NULL;
 		ch->ohead++;
 		ch->inflight--;
 		ndone++;
@@ -86,6 +91,12 @@ void ch_psched_collect_verdict(struct ch_psched *s, struct vnf *vn, const struct
 			stat_add(&vn->bypassed, 1);
 		} else {
 			flight_deny(f, CH_REASON_VNF_FAILED, vn->id, 0);
+		}
+	} else if (verdict == VNF_VERDICT_ALERT) {
+		stat_add(&vn->alerts, 1);
+		if (f->alert_vnf == CH_VNF_NONE) {
+			f->alert_vnf = vn->id;
+			f->alert_rule = rule;
 		}
 	} else if (verdict == VNF_VERDICT_DENY) {
 		flight_deny(f, CH_REASON_RULE, vn->id, rule);
@@ -123,6 +134,33 @@ static void collect_answer(struct ch_psched *s, struct vnf *vn, const struct vde
 	f->incident = incident;
 }
 
+/*
+ * VNF @vn alerted on work descriptor @idx (VNF_VERDICT_ALERT): copy the
+ * message out of the VNF's region, once, at most VNF_ALERT_MSG_MAX bytes,
+ * for the flight's first Alert (the verdict, collected next, records its
+ * VNF and rule).  No memory: the Alert goes without its message.
+ */
+static void collect_alert_msg(struct ch_psched *s, const struct vnf *vn, const struct vdesc *vd,
+			      uint32_t idx, uint32_t len)
+{
+	const uint8_t *slot = tcr_region_slot(vn->r, idx);
+	struct flight *f;
+
+	if (vd->flight == FLIGHT_CTRL || vd->flight >= s->cfg.max_flight || !slot || len == 0)
+		return;
+	f = &s->fl[vd->flight];
+	if (f->state != FL_BUSY || f->gen != vd->gen || f->alert_vnf != CH_VNF_NONE ||
+	    f->alert_msg || !(f->outstanding & (1u << vd->slot)))
+		return;
+	if (len > VNF_ALERT_MSG_MAX)
+		len = VNF_ALERT_MSG_MAX;
+	f->alert_msg = malloc(len);
+	if (!f->alert_msg)
+		return;
+	memcpy(f->alert_msg, slot, len);
+	f->alert_msg_len = len;
+}
+
 unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const char **why)
 {
 	uint32_t idx[BURST];
@@ -154,6 +192,8 @@ unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const ch
 				collect_answer(s, vn, &vd, idx[i], tc_load_relaxed(&d->allow_mask),
 					       tc_load_relaxed(&d->deny_vnf));
 				verdict = VNF_VERDICT_DENY;
+			} else if (verdict == VNF_VERDICT_ALERT) {
+				collect_alert_msg(s, vn, &vd, idx[i], tc_load_relaxed(&d->allow_mask));
 			}
 			if (vd.flight != FLIGHT_CTRL) {
 				stat_add(&vn->verdicts, 1);

@@ -266,6 +266,7 @@ unsigned int ch_psched_dispatch_admit(struct ch_psched *s, uint32_t chain)
 		f->chain = chain;
 		f->state = FL_BUSY;
 		f->deny_vnf = CH_VNF_NONE;
+		f->alert_vnf = CH_VNF_NONE;
 		ch->order[ch->otail++ & s->flight_mask] = id;
 		ch->inflight++;
 		f->tb = ch_tables_get(s->tables, chain);

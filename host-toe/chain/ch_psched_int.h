@@ -76,6 +76,8 @@ struct flight {
 	uint32_t verdict, reason, deny_vnf, deny_rule, bypassed;
 	uint32_t incident, answer_len;	/* the answer of the recorded Deny, if any */
 	uint8_t *answer;		/* malloc'd; moves to the result at release */
+	uint32_t alert_vnf, alert_rule, alert_msg_len;	/* the first Alert, if any */
+	char *alert_msg;		/* malloc'd; moves to the result at release */
 };
 
 /* What the scheduler gave a VNF work descriptor for (private). */
@@ -111,7 +113,7 @@ struct vnf {
 	bool failed;			/* also read (relaxed) by info */
 	uint32_t pool_free;		/* snapshot of the pool's free stock, for info */
 	uint32_t epoch;
-	uint64_t dispatched, verdicts, bad_verdicts, bypassed, failures;
+	uint64_t dispatched, verdicts, bad_verdicts, bypassed, failures, alerts;
 };
 
 struct dregion {

@@ -73,6 +73,7 @@ struct toe_stats {
 	uint64_t guests_attached, guests_dropped, bad_messages;
 	uint64_t socks_open, bytes_in, bytes_out;
 	uint64_t denials;	/* descriptors a chain denied (connections reset) */
+	uint64_t alerts;	/* descriptors a chain passed with an Alert */
 };
 void toe_get_stats(const struct toe *t, struct toe_stats *s);
 

@@ -23,6 +23,7 @@
 #include <tochain/ring.h>
 #include <tochain/tsc.h>
 #include <tochain/util.h>
+#include <tochain/vnf_proto.h>
 
 #include "toe_capall.h"
 #include "toe_capture.h"
@@ -65,8 +66,9 @@ struct cap_rec {
 	uint32_t magic, dir, rule, reason;
 	uint64_t tsc, unix_ns, seqno;
 	struct toe_pcap_conn conn;
-	uint8_t dgram, trig_found, pad[6];
+	uint8_t dgram, trig_found, alert, pad[5];	/* alert: an Alert, not a denial */
 	char chain[TOE_NAME_MAX + 1], vnf[TOE_NAME_MAX + 1];
+	char msg[VNF_ALERT_MSG_MAX + 1];	/* the Alert's message, NUL-terminated */
 	uint64_t trig_off, trig_tsc;
 	uint32_t trig_len, incident;	/* incident: of the VNF's answer, 0 none */
 	struct {
@@ -108,7 +110,7 @@ struct toe_capture {
 	pthread_cond_t done_cv;
 	uint64_t handled;		/* under lock */
 	/* counters: relaxed atomics */
-	uint64_t records, written, dropped, nohist, errors, removed, buffered;
+	uint64_t records, written, dropped, nohist, errors, removed, buffered, alerts;
 };
 
 static size_t round_page(size_t n)
@@ -202,7 +204,8 @@ static uint64_t tsc_unix_ns(const struct cap_rec *r, uint64_t tsc)
 
 static bool rec_valid(const struct cap_rec *r)
 {
-	if (r->magic != REC_MAGIC || r->dir > 1 || r->trig_len > 65536)
+	if (r->magic != REC_MAGIC || r->dir > 1 || r->trig_len > 65536 || r->alert > 1 ||
+	    memchr(r->msg, 0, sizeof(r->msg)) == NULL)
 		return false;
 	for (int d = 0; d < 2; d++)
 		if (r->d[d].len > TOE_CAP_KIB_MAX * 1024u || r->d[d].nmarks > TOE_CAP_MARKS)
@@ -261,7 +264,7 @@ size_t toe_capture_build_pcap(const void *slot, uint8_t *out, size_t room)
 		len += k;
 		acked[d] = g->off + g->len;
 	}
-	if (tcp) {
+	if (tcp && !r->alert) {
 		/* the TOE's abort: RST from the VM's address to the peer */
 		struct toe_pcap_pkt p = {
 			.unix_ns = r->unix_ns, .dir = TOE_PCAP_FROM_VM, .tcp_flags = TH_RST | TH_ACK,
@@ -447,9 +450,29 @@ static bool all_conn(void *ctx, uint32_t sock_id, struct toe_pcap_conn *out)
 	return true;
 }
 
+static void record(struct toe_capture *c, uint32_t sock_id, bool dgram,
+		   const struct ch_result *res, const uint8_t *data, const char *chain,
+		   const char *vnf, bool alert);
+
 void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
 		      const struct ch_result *res, const uint8_t *data, const char *chain,
 		      const char *vnf)
+{
+	record(c, sock_id, dgram, res, data, chain, vnf, false);
+}
+
+void toe_capture_alert(struct toe_capture *c, uint32_t sock_id, bool dgram,
+		       const struct ch_result *res, const uint8_t *data, const char *chain,
+		       const char *vnf)
+{
+	if (res->alert_vnf != CH_VNF_NONE)
+		record(c, sock_id, dgram, res, data, chain, vnf, true);
+}
+
+/* A record of @res (@alert: its Alert, else its denial); see toe_capture_deny. */
+static void record(struct toe_capture *c, uint32_t sock_id, bool dgram,
+		   const struct ch_result *res, const uint8_t *data, const char *chain,
+		   const char *vnf, bool alert)
 {
 	uint32_t dir = res->chain, idx, tl;
 	const struct cap_hist *h;
@@ -469,9 +492,24 @@ void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
 	memset(r, 0, sizeof(*r));
 	r->magic = REC_MAGIC;
 	r->dir = dir;
-	r->rule = res->deny_rule;
-	r->reason = res->reason;
-	r->incident = res->answer ? res->incident : 0;	/* as stats shows it */
+	r->alert = alert;
+	if (alert) {
+		uint32_t ml = res->alert_msg ? res->alert_msg_len : 0;
+
+		r->rule = res->alert_rule;
+		r->reason = CH_REASON_NONE;
+		/* the VNF's text: printable ASCII or '?', for the sidecar and the listing */
+		for (uint32_t i = 0; i < ml && i < VNF_ALERT_MSG_MAX; i++) {
+			uint8_t ch = (uint8_t)res->alert_msg[i];
+
+			r->msg[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		}
+		tc_fetch_add_relaxed(&c->alerts, 1);
+	} else {
+		r->rule = res->deny_rule;
+		r->reason = res->reason;
+		r->incident = res->answer ? res->incident : 0;	/* as stats shows it */
+	}
 	r->dgram = dgram;
 	snprintf(r->chain, sizeof(r->chain), "%s", chain);
 	snprintf(r->vnf, sizeof(r->vnf), "%s", vnf);
@@ -623,6 +661,12 @@ static int write_sidecar(const struct cap_rec *r, const char *tmp, const char *p
 		      "incident", r->incident ? json_string(inc) : json_null());
 	if (!j)
 		return -ENOMEM;
+	/* an Alert: the data went on (no reset in the pcap), the rule's message */
+	json_object_set_new(j, "verdict", json_string(r->alert ? "alert" : "deny"));
+	if (r->alert) {
+		json_object_set_new(j, "reason", json_string("alert"));
+		json_object_set_new(j, "msg", json_string(r->msg));
+	}
 	err = json_dump_file(j, tmp, JSON_COMPACT) ? -EIO : 0;
 	json_decref(j);
 	return err;
@@ -914,6 +958,7 @@ void toe_capture_get(struct toe_capture *c, struct toe_capture_stats *st)
 	st->errors = tc_load_relaxed(&c->errors);
 	st->removed = tc_load_relaxed(&c->removed);
 	st->buffered = tc_load_relaxed(&c->buffered);
+	st->alerts = tc_load_relaxed(&c->alerts);
 	toe_capall_get(c->all, &st->all);
 }
 

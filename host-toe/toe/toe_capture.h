@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to host-toe/toe/ (not installed): evidence of denials
- * (toe_capture_*).  For every connection a chain denies while capture is
- * on for that chain's direction, one pcap file (toe_pcap.h) with the last
- * KiB of each direction of the connection and the triggering chunk, and a
- * JSON sidecar (chain, VNF, rule, reason, connection, trigger offset).
+ * Private to host-toe/toe/ (not installed): evidence of denials and
+ * alerts (toe_capture_*).  For every connection a chain denies, and every
+ * chunk a VNF passes with an Alert (vnf_proto.h), while capture is on for
+ * that chain's direction, one pcap file (toe_pcap.h) with the last KiB of
+ * each direction of the connection and the triggering chunk, and a JSON
+ * sidecar (verdict, chain, VNF, rule, an alert's message, reason,
+ * connection, trigger offset).
  *
  * Design (seed 004, zero-copy traffic measurement):
  *  - the data path never waits: while capture is on, the loop thread
@@ -103,7 +105,8 @@ int toe_capture_set(struct toe_capture *c, uint32_t dir, const struct toe_captur
 
 struct toe_capture_stats {
 	struct toe_capture_cfg cfg[2];
-	uint64_t records;	/* denials taken into a slot */
+	uint64_t records;	/* denials and alerts taken into a slot */
+	uint64_t alerts;	/* of which alerts */
 	uint64_t written;	/* pcap files written */
 	uint64_t dropped;	/* denials with no free slot (the writer was behind) */
 	uint64_t nohist;	/* connections that got no history (all in use) */
@@ -138,6 +141,15 @@ void toe_capture_data(struct toe_capture *c, uint32_t sock_id, uint32_t dir, uin
 void toe_capture_deny(struct toe_capture *c, uint32_t sock_id, bool dgram,
 		      const struct ch_result *r, const uint8_t *data, const char *chain,
 		      const char *vnf);
+
+/*
+ * Result @r passed socket @sock_id's chunk @data with an Alert
+ * (r->alert_vnf): a record as for a denial, of rule r->alert_rule with
+ * its message, whose pcap ends without the reset (the data went on).
+ */
+void toe_capture_alert(struct toe_capture *c, uint32_t sock_id, bool dgram,
+		       const struct ch_result *r, const uint8_t *data, const char *chain,
+		       const char *vnf);
 
 /* ---- exposed for tests ---- */
 

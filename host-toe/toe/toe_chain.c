@@ -35,6 +35,7 @@ struct toe_dir {
 	uint64_t version;
 	uint32_t outstanding;		/* loop thread: submitted - taken */
 	uint64_t arrivals;		/* loop thread: what it submitted */
+	uint64_t alerted;		/* under lock: results with an Alert taken */
 };
 
 struct toe_chain {
@@ -326,6 +327,29 @@ const char *toe_chain_reason_name(uint32_t reason)
 	}
 }
 
+/* The names of direction @dir's chain and of VNF @vnf_id ("-" when none); under lock. */
+static void names_of(struct toe_chain *tc, uint32_t dir, uint32_t vnf_id,
+		     char chain_name[TOE_NAME_MAX + 1], char vnf_name[TOE_NAME_MAX + 1])
+{
+	snprintf(chain_name, TOE_NAME_MAX + 1, "%s",
+		 tc->dir[dir].spec.name[0] ? tc->dir[dir].spec.name : "-");
+	snprintf(vnf_name, TOE_NAME_MAX + 1, "-");
+	for (uint32_t v = 0; v < CH_MAX_VNFS; v++)
+		if (tc->vnf[v].used && tc->vnf[v].id == vnf_id)
+			snprintf(vnf_name, TOE_NAME_MAX + 1, "%s", tc->vnf[v].a.name);
+}
+
+void toe_chain_alert_note(struct toe_chain *tc, const struct ch_result *r,
+			  char chain_name[TOE_NAME_MAX + 1], char vnf_name[TOE_NAME_MAX + 1])
+{
+	uint32_t dir = r->chain < 2 ? r->chain : 0;
+
+	pthread_mutex_lock(&tc->lock);
+	names_of(tc, dir, r->alert_vnf, chain_name, vnf_name);
+	tc->dir[dir].alerted++;
+	pthread_mutex_unlock(&tc->lock);
+}
+
 void toe_chain_deny_note(struct toe_chain *tc, const struct ch_result *r, const char *conn,
 			 char chain_name[TOE_NAME_MAX + 1], char vnf_name[TOE_NAME_MAX + 1])
 {
@@ -333,12 +357,7 @@ void toe_chain_deny_note(struct toe_chain *tc, const struct ch_result *r, const 
 	uint32_t dir = r->chain < 2 ? r->chain : 0;
 
 	pthread_mutex_lock(&tc->lock);
-	snprintf(chain_name, TOE_NAME_MAX + 1, "%s",
-		 tc->dir[dir].spec.name[0] ? tc->dir[dir].spec.name : "-");
-	snprintf(vnf_name, TOE_NAME_MAX + 1, "-");
-	for (uint32_t v = 0; v < CH_MAX_VNFS; v++)
-		if (tc->vnf[v].used && tc->vnf[v].id == r->deny_vnf)
-			snprintf(vnf_name, TOE_NAME_MAX + 1, "%s", tc->vnf[v].a.name);
+	names_of(tc, dir, r->deny_vnf, chain_name, vnf_name);
 	if (tc->nden < TOE_DENIALS) {
 		d = &tc->den[(tc->den_head + tc->nden++) % TOE_DENIALS];
 	} else {
@@ -664,6 +683,7 @@ unsigned int toe_chain_stats(struct toe_chain *tc, struct toe_chain_stat st[2],
 			st[d].out_qlen = snap.out_qlen;
 			st[d].pps = pps_of(tc, d, snap.finished, now);
 		}
+		st[d].alerted = td->alerted;
 	}
 	for (uint32_t k = 0; k < tc->nden && n < max; k++)
 		den[n++] = tc->den[(tc->den_head + k) % TOE_DENIALS];

@@ -110,6 +110,12 @@ void toe_chain_flow_reclaim(struct toe_chain *tc);
  */
 void toe_chain_deny_note(struct toe_chain *tc, const struct ch_result *r, const char *conn,
 			 char chain_name[TOE_NAME_MAX + 1], char vnf_name[TOE_NAME_MAX + 1]);
+/*
+ * Count a result that carries an Alert (r->alert_vnf, stats "alerted")
+ * and return the names to log: the chain's and the alerting VNF's.
+ */
+void toe_chain_alert_note(struct toe_chain *tc, const struct ch_result *r,
+			  char chain_name[TOE_NAME_MAX + 1], char vnf_name[TOE_NAME_MAX + 1]);
 const char *toe_chain_reason_name(uint32_t reason);
 
 /* ---- control (the control thread; each call validates everything first) ---- */
@@ -173,6 +179,7 @@ struct toe_chain_stat {
 	uint64_t version;
 	uint32_t nhops;
 	uint64_t arrivals, taken, finished, denied;
+	uint64_t alerted;		/* results with an Alert the TOE took */
 	uint32_t in_qlen, out_qlen;
 	double pps;
 };

@@ -197,7 +197,7 @@ static json_t *cmd_vnf_ls(struct toe_ctl *c)
 	n = toe_chain_vnf_list(c->tc, v, CH_MAX_VNFS);
 	for (unsigned int i = 0; i < n; i++)
 		json_array_append_new(a, json_pack(
-			"{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:i}",
+			"{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:i}",
 			"name", v[i].a.name, "id", (int)v[i].id, "pid", (int)v[i].pid,
 			"threads", (int)v[i].a.threads, "running", (int)v[i].running,
 			"policy", v[i].a.policy == CH_FAIL_OPEN ? "open" : "closed",
@@ -208,6 +208,7 @@ static json_t *cmd_vnf_ls(struct toe_ctl *c)
 			"bad_verdicts", (json_int_t)v[i].info.bad_verdicts,
 			"bypassed", (json_int_t)v[i].info.bypassed,
 			"failures", (json_int_t)v[i].info.failures,
+			"alerts", (json_int_t)v[i].info.alerts,
 			"outstanding", (int)v[i].info.outstanding));
 	free(v);
 	return ctl_reply_ok(json_pack("{s:o}", "vnfs", a));
@@ -304,11 +305,12 @@ static json_t *cmd_stats(struct toe_ctl *c)
 		if (!st[d].set)
 			continue;
 		json_array_append_new(chains, json_pack(
-			"{s:s,s:s,s:I,s:i,s:I,s:I,s:I,s:I,s:i,s:i,s:f}",
+			"{s:s,s:s,s:I,s:i,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:f}",
 			"dir", dir_name(d), "name", st[d].name, "version", (json_int_t)st[d].version,
 			"hops", (int)st[d].nhops, "arrivals", (json_int_t)st[d].arrivals,
 			"taken", (json_int_t)st[d].taken, "finished", (json_int_t)st[d].finished,
-			"denied", (json_int_t)st[d].denied, "in_qlen", (int)st[d].in_qlen,
+			"denied", (json_int_t)st[d].denied, "alerted", (json_int_t)st[d].alerted,
+			"in_qlen", (int)st[d].in_qlen,
 			"out_qlen", (int)st[d].out_qlen, "pps", st[d].pps));
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -395,9 +397,10 @@ static json_t *cmd_capture_show(struct toe_ctl *c)
 			"{s:b,s:b,s:s,s:i,s:I}", "on", st.cfg[d].on, "all", st.cfg[d].all,
 			"path", st.cfg[d].path, "kib", (int)st.cfg[d].kib,
 			"max_bytes", (json_int_t)st.cfg[d].max_bytes));
-	return ctl_reply_ok(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
+	return ctl_reply_ok(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
 				      "dirs", dirs,
 				      "records", (json_int_t)st.records,
+				      "alerts", (json_int_t)st.alerts,
 				      "written", (json_int_t)st.written,
 				      "dropped", (json_int_t)st.dropped,
 				      "nohist", (json_int_t)st.nohist,

@@ -99,6 +99,28 @@ static void sock_deny(struct toe *t, struct toe_sock *s, const struct ch_result 
 	toe_sock_abort(t, s);
 }
 
+/*
+ * A chain let a descriptor of @s through with an Alert: counted, logged
+ * and captured like a denial (the capture has no reset), the data goes on.
+ */
+static void sock_alert(struct toe *t, struct toe_sock *s, const struct ch_result *r)
+{
+	char src[54], dst[54], cname[TOE_NAME_MAX + 1], vname[TOE_NAME_MAX + 1];
+
+	if (s->denied)
+		return;		/* already reset: later descriptors go quietly */
+	toe_chain_alert_note(t->tc, r, cname, vname);
+	t->st.alerts++;
+	if (toe_capture_on(t->cap))
+		toe_capture_alert(t->cap, s->id, s->dgram, r,
+				  toe_item_data(t, (uint32_t)r->pkt.cookie) + r->pkt.off, cname, vname);
+	addr_str(src, sizeof(src), r->pkt.family, r->pkt.saddr, r->pkt.sport);
+	addr_str(dst, sizeof(dst), r->pkt.family, r->pkt.daddr, r->pkt.dport);
+	fprintf(stderr, "tochain-toe[%s]: alert: chain %s (%s) vnf %s rule %u conn %s>%s: %.*s\n",
+		t->p.name, cname, r->chain == TOE_DIR_IN ? "in" : "out", vname, r->alert_rule,
+		src, dst, (int)r->alert_msg_len, r->alert_msg ? r->alert_msg : "");
+}
+
 static void rx_drop(struct toe *t, struct toe_sock *s, uint32_t idx)
 {
 	if (s) {
@@ -219,12 +241,16 @@ static bool stage_results(struct toe *t)
 			struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
 
 			if (r[i].verdict == CH_ALLOW) {
+				if (s && r[i].alert_vnf != CH_VNF_NONE)
+					sock_alert(t, s, &r[i]);
+				free(r[i].alert_msg);
 				toe_bufq_push(t, &t->in_output, idx);
 				continue;
 			}
 			if (s)
 				sock_deny(t, s, &r[i]);
 			free(r[i].answer);
+			free(r[i].alert_msg);
 			/* the reset may have freed a closing socket */
 			rx_drop(t, toe_sock_get(t, t->buf_sock[idx]), idx);
 		}
@@ -236,12 +262,16 @@ static bool stage_results(struct toe *t)
 			struct toe_sock *s = toe_sock_get(t, t->buf_sock[x]);
 
 			if (r[i].verdict == CH_ALLOW) {
+				if (s && r[i].alert_vnf != CH_VNF_NONE)
+					sock_alert(t, s, &r[i]);
+				free(r[i].alert_msg);
 				toe_bufq_push(t, &t->out_output, x);
 				continue;
 			}
 			if (s)
 				sock_deny(t, s, &r[i]);
 			free(r[i].answer);
+			free(r[i].alert_msg);
 			toe_sock_regrant(t, x, t->buf_sock[x]);	/* frees the R.out slot */
 			if (s && --s->tx_pending == 0 && s->closing)
 				toe_sock_free(t, s);

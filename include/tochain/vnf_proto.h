@@ -35,10 +35,13 @@
  *   flags       (h) CTRL: enum vnf_ctrl_op (GRANT_FLOWS: the flow table
  *                   file of data region aux, include/tochain/ch_flow.h, read-only)
  *   arg         (v) DATA: enum vnf_verdict; the scheduler zeroes it first
- *   deny_rule   (v) DATA: rule id behind a Deny (or an Answer)
+ *   deny_rule   (v) DATA: rule id behind a Deny (or an Answer, or an Alert)
  *   allow_mask  (v) DATA, VNF_VERDICT_ANSWER: bytes of the answer, which the
  *                   VNF wrote at offset 0 of this descriptor's own slot
- *                   (1..VNF_ANSWER_MAX); otherwise unused (0)
+ *                   (1..VNF_ANSWER_MAX);
+ *                   VNF_VERDICT_ALERT: bytes of the alerting rule's message
+ *                   at offset 0 of the slot (0..VNF_ALERT_MSG_MAX, no NUL);
+ *                   otherwise unused (0)
  *   deny_vnf    (v) DATA, VNF_VERDICT_ANSWER: the incident id the answer
  *                   carries (nonzero), for the TOE's log and stats;
  *                   otherwise unused (0)
@@ -51,6 +54,14 @@
  * response on its way) and falls back to a reset otherwise.  A VNF cannot
  * make the TOE write more than VNF_ANSWER_MAX bytes, nor anything on a
  * connection it did not deny.
+ *
+ * An Alert is an Allow that asks for evidence: the data goes on, and the
+ * TOE records it as it records a denial (capture, stats) under rule
+ * deny_rule with the message the VNF gave.  The scheduler copies the
+ * message once, bounded by VNF_ALERT_MSG_MAX (a longer one is cut); the
+ * first Alert of a descriptor is the one recorded, and a Deny of the same
+ * descriptor wins over it.  A VNF cannot make the TOE write anything but
+ * that bounded text into its log and capture sidecars.
  *
  * Per-chain counter blocks of the VNF region: the VNF raises early-end
  * flags (tcr_counters_raise_early) on block `chain`; the scheduler moves
@@ -75,9 +86,11 @@ enum vnf_verdict {
 	VNF_VERDICT_ALLOW	= 1,
 	VNF_VERDICT_DENY	= 2,
 	VNF_VERDICT_ANSWER	= 3,	/* Deny, answer in the slot (above) */
+	VNF_VERDICT_ALERT	= 4,	/* Allow + evidence, message in the slot (above) */
 };
 
 #define VNF_ANSWER_MAX		VNF_REGION_SLOT	/* bytes of an answer, headers included */
+#define VNF_ALERT_MSG_MAX	255		/* bytes of an alert's message */
 
 enum vnf_ctrl_op {
 	VNF_CTRL_GRANT		= 1,	/* map data region aux (path in slot) */

@@ -376,6 +376,7 @@ static void take_results(struct env *e, uint32_t chain)
 			e->answers++;
 			free(r->answer);
 		}
+		free(r->alert_msg);	/* ids alert rules pass with an Alert (vnf_proto.h) */
 		if (r->verdict == CH_DENY && !c->denied) {
 			CHECK(r->reason == CH_REASON_RULE, "conn %" PRIu64 ": deny reason %u\n", c->id,
 			      r->reason);

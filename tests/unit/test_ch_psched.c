@@ -306,6 +306,113 @@ START_TEST(answer_copied_bounded_first_deny_wins)
 }
 END_TEST
 
+/*
+ * An Alert (VNF_VERDICT_ALERT) lets the data through with the alerting
+ * VNF, its rule and its message (copied, bounded by VNF_ALERT_MSG_MAX,
+ * owned by the result); the first Alert is kept; a Deny of the same
+ * descriptor wins over it (the alert still travels); a hostile length is
+ * cut.
+ */
+START_TEST(alert_passes_with_rule_and_message)
+{
+	uint32_t hops[1] = { 0x3 };
+	struct vnf_thread *ta, *tb;
+	struct vnf_pkt pa[4], pb[4];
+	struct ch_result r;
+	struct tcr_region *raw;
+	struct tcr_desc *d;
+	struct ch_vnf_info info;
+	static const char msg[] = "SERVER-WEBAPP passwd access";
+	static char longmsg[2 * VNF_ALERT_MSG_MAX];
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 1);
+	chain(0, 1, hops);
+	ta = vnf_attach(vpath[0], 0, 100);
+	tb = vnf_attach(vpath[1], 0, 100);
+	ck_assert(ta && tb);
+	/* A alerts, B allows: allowed, with A's alert. */
+	both_get(ta, tb, pa, pb, 5, 100);
+	ck_assert_int_eq(vnf_post_alert(ta, &pa[0], 1000001, msg, sizeof(msg) - 1), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.reason, CH_REASON_NONE);
+	ck_assert_uint_eq(r.alert_vnf, 0);
+	ck_assert_uint_eq(r.alert_rule, 1000001);
+	ck_assert_uint_eq(r.alert_msg_len, sizeof(msg) - 1);
+	ck_assert_mem_eq(r.alert_msg, msg, sizeof(msg) - 1);
+	free(r.alert_msg);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
+	ck_assert_uint_eq(info.alerts, 1);
+	/* No alert: none in the result. */
+	both_get(ta, tb, pa, pb, 5, 101);
+	vnf_post(ta, &pa[0], VNF_VERDICT_ALLOW, 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.alert_vnf, CH_VNF_NONE);
+	ck_assert_ptr_null(r.alert_msg);
+	/* B alerts first, then A: B's is kept; then a Deny wins, the alert travels with it. */
+	both_get(ta, tb, pa, pb, 6, 102);
+	ck_assert_int_eq(vnf_post_alert(tb, &pb[0], 7, "b", 1), 0);
+	vnf_flush(tb);
+	polls(2);
+	ck_assert_int_eq(vnf_post_alert(ta, &pa[0], 8, "a", 1), 0);
+	vnf_flush(ta);
+	polls(3);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.alert_vnf, 1);
+	ck_assert_uint_eq(r.alert_rule, 7);
+	ck_assert_uint_eq(r.alert_msg_len, 1);
+	ck_assert_mem_eq(r.alert_msg, "b", 1);
+	free(r.alert_msg);
+	both_get(ta, tb, pa, pb, 6, 103);
+	ck_assert_int_eq(vnf_post_alert(ta, &pa[0], 8, "a", 1), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_DENY, 9);
+	both_flush(ta, tb);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_DENY);
+	ck_assert_uint_eq(r.deny_rule, 9);
+	ck_assert_uint_eq(r.alert_rule, 8);
+	free(r.alert_msg);
+	/* A hostile length is cut to VNF_ALERT_MSG_MAX; vnf_post_alert cuts too. */
+	raw = tcr_region_attach(vpath[0], TCR_ATTACH_HOST);
+	ck_assert_ptr_nonnull(raw);
+	both_get(ta, tb, pa, pb, 7, 104);
+	d = tcr_region_desc(raw, pa[0].idx);
+	ck_assert_ptr_nonnull(d);
+	d->allow_mask = 0xffffffffu;
+	vnf_post(ta, &pa[0], VNF_VERDICT_ALERT, 5);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.verdict, CH_ALLOW);
+	ck_assert_uint_eq(r.alert_rule, 5);
+	ck_assert_uint_eq(r.alert_msg_len, VNF_ALERT_MSG_MAX);
+	free(r.alert_msg);
+	memset(longmsg, 'x', sizeof(longmsg));
+	both_get(ta, tb, pa, pb, 7, 105);
+	ck_assert_int_eq(vnf_post_alert(ta, &pa[0], 6, longmsg, sizeof(longmsg)), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	ck_assert_uint_eq(ch_psched_take(s, 0, &r, 1), 1);
+	ck_assert_uint_eq(r.alert_msg_len, VNF_ALERT_MSG_MAX);
+	free(r.alert_msg);
+	/* A result nobody takes: ch_psched_destroy frees its message (LSan in SAN=1). */
+	both_get(ta, tb, pa, pb, 8, 200);
+	ck_assert_int_eq(vnf_post_alert(ta, &pa[0], 1, msg, sizeof(msg) - 1), 0);
+	vnf_post(tb, &pb[0], VNF_VERDICT_ALLOW, 0);
+	both_flush(ta, tb);
+	tcr_region_destroy(raw);
+	vnf_detach(ta);
+	vnf_detach(tb);
+}
+END_TEST
+
 START_TEST(results_leave_in_arrival_order)
 {
 	uint32_t hops[1] = { 0x1 };
@@ -1160,6 +1267,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, parallel_hop_then_next_hop_first_deny_stops);
 	tcase_add_test(tc, answer_copied_bounded_first_deny_wins);
+	tcase_add_test(tc, alert_passes_with_rule_and_message);
 	tcase_add_test(tc, results_leave_in_arrival_order);
 	tcase_add_test(tc, no_chain_and_bad_descriptors_are_denied);
 	tcase_add_test(tc, garbage_verdict_denies_that_descriptor);

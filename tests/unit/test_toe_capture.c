@@ -330,6 +330,7 @@ START_TEST(deny_writes_history_and_trigger)
 	ck_assert_ptr_nonnull(strstr((char *)file, "\"rule\":942100"));
 	ck_assert_ptr_nonnull(strstr((char *)file, "\"conn\":\"10.0.0.9:40000>10.0.0.2:80\""));
 	ck_assert_ptr_nonnull(strstr((char *)file, "\"trigger_in_history\":true"));
+	ck_assert_ptr_nonnull(strstr((char *)file, "\"verdict\":\"deny\""));
 	free(file);
 
 	/* a denial on a direction that is off leaves nothing */
@@ -338,6 +339,72 @@ START_TEST(deny_writes_history_and_trigger)
 	toe_capture_flush(c);
 	toe_capture_get(c, &st);
 	ck_assert_uint_eq(st.records, 1);
+	toe_capture_destroy(c);
+	free(pp);
+}
+END_TEST
+
+/* An Alert: recorded like a denial, with its rule and message, and no reset (the data went on). */
+START_TEST(alert_is_recorded_without_reset)
+{
+	struct toe_capture *c = toe_capture_create(16, 4096, all_alive, NULL);
+	uint8_t a[300], t[200];
+	struct toe_capture_stats st;
+	struct ch_result r = deny_result(TOE_DIR_IN, 9, sizeof(t));
+	char dir[128], newest[256], p[512];
+	struct parsed *pp = malloc(sizeof(*pp));
+	char msg[] = "WEB-ATTACKS /etc/passwd\x01\xff";
+	uint64_t total;
+	uint8_t *file;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s/alert", disk);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	cfg_on(c, TOE_DIR_IN, dir, 1, TOE_CAP_BYTES_MIN);
+	fill(a, sizeof(a), 11);
+	fill(t, sizeof(t), 12);
+	toe_capture_data(c, SOCK, TOE_DIR_IN, 8, a, sizeof(a));
+	toe_capture_data(c, SOCK, TOE_DIR_IN, 9, t, sizeof(t));
+	r.verdict = CH_ALLOW;
+	r.reason = CH_REASON_NONE;
+	r.deny_vnf = CH_VNF_NONE;
+	r.deny_rule = 0;
+	r.alert_vnf = 3;
+	r.alert_rule = 1000001;
+	r.alert_msg = msg;
+	r.alert_msg_len = (uint32_t)strlen(msg);
+	/* a result without an Alert records nothing */
+	r.alert_vnf = CH_VNF_NONE;
+	toe_capture_alert(c, SOCK, false, &r, t, "web-in", "ids");
+	r.alert_vnf = 3;
+	toe_capture_alert(c, SOCK, false, &r, t, "web-in", "ids");
+	toe_capture_flush(c);
+	toe_capture_get(c, &st);
+	ck_assert_uint_eq(st.records, 1);
+	ck_assert_uint_eq(st.alerts, 1);
+	ck_assert_uint_eq(st.written, 1);
+
+	ck_assert_int_eq(list_pcaps(dir, newest, sizeof(newest), &total), 1);
+	ck_assert_ptr_nonnull(strstr(newest, "-ids-r1000001.pcap"));
+	snprintf(p, sizeof(p), "%s/%s", dir, newest);
+	file = slurp(p, &n);
+	parse_pcap(file, n, pp);
+	ck_assert_uint_eq(pp->len[0], sizeof(a) + sizeof(t));
+	ck_assert_mem_eq(pp->pay[0], a, sizeof(a));
+	ck_assert_mem_eq(pp->pay[0] + sizeof(a), t, sizeof(t));
+	ck_assert_int_eq(pp->rst, 0);
+	free(file);
+
+	p[strlen(p) - 5] = 0;
+	strcat(p, ".json");
+	file = slurp(p, &n);
+	file[n] = 0;
+	ck_assert_ptr_nonnull(strstr((char *)file, "\"verdict\":\"alert\""));
+	ck_assert_ptr_nonnull(strstr((char *)file, "\"reason\":\"alert\""));
+	ck_assert_ptr_nonnull(strstr((char *)file, "\"rule\":1000001"));
+	/* the VNF's bytes outside printable ASCII are replaced */
+	ck_assert_ptr_nonnull(strstr((char *)file, "\"msg\":\"WEB-ATTACKS /etc/passwd??\""));
+	free(file);
 	toe_capture_destroy(c);
 	free(pp);
 }
@@ -666,6 +733,7 @@ int main(void)
 
 	tcase_add_test(t, pcap_frames);
 	tcase_add_test(t, deny_writes_history_and_trigger);
+	tcase_add_test(t, alert_is_recorded_without_reset);
 	tcase_add_test(t, udp_trigger_only);
 	tcase_add_test(t, full_ring_drops_and_bound_removes_oldest);
 	tcase_add_test(t, histories_are_bounded);

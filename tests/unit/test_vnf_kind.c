@@ -197,8 +197,18 @@ START_TEST(test_ids_split_pattern)
 	b = to_srv(12, 0, "TERN world", 41002);
 	ck_assert_uint_eq(judge(&kt, &a, &rule), VNF_VERDICT_ALLOW);
 	ck_assert_uint_eq(judge(&kt, &b, &rule), VNF_VERDICT_ALLOW);
-	/* An alert rule logs and allows. */
+	/* An alert rule lets the data through with an Alert: its sid and msg (once per flow). */
 	a = to_srv(13, 0, "just a peek", 41003);
+	ck_assert_uint_eq(judge(&kt, &a, &rule), VNF_VERDICT_ALERT);
+	ck_assert_uint_eq(rule, 1003);
+	{
+		const char *msg = NULL;
+		uint32_t n = es.kind->alert_msg(kt.ts, &msg);
+
+		ck_assert_uint_eq(n, strlen("just looking"));
+		ck_assert_mem_eq(msg, "just looking", n);
+	}
+	a = to_srv(13, 11, " another peek", 41003);
 	ck_assert_uint_eq(judge(&kt, &a, &rule), VNF_VERDICT_ALLOW);
 	/* Server -> client bytes (out chain, sport 80) use the to_client rules. */
 	a = to_srv(14, 0, "GET /passwd HTTP/1.1\r\n\r\n", 41004);

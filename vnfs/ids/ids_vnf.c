@@ -17,7 +17,9 @@
  * its file:line, so that a typo never silently disables a rule.
  *
  * Verdicts: a drop/reject rule denies with its sid; alert rules are logged
- * (one stderr line each, rate-limited) and allow.  A gap in a stream (bytes
+ * (one stderr line each, rate-limited) and pass the data with an Alert
+ * (vnf_proto.h VNF_VERDICT_ALERT: the first alert rule of the chunk, its
+ * sid and msg), which the TOE counts and captures as evidence.  A gap in a stream (bytes
  * never inspected) denies with VNF_RULE_STREAM_GAP (the stream judge,
  * vnf_sjudge.h, which this kind plugs into).
  */
@@ -133,6 +135,35 @@ static unsigned int ids_diagnose(const struct vnf_kind_opts *o,
 	return n;
 }
 
+/* A service thread's context: its scanning worker and the last Alert's message. */
+struct ids_vctx {
+	struct ids_worker *w;
+	uint32_t msg_len;
+	char msg[VNF_ALERT_MSG_MAX];
+};
+
+/*
+ * The verdict of @v: Deny (drop/reject, its sid in *@rule), else Alert
+ * when an alert rule matched (the first one's sid, its msg kept in @x for
+ * ids_alert_msg), else Allow.
+ */
+static uint32_t ids_verdict_of(struct ids_vctx *x, const struct ids_verdict *v, uint32_t *rule)
+{
+	size_t n;
+
+	if (v->decision == IDS_DENY) {
+		*rule = v->deny_rule ? v->deny_rule->sid : VNF_RULE_ENGINE;
+		return VNF_VERDICT_DENY;
+	}
+	if (!v->nalerts)
+		return VNF_VERDICT_ALLOW;
+	*rule = v->alerts[0]->sid;
+	n = v->alerts[0]->msg ? strlen(v->alerts[0]->msg) : 0;
+	x->msg_len = (uint32_t)(n < sizeof(x->msg) ? n : sizeof(x->msg));
+	memcpy(x->msg, v->alerts[0]->msg, x->msg_len);
+	return VNF_VERDICT_ALERT;
+}
+
 static void *ids_flow_open(void *ctx, void *engine, const struct vnf_stream *s)
 {
 	struct ids_flow_key key = { .family = s->family == 6 ? AF_INET6 : AF_INET,
@@ -164,20 +195,18 @@ static void log_alerts(const struct ids_verdict *v, const struct vnf_stream *s)
 				s->conn_id, c, s->client_port, sv, s->server_port);
 }
 
-/* @ctx: the thread's ids_worker (scratch of the scans). */
+/* @ctx: the thread's struct ids_vctx (the worker: scratch of the scans). */
 static int ids_flow_feed(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
 			 const uint8_t *p, uint32_t n, uint32_t *rule)
 {
+	struct ids_vctx *x = ctx;
 	struct ids_verdict v;
 
-	if (ids_flow_scan(ctx, s->priv, dir == VNF_TO_SERVER ? IDS_TO_SERVER : IDS_TO_CLIENT,
+	if (ids_flow_scan(x->w, s->priv, dir == VNF_TO_SERVER ? IDS_TO_SERVER : IDS_TO_CLIENT,
 			  p, n, &v))
 		return -EIO;
 	log_alerts(&v, s);
-	if (v.decision != IDS_DENY)
-		return VNF_VERDICT_ALLOW;
-	*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
-	return VNF_VERDICT_DENY;
+	return (int)ids_verdict_of(x, &v, rule);
 }
 
 /*
@@ -186,7 +215,7 @@ static int ids_flow_feed(void *ctx, struct vnf_stream *s, enum vnf_sdir dir,
  * the lower port (as for streams, vnf_stream.c); a deny drops this
  * datagram only.
  */
-static uint32_t ids_judge_datagram(struct ids_worker *w, struct ids_ruleset *rs,
+static uint32_t ids_judge_datagram(struct ids_vctx *x, struct ids_ruleset *rs,
 				   const struct vnf_pkt *pk, uint32_t *rule)
 {
 	const struct tcr_desc *d = &pk->d;
@@ -208,7 +237,7 @@ static uint32_t ids_judge_datagram(struct ids_worker *w, struct ids_ruleset *rs,
 			goto fail;
 		memcpy(copy, pk->data, pk->len);
 	}
-	rc = ids_datagram_scan(w, rs, &key, to_server ? IDS_TO_SERVER : IDS_TO_CLIENT,
+	rc = ids_datagram_scan(x->w, rs, &key, to_server ? IDS_TO_SERVER : IDS_TO_CLIENT,
 			       copy, pk->len, &v);
 	free(copy);
 	if (rc)
@@ -222,10 +251,7 @@ static uint32_t ids_judge_datagram(struct ids_worker *w, struct ids_ruleset *rs,
 		memcpy(s.server_addr, key.server_addr, 16);
 		log_alerts(&v, &s);
 	}
-	if (v.decision != IDS_DENY)
-		return VNF_VERDICT_ALLOW;
-	*rule = v.deny_rule ? v.deny_rule->sid : VNF_RULE_ENGINE;
-	return VNF_VERDICT_DENY;
+	return ids_verdict_of(x, &v, rule);
 fail:
 	*rule = VNF_RULE_ENGINE;
 	return VNF_VERDICT_DENY;
@@ -244,9 +270,20 @@ static uint32_t ids_judge(void *p, void *engine, const struct vnf_pkt *pk,
 	return vnf_sjudge_judge(p, engine, pk, f, rule);
 }
 
-static void ids_worker_free(void *ctx)
+static uint32_t ids_alert_msg(void *p, const char **msg)
 {
-	ids_worker_destroy(ctx);
+	struct ids_vctx *x = ((struct vnf_sjudge *)p)->ctx;
+
+	*msg = x->msg;
+	return x->msg_len;
+}
+
+static void ids_vctx_free(void *ctx)
+{
+	struct ids_vctx *x = ctx;
+
+	ids_worker_destroy(x->w);
+	free(x);
 }
 
 static const struct vnf_sjudge_ops ids_sjudge = {
@@ -254,18 +291,21 @@ static const struct vnf_sjudge_ops ids_sjudge = {
 	.flow_create = ids_flow_open,
 	.flow_free = ids_flow_free,
 	.flow_feed = ids_flow_feed,
-	.ctx_free = ids_worker_free,
+	.ctx_free = ids_vctx_free,
 };
 
 static void *ids_thread(const struct vnf_kind_opts *o)
 {
-	struct ids_worker *w = ids_worker_create();
+	struct ids_vctx *x = calloc(1, sizeof(*x));
 
-	if (!w) {
+	if (x)
+		x->w = ids_worker_create();
+	if (!x || !x->w) {
+		free(x);
 		errno = ENOMEM;
 		return NULL;
 	}
-	return vnf_sjudge_create(&ids_sjudge, o, w);
+	return vnf_sjudge_create(&ids_sjudge, o, x);	/* frees x on failure */
 }
 
 const struct vnf_kind vnf_kind_ids = {
@@ -278,6 +318,7 @@ const struct vnf_kind vnf_kind_ids = {
 	.thread_create = ids_thread,
 	.thread_destroy = vnf_sjudge_destroy,
 	.judge = ids_judge,
+	.alert_msg = ids_alert_msg,
 	.forget = vnf_sjudge_forget,
 	.streams = vnf_sjudge_streams,
 };

@@ -98,6 +98,14 @@ int vnf_post(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict, ui
 int vnf_post_answer(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
 		    uint32_t incident, const void *answer, uint32_t len);
 
+/*
+ * Post an Alert for @p: the data goes on, and the TOE records it as
+ * evidence under @rule with @msg (@len bytes, cut to VNF_ALERT_MSG_MAX;
+ * vnf_proto.h).  0 or -errno.
+ */
+int vnf_post_alert(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
+		   const char *msg, uint32_t len);
+
 /* Hand posted verdicts back to the scheduler now.  0 or -errno. */
 int vnf_flush(struct vnf_thread *t);
 

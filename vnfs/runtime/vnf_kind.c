@@ -152,6 +152,12 @@ int vnf_kthread_post(struct vnf_kthread *kt, struct vnf_thread *t, const struct 
 	const uint8_t *ans;
 	uint32_t incident = 0, len;
 
+	if (v == VNF_VERDICT_ALERT) {
+		const char *msg = NULL;
+
+		len = k->alert_msg ? k->alert_msg(kt->ts, &msg) : 0;
+		return vnf_post_alert(t, pk, rule, msg, len);
+	}
 	if (v != VNF_VERDICT_DENY)
 		return vnf_post(t, pk, v, 0);
 	len = k->answer ? k->answer(kt->ts, &ans, &incident) : 0;

@@ -11,7 +11,7 @@
  *   - per service thread, a *thread state* (scratch space, the thread's
  *     per-connection stream table), made by thread_create;
  *   - judge(): the verdict for one descriptor (enum vnf_verdict) and, for a
- *     Deny, the rule id that goes to deny_rule.
+ *     Deny or an Alert, the rule id that goes to deny_rule.
  *
  * RELOAD (struct vnf_engines).  The current engine sits in a holder under
  * a mutex, with a generation number.  A reload builds the new engine aside
@@ -87,6 +87,12 @@ struct vnf_kind {
 	 * An answer is handed out once.
 	 */
 	uint32_t (*answer)(void *ts, const uint8_t **p, uint32_t *incident);
+	/*
+	 * May be NULL (the kind never alerts).  Right after judge() returned
+	 * VNF_VERDICT_ALERT (*rule: the alerting rule): that rule's message in
+	 * *@msg, valid until the thread's next judge(), and its length.
+	 */
+	uint32_t (*alert_msg)(void *ts, const char **msg);
 	/* Forget connection @conn_id's state (calibration, tests); may be NULL. */
 	void (*forget)(void *ts, uint64_t conn_id);
 	/* The thread's stream table (vnf_stream.h), for sweeps; may be NULL. */
@@ -147,7 +153,8 @@ static inline uint32_t vnf_kthread_judge(struct vnf_kthread *kt, const struct vn
 void vnf_kthread_fini(struct vnf_kthread *kt);
 /*
  * Post verdict @v of vnf_kthread_judge() for @pk on @t: a Deny goes with
- * the kind's answer when it prepared one (vnf_post_answer).
+ * the kind's answer when it prepared one (vnf_post_answer), an Alert
+ * with its rule's message (vnf_post_alert).
  */
 int vnf_kthread_post(struct vnf_kthread *kt, struct vnf_thread *t, const struct vnf_pkt *pk,
 		     uint32_t v, uint32_t rule);

@@ -288,28 +288,49 @@ int vnf_post(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict, ui
 	return 0;
 }
 
-int vnf_post_answer(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
-		    uint32_t incident, const void *answer, uint32_t len)
+/*
+ * Post @verdict with @len bytes of @data in @p's own slot (their length
+ * in allow_mask) and @aux in deny_vnf.  0 or -errno.
+ */
+static int post_slot(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t verdict,
+		     uint32_t rule, uint32_t aux, const void *data, uint32_t len)
 {
 	struct tcr_desc *sd;
 	uint8_t *slot;
 
-	if (!len || len > VNF_ANSWER_MAX || !incident)
-		return vnf_post(t, p, VNF_VERDICT_DENY, rule);
 	if (p->epoch != t->c.epoch)
 		return -ESTALE;
 	sd = tcr_region_desc(t->r, p->idx);
 	slot = tcr_region_slot(t->r, p->idx);
 	if (!sd || !slot)
 		return -EINVAL;
-	/* The answer, then the verdict fields; the TX enqueue's release publishes all. */
-	memcpy(slot, answer, len);
+	/* The bytes, then the verdict fields; the TX enqueue's release publishes all. */
+	if (len)
+		memcpy(slot, data, len);
 	tc_store_relaxed(&sd->allow_mask, len);
-	tc_store_relaxed(&sd->deny_vnf, incident);
-	tc_store_relaxed(&sd->arg, (uint32_t)VNF_VERDICT_ANSWER);
+	tc_store_relaxed(&sd->deny_vnf, aux);
+	tc_store_relaxed(&sd->arg, verdict);
 	tc_store_relaxed(&sd->deny_rule, rule);
 	give_back(t, p->idx);
 	return 0;
+}
+
+int vnf_post_answer(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
+		    uint32_t incident, const void *answer, uint32_t len)
+{
+	if (!len || len > VNF_ANSWER_MAX || !incident)
+		return vnf_post(t, p, VNF_VERDICT_DENY, rule);
+	return post_slot(t, p, VNF_VERDICT_ANSWER, rule, incident, answer, len);
+}
+
+int vnf_post_alert(struct vnf_thread *t, const struct vnf_pkt *p, uint32_t rule,
+		   const char *msg, uint32_t len)
+{
+	if (!msg)
+		len = 0;
+	else if (len > VNF_ALERT_MSG_MAX)
+		len = VNF_ALERT_MSG_MAX;
+	return post_slot(t, p, VNF_VERDICT_ALERT, rule, 0, msg, len);
 }
 
 void vnf_report_early(struct vnf_thread *t, uint32_t chain, uint32_t flags)
