@@ -13,14 +13,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-. "$top/tests/lib/netns.sh"
-. "$top/tests/lib/toe.sh"
-reps=${REPS:-3}
-rr_secs=${RR_SECONDS:-1}
-mib=${BULK_MIB:-128}
-bin=$build/bench/bin/toe-rrbench
-
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 0; }
+. "$top/tests/lib/rrbench.sh"
+rb_init 128
 
 tc_init
 tc_fabric
@@ -45,15 +39,11 @@ run() { # path test args...
 	if [ "$path" = kernel ]; then
 		ip netns exec "$PL" timeout 60 "$bin" "$@" 10.82.0.1 5001 "${ARGS[@]}"
 	elif [ "$path" = offload ]; then
-		ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-			"$bin" "$@" 10.82.0.1 5001 "${ARGS[@]}"
+		rb_guest "$GU" "$region" "$1" 10.82.0.1 "${ARGS[@]}"
 	else
-		ip netns exec "$GU2" timeout 60 "$build/bin/tochain-run" --region "$work/region2k" -- \
-			"$bin" "$@" 10.82.0.1 5001 "${ARGS[@]}"
+		rb_guest "$GU2" "$work/region2k" "$1" 10.82.0.1 "${ARGS[@]}"
 	fi
 }
-
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 printf '%-18s %10s %10s %8s %12s %8s\n' test kernel offload ratio offload-2k ratio-2k
 for t in rr1 rr1k up down; do
@@ -69,7 +59,7 @@ for t in rr1 rr1k up down; do
 		for ((i = 0; i < reps; i++)); do
 			# rr takes SIZE SECONDS after host/port; the others MIB
 			out=$(run $path $cmd) || { echo "run $path $t failed" >&2; exit 1; }
-			vals+=("$(echo "$out" | awk -F': ' '{print $2}' | awk '{print $1}')")
+			vals+=("$(echo "$out" | rb_value)")
 		done
 		med[$path]=$(printf '%s\n' "${vals[@]}" | median)
 	done

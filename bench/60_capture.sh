@@ -13,14 +13,8 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-. "$top/tests/lib/netns.sh"
-. "$top/tests/lib/toe.sh"
-reps=${REPS:-3}
-rr_secs=${RR_SECONDS:-1}
-mib=${BULK_MIB:-32}
-bin=$build/bench/bin/toe-rrbench
-
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 0; }
+. "$top/tests/lib/rrbench.sh"
+rb_init 32
 
 tt_setup b60 10.83.0
 capdir=$(mktemp -d /var/tmp/tcb60.XXXXXX)
@@ -30,17 +24,6 @@ tc_on_exit "kill -9 $!"
 tc_wait_port "$VM" 10.83.0.1 5001 10
 tt_vnf h1
 for d in in out; do ctl_ok chain.set "{\"dir\":\"$d\",\"name\":\"b60\",\"hops\":[[\"h1\"]]}" >/dev/null; done
-
-run() { # rr|up
-	if [ "$1" = rr ]; then
-		ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-			"$bin" rr 10.83.0.1 5001 1024 "$rr_secs"
-	else
-		ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-			"$bin" up 10.83.0.1 5001 "$mib"
-	fi
-}
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 printf '%-16s %12s %8s %12s %8s\n' capture "rr trans/s" ratio "up MB/s" ratio
 base_rr= base_up=
@@ -59,13 +42,7 @@ for conf in off 4 32 all; do
 		done
 		;;
 	esac
-	rr=() up=()
-	for ((i = 0; i < reps; i++)); do
-		rr+=("$(run rr | awk -F': ' '{print $2}' | awk '{print $1}')")
-		up+=("$(run up | awk -F': ' '{print $2}' | awk '{print $1}')")
-	done
-	m_rr=$(printf '%s\n' "${rr[@]}" | median)
-	m_up=$(printf '%s\n' "${up[@]}" | median)
+	rb_measure 10.83.0.1
 	[ -n "$base_rr" ] || { base_rr=$m_rr; base_up=$m_up; }
 	case $conf in
 	off) label=off ;;

@@ -8,7 +8,9 @@
  *           cpuset (cpus, mems), each its own hierarchy (this machine),
  *           and the freezer hierarchy for per-thread gating (cg_v1.c);
  *   v2      the unified hierarchy: cpu.max, cpu.weight, cpuset.cpus,
- *           cpu.stat usage_usec, cgroup.threads for threaded groups; no
+ *           cpu.stat usage_usec, cgroup.threads for threaded groups (a
+ *           thread takes its process into the group's parent, v2's
+ *           threaded domain, and destroy moves processes out); no
  *           per-thread freezer (cg_v2.c);
  *   dry-run records every write it would make in a caller's log and
  *           reads nothing (tests, and hosts where writing is not wanted)
@@ -59,10 +61,14 @@ const char *cg_kind_name(enum cg_kind kind);
 /* Create (or reuse) group @rel in every hierarchy the backend uses. */
 int cg_create(const struct cg_root *root, const char *rel, struct cg_group *g);
 
-/* Remove the group (it must have no tasks left); missing is fine. */
+/* Remove the group (v1: it must have no tasks left; v2 moves the
+ * processes still in it to its parent first); missing is fine. */
 int cg_destroy(const struct cg_group *g);
 
-/* Move a process (all its threads) or a single thread into the group. */
+/* Move a process (all its threads) or a single thread into the group.
+ * v2 moves a single thread only within its process's domain: the process
+ * goes to the group's parent first, and a thread sent to the root goes to
+ * that domain instead (cg_v2.c). */
 int cg_attach_pid(const struct cg_group *g, pid_t pid);
 int cg_attach_tid(const struct cg_group *g, pid_t tid);
 

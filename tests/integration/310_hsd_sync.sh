@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # timeout: 180
 #
-# tochain-sched on real threads, cgroup v1 backend with freezer gating:
+# tochain-sched on real threads, with the backend the host has (v1 with
+# freezer gating here, v2 with quota gating on a v2 host: tests/lib/hsd.sh):
 # stand-in VNFs and VMs (hsd-worker: calibrated CPU per packet) next to
 # CPU-bound tenant vCPUs on both cores.  Under light (1.0 x SLA) and
 # medium (1.5 x SLA) offered load, sync reaches >= 95% of every chain's
 # SLA; the two service threads of chain B (a gang) start their slots
 # within 2 ms of each other (median over the measured periods); early
-# ends happen at light load; sched.show returns the plan over the socket;
+# ends happen at light load (freezer gating only); sched.show returns the plan over the socket;
 # the daemon's own CPU stays below 5% of a period; and its cgroups are
 # gone when it exits (status 0: under SAN=1 that includes no leak).
 # Tolerant thresholds: this machine is shared.
@@ -58,19 +59,23 @@ run() { # load -> worker JSON in $tmp/w-$load.json; sched.show mid-run
 	fi
 }
 # One measurement at a load may be disturbed by whatever else shares this
-# machine; a load passes when one of two measurements meets every check.
-# A scheduler that does not keep the SLA fails both.
+# machine: a near miss (every chain at 90% of its SLA or more) is measured
+# again and the second measurement decides; a scheduler that misses by
+# more fails at once.
 measure() { # load
 	local before=$fail
 	run "$1"
-	if [ "$fail" != "$before" ]; then
+	if [ "$fail" != "$before" ] && hsd_near_miss "$tmp/w-$1.json"; then
 		echo "-- load $1 missed once; measuring again (a shared machine is noisy)"
 		fail=$before
 		run "$1"
 	fi
 }
 measure 1.0
-if ! jq -e '.early_ends > 0' "$tmp/show-1.0.json" >/dev/null; then
+# a slot ends early by freezing its thread: quota gating (v2) has none
+if [ "$HSD_GATING" != freezer ]; then
+	echo "early ends: none with $HSD_GATING gating, not checked"
+elif ! jq -e '.early_ends > 0' "$tmp/show-1.0.json" >/dev/null; then
 	echo "FAIL: no early end at light load"; fail=1
 fi
 measure 1.5
@@ -80,10 +85,8 @@ if ! wait "$dpid"; then
 	echo "FAIL: tochain-sched did not exit cleanly on SIGTERM:"; tail -20 "$tmp/daemon.log"; fail=1
 fi
 dpid=
-for h in cpu cpuset freezer; do
-	if [ -d "/sys/fs/cgroup/$h/$cg" ]; then
-		echo "FAIL: /sys/fs/cgroup/$h/$cg left behind"; fail=1
-	fi
+for d in $(hsd_groups_left); do
+	echo "FAIL: $d left behind"; fail=1
 done
 [ $fail = 0 ] && echo "PASS"
 exit $fail

@@ -54,8 +54,10 @@ run() { # mode
 run cfs
 run sync
 # A shared machine can disturb one measurement: sync gets a second one
-# when it missed; a scheduler that does not keep the SLA misses twice.
-if jq -e '[.chains[] | select(.ratio < 0.95)] | length > 0' "$tmp/w-sync.json" >/dev/null; then
+# when it missed narrowly (every chain at 90% of its SLA or more), and
+# that one decides; a miss by more fails at once.
+if jq -e '[.chains[] | select(.ratio < 0.95)] | length > 0' "$tmp/w-sync.json" >/dev/null &&
+	hsd_near_miss "$tmp/w-sync.json"; then
 	echo "-- sync missed once; measuring again (a shared machine is noisy)"
 	run sync
 fi

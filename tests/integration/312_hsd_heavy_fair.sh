@@ -28,8 +28,11 @@ measure() {
 		>"$tmp/w.json"
 }
 measure
-# A shared machine can disturb one measurement: a second one decides.
-if ! jq -e '.jain >= 0.95 and ([.chains[] | select(.ratio < 0.95)] | length == 0)' "$tmp/w.json" >/dev/null; then
+# A shared machine can disturb one measurement: after a narrow miss
+# (every chain at 90% of its SLA or more) a second one decides; a miss
+# by more fails at once.
+if ! jq -e '.jain >= 0.95 and ([.chains[] | select(.ratio < 0.95)] | length == 0)' "$tmp/w.json" >/dev/null &&
+	hsd_near_miss "$tmp/w.json"; then
 	echo "-- missed once; measuring again (a shared machine is noisy)"
 	measure
 fi

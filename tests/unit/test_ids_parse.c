@@ -132,18 +132,27 @@ static const struct {
 	{ "config detection: search-method ac", "unsupported keyword 'config'" },
 };
 
-START_TEST(unsupported_option)
+/* Loads a good rule (sid 7) and @rule two lines below it, so that line
+ * numbers are not all 1; @want gets the diagnostic expected for line 3. */
+static struct ids_ruleset *load_line3(const char *rule, const char *diag, char *want, size_t size)
 {
-	char text[512], want[256];
+	char text[512];
 	struct ids_ruleset *rs;
 
-	/* a good rule first, so line numbers are not all 1 */
-	snprintf(text, sizeof(text),
-		 HDR "(content:\"ok\"; sid:7;)\n\n%s\n", unsupported[_i].rule);
-	snprintf(want, sizeof(want), "t.rules:3: %s", unsupported[_i].diag);
+	snprintf(text, sizeof(text), HDR "(content:\"ok\"; sid:7;)\n\n%s\n", rule);
+	snprintf(want, size, "t.rules:3: %s", diag);
 	rs = load(text);
 	ck_assert_ptr_nonnull(rs);
 	dump_diags();
+	return rs;
+}
+
+START_TEST(unsupported_option)
+{
+	char want[256];
+	struct ids_ruleset *rs;
+
+	rs = load_line3(unsupported[_i].rule, unsupported[_i].diag, want, sizeof(want));
 	ck_assert_uint_eq(diags.n, 1);
 	ck_assert_msg(has_diag(want), "want '%s'", want);
 	ck_assert_uint_eq(ids_ruleset_nrules(rs), 1);
@@ -182,15 +191,10 @@ static const struct {
 
 START_TEST(not_applicable_rule)
 {
-	char text[512], want[256];
+	char want[256];
 	struct ids_ruleset *rs;
 
-	snprintf(text, sizeof(text),
-		 HDR "(content:\"ok\"; sid:7;)\n\n%s\n", not_applicable[_i].rule);
-	snprintf(want, sizeof(want), "t.rules:3: %s", not_applicable[_i].diag);
-	rs = load(text);
-	ck_assert_ptr_nonnull(rs);
-	dump_diags();
+	rs = load_line3(not_applicable[_i].rule, not_applicable[_i].diag, want, sizeof(want));
 	ck_assert_uint_eq(diags.n, 0);
 	ck_assert_uint_eq(diags.nna, 1);
 	ck_assert_str_eq(diags.na[0], want);
