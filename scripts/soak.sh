@@ -118,7 +118,7 @@ guest() {
 			echo "$(date +%s.%N) $name exited $rc" >>"$work/guest-exits"
 			sleep 0.2
 		done
-	) &
+	) 2>/dev/null & # no "Killed" job notice when the cleanup kills the guest
 	tc_on_exit "kill $!"
 }
 # A guest whose runtime broke logs each failed call (nginx: 100 MB/s of
