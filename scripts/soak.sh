@@ -37,7 +37,8 @@
 # answers, attacks that got through (an answer other than the WAF's 403,
 # or the marker in nginx's access log), and before/after the load (idle,
 # settled): the TOE's counters (channels, sockets, region buffers free
-# and host-held: SIGUSR1), the chains' queues, fds and processes per role,
+# and host-held: SIGUSR1), the region's rings per channel (tochain-region
+# info: who holds the buffers that are not free), the chains' queues, fds and processes per role,
 # zombies, cgroups, namespaces and region files of this run.  Aims: 0
 # failed outside kills, 0 wrong, 0 through, 0 leaks, 0 guest restarts,
 # recovery < 2 s for each kind of kill.  Prints a table; exit 1 when an
@@ -184,6 +185,8 @@ counters() { # FILE: "key value" lines
 		for p in $pids; do z=$((z + $(ps --ppid "$p" -o stat= | grep -c '^Z' || true))); done
 		echo "zombies.$role $z" >>"$f"
 	done
+	# the region's rings per open channel: who holds the buffers not free
+	"$bin/tochain-region" info "$region" --json | td_json '"\n".join("region.ch%d.%s %d" % (c["id"], k, c[k]) for c in j["channels"] for k in ("free", "tx", "rx", "done"))' >>"$f"
 	echo "cgroups $(find /sys/fs/cgroup -type d -path "*$fab*" 2>/dev/null | wc -l)" >>"$f"
 	echo "netns $(ip netns list | awk '{print $1}' | grep -c -e "$fab" -e "-$TC_SUFFIX\$" || true)" >>"$f"
 	echo "region_files $(ls "$work/regions" | wc -l)" >>"$f"
