@@ -85,7 +85,7 @@ $(BUILD)/bench/bin/$(1): $(2)
 	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $(3) $$(LDLIBS)
 endef
 
-.PHONY: all check demo bench fuzz deps clean unit integration
+.PHONY: all check demo soak bench fuzz deps clean unit integration
 all:
 
 # In dependency order: a module.mk may use the variables of those before it.
@@ -126,6 +126,11 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	scripts/bench.sh $(BUILD)
+
+# The fault soak, not part of check: SOAK_SECONDS (600) of load and faults.
+soak: deps
+	$(MAKE) all
+	scripts/soak.sh $(BUILD)
 
 FUZZ_SECONDS ?= 60
 fuzz: deps

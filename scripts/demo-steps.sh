@@ -12,6 +12,8 @@
 #                          $work/root, `sfc-ctl apply -f demo.topo` (VM
 #                          web1, the chain fw -> (ids || waf)), the sampler
 #   demo_page              $work/www/index.html, the page web1 serves
+#   demo_nginx_conf LINES  $work/nginx.conf: nginx master + 2 workers on
+#                          port 80 serving $work/www, LINES in its http block
 #   demo_client SECS       the client 198.51.100.7 on the fabric, routes
 #                          to and from 10.0.0.0/24; waits SECS for port 80
 #   demo_mission           steps 4 to 7: clean requests and attacks, the
@@ -81,6 +83,29 @@ demo_apply() {
 	sfc chain ls | sed 's/^/   /'
 	python3 "$tools" sample "$bin/sfc-ctl" web1-in "$out/demo-samples.jsonl" &
 	tc_on_exit "kill $!"
+}
+
+# demo_nginx_conf HTTP-LINES: $work/nginx.conf, nginx in the foreground
+# (master + 2 workers) serving $work/www on port 80, HTTP-LINES added to
+# its http block (make soak shares it)
+demo_nginx_conf() {
+	cat >"$work/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 2;
+error_log $work/nginx-error.log notice;
+pid $work/nginx.pid;
+events { worker_connections 1024; }
+http {
+	$1
+	client_body_temp_path $work/tmp;
+	proxy_temp_path $work/tmp;
+	fastcgi_temp_path $work/tmp;
+	uwsgi_temp_path $work/tmp;
+	scgi_temp_path $work/tmp;
+	server { listen 80; root $work/www; }
+}
+CONF
 }
 
 demo_page() {

@@ -46,23 +46,7 @@ region=$(td_field vm web1 region)
 tc_isolated vmns vm-web1
 demo_page
 mkdir -p "$work/tmp"
-cat >"$work/nginx.conf" <<CONF
-daemon off;
-master_process on;
-worker_processes 2;
-error_log $work/nginx-error.log notice;
-pid $work/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $work/tmp;
-	proxy_temp_path $work/tmp;
-	fastcgi_temp_path $work/tmp;
-	uwsgi_temp_path $work/tmp;
-	scgi_temp_path $work/tmp;
-	server { listen 80; root $work/www; }
-}
-CONF
+demo_nginx_conf "access_log off;"
 ip netns exec "$vmns" "$bin/tochain-run" --region "$region" -- \
 	nginx -c "$work/nginx.conf" -p "$work" >"$work/nginx.log" 2>&1 &
 NGINX_RUN=$!

@@ -298,18 +298,21 @@ static bool spin_for_work(struct toe *t)
 	return false;
 }
 
-/* SIGUSR1: one line of counters on stderr (tests check for leaked sockets). */
+/* SIGUSR1: one line of counters on stderr (tests check for leaked sockets;
+ * make soak for leaked buffers: the pool's free stock and host-held count). */
 static void dump_stats(const struct toe *t)
 {
 	uint32_t chans = toe_chan_count_open(t);
 
 	fprintf(stderr, "tochain-toe[%s]: stats: channels_open=%u sockets_open=%llu "
 		"guests_attached=%llu guests_dropped=%llu bad_messages=%llu bytes_in=%llu "
-		"bytes_out=%llu\n", t->p.name, chans, (unsigned long long)t->st.socks_open,
+		"bytes_out=%llu bufs=%u bufs_free=%d bufs_host=%d\n", t->p.name, chans,
+		(unsigned long long)t->st.socks_open,
 		(unsigned long long)t->st.guests_attached,
 		(unsigned long long)t->st.guests_dropped,
 		(unsigned long long)t->st.bad_messages, (unsigned long long)t->st.bytes_in,
-		(unsigned long long)t->st.bytes_out);
+		(unsigned long long)t->st.bytes_out, t->pool->nbufs,
+		tcr_pool_count(t->pool, TCR_HOLDER_FREE), tcr_pool_count(t->pool, TCR_HOLDER_HOST));
 }
 
 static void take_signals(struct toe *t)

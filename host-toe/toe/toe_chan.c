@@ -197,9 +197,13 @@ void toe_chan_drop(struct toe *t, uint32_t ch, const char *why)
 	t->st.guests_dropped++;
 }
 
+/* Always logged, unlike an orderly close: a guest that loses its channel
+ * for misbehaving is what an operator (and make soak) must be able to see. */
 void toe_chan_bad_guest(struct toe *t, uint32_t ch, const char *why)
 {
 	t->st.bad_messages++;
+	if (t->ch[ch].open && !t->p.verbose)
+		fprintf(stderr, "tochain-toe[%s]: channel %u dropped: %s\n", t->p.name, ch, why);
 	toe_chan_drop(t, ch, why);
 }
 
