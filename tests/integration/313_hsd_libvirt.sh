@@ -50,14 +50,14 @@ ctl() { "$sched" --socket "$sock" --ctl "$@"; }
 echo "--- no libvirtd at the URI: --backend libvirt refuses to start, auto runs without"
 down="qemu+unix:///system?socket=$tmp/nobody.sock"
 if "$sched" --socket "$sock" --backend libvirt --libvirt-uri "$down" --cgroup "$cg" \
-	--sync-cpus 0-1 --duration 5 --print-every 0 >"$tmp/down.log" 2>&1; then
+	--gating "$HSD_GATING" --sync-cpus 0-1 --duration 5 --print-every 0 >"$tmp/down.log" 2>&1; then
 	fail "--backend libvirt started without libvirtd"
 fi
 grep -q "not reachable" "$tmp/down.log" || fail "no reason: $(cat "$tmp/down.log")"
 sleep 300 &
 hpid=$!
 "$sched" --socket "$sock" --backend auto --libvirt-uri "$down" --cgroup "$cg" \
-	--sync-cpus 0-1 --duration 30 --print-every 0 >"$tmp/daemon.log" 2>&1 &
+	--gating "$HSD_GATING" --sync-cpus 0-1 --duration 30 --print-every 0 >"$tmp/daemon.log" 2>&1 &
 dpid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "auto: no socket"
@@ -104,11 +104,11 @@ sleep 300 &
 hpid=$!
 
 "$sched" --socket "$sock" --backend libvirt --libvirt-uri "$LV_URI" --cgroup "$cg" \
-	--sync-cpus 0-1 --duration 150 --print-every 0 >"$tmp/daemon.log" 2>&1 &
+	--gating "$HSD_GATING" --sync-cpus 0-1 --duration 150 --print-every 0 >"$tmp/daemon.log" 2>&1 &
 dpid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "no socket"
-grep -q "backend cgroup-v1 + libvirt $LV_URI" "$tmp/daemon.log" || fail "no libvirt backend in the banner"
+grep -q "backend cgroup-$HSD_BACKEND + libvirt $LV_URI" "$tmp/daemon.log" || fail "no libvirt backend in the banner"
 
 echo "--- refused: no such domain, tid and domain together"
 ctl sched.register "{\"role\":\"vm\",\"domain\":\"nosuch-$$\"}" >"$tmp/err" 2>&1 && fail "unknown domain accepted"
@@ -132,7 +132,7 @@ done
 # The plan's pCPU and quota of each domain vCPU (registry vcpu -> ticks) must be
 # what libvirt, the threads' affinity and the vcpuN groups say.
 check_enforced() {
-	local what=$1 i n tid idx pcpu ticks quota top period sched_q sched_p aff cgq dir
+	local what=$1 i n tid idx pcpu ticks quota top period sched_q sched_p aff cgq cgp dir
 	for _ in $(seq 20); do
 		show >"$tmp/show.json"
 		jq -e '.plan != null and ([.threads[] | select(.domain != null and .pcpu >= 0)] | length) == 2' \
@@ -159,11 +159,11 @@ check_enforced() {
 		[ "$aff" = "$pcpu" ] || fail "$what: virsh vcpupin vcpu $i: '$aff', plan says $pcpu"
 		aff=$(taskset -cp "$tid" | sed 's/.*: //')
 		[ "$aff" = "$pcpu" ] || fail "$what: thread $tid affinity $aff, plan says $pcpu"
-		dir=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$tid/cgroup" | cut -d: -f3)
-		cgq=$(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_quota_us")
-		echo "$what:   group $dir: cpu.cfs_quota_us $cgq, cpu.cfs_period_us $(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_period_us")"
+		dir=$(hsd_cpu_dir "$tid")
+		read -r cgq cgp < <(hsd_cpu_limit "$dir")
+		echo "$what:   group $dir: quota $cgq us, period $cgp us"
 		[ "$cgq" = "$quota" ] || fail "$what: vcpu $i group quota $cgq, plan says $quota"
-		[ "$(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_period_us")" = "$period" ] || fail "$what: vcpu $i period"
+		[ "$cgp" = "$period" ] || fail "$what: vcpu $i period $cgp, plan says $period"
 	done
 	sched_q=$(lv_virsh schedinfo "$dom" | awk '$1 == "vcpu_quota" { print $3 }')
 	sched_p=$(lv_virsh schedinfo "$dom" | awk '$1 == "vcpu_period" { print $3 }')
@@ -180,9 +180,9 @@ jq -r '"daemon cpu with the domain: \(.cpu_us_mean|floor) us/period mean, \(.cpu
 # per-vCPU path was not exercised
 [ "${want_pcpu[0]}" != "${want_pcpu[1]}" ] || fail "both domain vCPUs on one pCPU: no per-vCPU quota to show"
 [ "${want_q[0]}" != "${want_q[1]}" ] || fail "equal quotas: the per-vCPU write was not exercised"
-[ -d "/sys/fs/cgroup/cpu/$cg/t$hpid" ] || fail "the host thread is not in the cgroup backend's group"
+[ -d "$(hsd_group_dir)/t$hpid" ] || fail "the host thread is not in the cgroup backend's group"
 for t in $tids; do
-	[ -d "/sys/fs/cgroup/cpu/$cg/t$t" ] && fail "domain thread $t moved into our groups"
+	[ -d "$(hsd_group_dir)/t$t" ] && fail "domain thread $t moved into our groups"
 done
 jq -e ".domains[0] | .domain == \"$dom\" and .state == \"running\" and .errors == 0" "$tmp/show.json" >/dev/null ||
 	fail "sched.show domains: $(jq -c .domains "$tmp/show.json")"
@@ -236,11 +236,11 @@ for i in 0 1; do
 	[ "$aff" = "$all" ] || fail "after exit: vcpu $i pinned to '$aff'"
 done
 for t in $tids; do
-	dir=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$t/cgroup" | cut -d: -f3)
-	[ "$(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_quota_us")" = -1 ] || fail "after exit: $dir still capped"
+	dir=$(hsd_cpu_dir "$t")
+	[ "$(hsd_cpu_limit "$dir" | cut -d' ' -f1)" = -1 ] || fail "after exit: $dir still capped"
 done
 [ "$(lv_virsh schedinfo "$dom" | awk '$1 == "vcpu_quota" { print $3 }')" = -1 ] || fail "after exit: vcpu_quota"
 echo "after exit: vCPUs on $all, uncapped"
-[ -d "/sys/fs/cgroup/cpu/$cg" ] && fail "groups left behind"
+[ -z "$(hsd_groups_left)" ] || fail "groups left behind: $(hsd_groups_left)"
 if grep -E 'Sanitizer|runtime error' "$tmp/daemon.log"; then fail "sanitizer report"; fi
 echo "PASS 313_hsd_libvirt ($(( $(date +%s) - t0 )) s)"
