@@ -1,0 +1,72 @@
+# shellcheck shell=bash
+# Shell helpers for the trap-path tests (tests/integration/121_*, 122_*)
+# and bench/21_*: a server started under tochain-run in the stand-in VM
+# (tests/lib/toe.sh: $GU, $CL, $region, $TOE, $work), fetched through
+# the TOE, its supervisor and the TOE's counters.  Source after toe.sh.
+#
+#   tp_toe_stats            one fresh line of the TOE's counters (SIGUSR1)
+#   tp_stat NAME            the counter NAME of a stats line on stdin
+#   tp_toe_idle             the TOE holds no channel and no socket, within 10 s
+#   tp_supervisors          pids of the trap path's supervisors serving $region
+#   tp_check_server NAME ADDR PORT URLPATH SHA256 TOCHAIN-RUN-ARGS...
+#                           start tochain-run ARGS in $GU (log $work/NAME.log),
+#                           wait for ADDR:PORT, check that a supervisor serves
+#                           it, fetch URLPATH three times from $CL (sha256 must
+#                           match, the TOE's bytes_out must grow by as much),
+#                           kill the server: its supervisor exits, the TOE
+#                           is left idle
+
+tp_toe_stats() {
+	local n
+	n=$(grep -c 'stats:' $work/toe.log || true)
+	kill -USR1 $TOE
+	tc_wait_for 5 test "$(grep -c 'stats:' $work/toe.log)" -gt "$n" || fail "no TOE stats"
+	grep 'stats:' $work/toe.log | tail -n 1
+}
+
+tp_stat() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+
+tp_toe_idle() {
+	local i line
+	for i in $(seq 50); do
+		line=$(tp_toe_stats)
+		case $line in *"channels_open=0 sockets_open=0 "*) return 0;; esac
+		sleep 0.2
+	done
+	echo "TOE still holds: $line"
+	return 1
+}
+
+tp_supervisors() {
+	local p
+	for p in $(pgrep -f -- '--trap-serve' || true); do
+		tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "TOCHAIN_REGION=$region" && echo $p
+	done
+	return 0
+}
+
+tp_check_server() {
+	local name=$1 addr=$2 port=$3 path=$4 want=$5 i got out0 out1 size pid
+	shift 5
+	ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" "$@" >$work/$name.log 2>&1 &
+	pid=$!
+	tc_on_exit "kill -9 $pid"
+	tc_on_fail "echo '--- $name'; cat $work/$name.log; tail -n 5 $work/toe.log"
+	tc_wait_port "$CL" $addr $port 20 || fail "$name: port $port did not open"
+	[ -n "$(tp_supervisors)" ] || fail "$name: no supervisor: not on the trap path"
+	out0=$(tp_toe_stats | tp_stat bytes_out)
+	for i in 1 2 3; do
+		got=$(ip netns exec "$CL" curl -sS --max-time 30 -o $work/$name.got \
+			-w '%{size_download}' http://$addr:$port$path) || fail "$name: fetch $i failed"
+		size=$got
+		got=$(sha256sum <$work/$name.got | cut -d' ' -f1)
+		[ "$got" = "$want" ] || fail "$name: fetch $i: sha256 $got, want $want"
+	done
+	out1=$(tp_toe_stats | tp_stat bytes_out)
+	echo "$name: 3 fetches of $size bytes ok, TOE bytes_out +$((out1 - out0))"
+	[ $((out1 - out0)) -ge $((3 * size)) ] || fail "$name: the TOE did not send the file"
+	kill $pid
+	wait $pid 2>/dev/null || true
+	tc_wait_for 10 test -z "$(tp_supervisors)" || fail "$name: supervisor still runs after the server"
+	tp_toe_idle || fail "$name: TOE holds channels or sockets after the server"
+}
