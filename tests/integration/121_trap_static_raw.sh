@@ -42,15 +42,8 @@ tp_check_server raw 10.79.121.2 8122 /data.bin "$want" --trap -- $work/srv-raw h
 
 # 3. the raw one with the preload library only: its sockets are the kernel's, in a
 #    namespace with nothing but loopback: unreachable
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- $work/srv-raw http 8123 \
-	$work/data.bin >$work/plain.log 2>&1 &
-plain=$!
-tc_on_exit "kill -9 $plain"
-tc_wait_for 5 grep -q "listening 8123" $work/plain.log || fail "plain: did not start: $(cat $work/plain.log)"
-if ip netns exec "$CL" curl -s --max-time 2 -o /dev/null http://10.79.121.2:8123/data.bin; then
-	fail "raw syscalls without --trap reached the TOE"
-fi
-kill $plain; wait $plain 2>/dev/null || true
+tp_unreachable plain 10.79.121.2 8123 /data.bin \
+	"$build/bin/tochain-run" --region "$region" -- $work/srv-raw http 8123 $work/data.bin
 
 tt_toe_stop
 echo PASS

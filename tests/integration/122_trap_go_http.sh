@@ -44,14 +44,7 @@ grep -q "listening 8124" $work/go-static.log || fail "go-static: did not say it 
 tp_check_server go-cgo 10.79.122.2 8125 /data.bin "$want" -- $work/gohttp-cgo 8125 $work/www
 
 # Without the runtime the same server in the stand-in VM is unreachable.
-ip netns exec "$GU" $work/gohttp-static 8126 $work/www >$work/plain.log 2>&1 &
-plain=$!
-tc_on_exit "kill -9 $plain"
-tc_wait_for 10 grep -q "listening 8126" $work/plain.log || fail "plain: did not start: $(cat $work/plain.log)"
-if ip netns exec "$CL" curl -s --max-time 2 -o /dev/null http://10.79.122.2:8126/data.bin; then
-	fail "a Go server without the runtime was reachable"
-fi
-kill $plain; wait $plain 2>/dev/null || true
+tp_unreachable plain 10.79.122.2 8126 /data.bin $work/gohttp-static 8126 $work/www
 
 tt_toe_stop
 echo PASS

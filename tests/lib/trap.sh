@@ -15,6 +15,8 @@
 #                           match, the TOE's bytes_out must grow by as much),
 #                           kill the server: its supervisor exits, the TOE
 #                           is left idle
+#   tp_unreachable NAME ADDR PORT URLPATH CMD...
+#                           CMD in $GU listens on PORT, unreachable from $CL
 
 tp_toe_stats() {
 	local n
@@ -69,4 +71,23 @@ tp_check_server() {
 	wait $pid 2>/dev/null || true
 	tc_wait_for 10 test -z "$(tp_supervisors)" || fail "$name: supervisor still runs after the server"
 	tp_toe_idle || fail "$name: TOE holds channels or sockets after the server"
+}
+
+# tp_unreachable NAME ADDR PORT URLPATH CMD...: CMD, run in $GU (log
+# $work/NAME.log), says "listening PORT", yet ADDR:PORT is unreachable
+# from $CL: its sockets are the kernel's, in a namespace with nothing but
+# loopback.
+tp_unreachable() {
+	local name=$1 addr=$2 port=$3 path=$4 pid
+	shift 4
+	ip netns exec "$GU" "$@" >$work/$name.log 2>&1 &
+	pid=$!
+	tc_on_exit "kill -9 $pid"
+	tc_wait_for 10 grep -q "listening $port" $work/$name.log ||
+		fail "$name: did not start: $(cat $work/$name.log)"
+	if ip netns exec "$CL" curl -s --max-time 2 -o /dev/null http://$addr:$port$path; then
+		fail "$name: reachable, its sockets reached the host"
+	fi
+	kill $pid
+	wait $pid 2>/dev/null || true
 }
