@@ -40,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -531,11 +533,72 @@ static struct tr_res do_setsockopt(struct tr_sock *s, const struct seccomp_notif
 			  len ? v : NULL, (socklen_t)len) ? ERR(errno) : RES(0);
 }
 
+/* The thread group of thread @tid (0 if gone). */
+static pid_t tgid_of(pid_t tid)
+{
+	char p[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	f = fopen(p, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * Does a process other than @tid's (and this one) hold the program end
+ * @b at number @fd?  A forked child inherits a listener at the same
+ * number and closes it (servers that fork per connection): the parent's
+ * listener must live on.  Scans /proc, so only listeners and unconnected
+ * sockets ask (their closes are rare).
+ */
+static bool held_elsewhere(pid_t tid, int fd, int b)
+{
+	pid_t me = getpid(), tgid = tgid_of(tid);
+	struct stat want, st;
+	struct dirent *e;
+	bool found = false;
+	char p[64];
+	DIR *d;
+
+	if (fstat(b, &want) || !(d = opendir("/proc")))
+		return false;
+	while (!found && (e = readdir(d)) != NULL) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 0 || pid == me || pid == tgid)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)pid, fd);
+		found = stat(p, &st) == 0 && st.st_ino == want.st_ino && st.st_dev == want.st_dev;
+	}
+	closedir(d);
+	return found;
+}
+
 /* The program closes a placeholder: forget the number, let the kernel close its end. */
-static struct tr_res do_close(int fd)
+static struct tr_res do_close(const struct seccomp_notif *req, int fd)
 {
 	struct tr_sock *s;
+	int b = -1;
 
+	pthread_mutex_lock(&tr.mu);
+	s = tr.tab[fd - tr.r.base];
+	if (s && s->b >= 0)
+		b = dup(s->b);	/* stays valid while we look, unlocked */
+	pthread_mutex_unlock(&tr.mu);
+	if (b >= 0) {
+		bool keep = held_elsewhere(req->pid, fd, b);
+
+		close(b);
+		if (keep)
+			return CONT;
+	}
 	pthread_mutex_lock(&tr.mu);
 	s = tr.tab[fd - tr.r.base];
 	tr.tab[fd - tr.r.base] = NULL;
@@ -558,7 +621,7 @@ static struct tr_res tr_dispatch(const struct seccomp_notif *req)
 	if (nr == __NR_socket)
 		return do_socket(req);
 	if (nr == __NR_close)
-		return fd >= tr.r.base && fd < tr.r.base + tr.r.count ? do_close(fd) : CONT;
+		return fd >= tr.r.base && fd < tr.r.base + tr.r.count ? do_close(req, fd) : CONT;
 	s = ts_get(fd);
 	if (!s)
 		return CONT;	/* an fd of the range the program made itself */

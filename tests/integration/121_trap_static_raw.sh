@@ -2,7 +2,8 @@
 # timeout: 180
 # Programs the preload library cannot reach take the trap path
 # (guest-lib/README.md "The trap path"): a statically linked server
-# (gcc -static, libc's socket calls) and a dynamically linked one that
+# (gcc -static, libc's socket calls; also forking a child per connection)
+# and a dynamically linked one that
 # makes every socket call with syscall(__NR_...) serve a 4 MiB file to
 # curl through the TOE from the stand-in VM's loopback-only namespace;
 # the sha256 must match and the TOE's counters must have carried the
@@ -36,6 +37,10 @@ want=$(sha256sum <$work/data.bin | cut -d' ' -f1)
 tp_check_server static 10.79.121.2 8121 /data.bin "$want" -- $work/srv-static http 8121 $work/data.bin
 grep -q "listening 8121" $work/static.log || fail "static: did not say it listens"
 ! grep -q warning $work/static.log || fail "static: tochain-run warned: $(cat $work/static.log)"
+
+# 1b. static, a child per connection that closes its copy of the listener:
+#     the parent's listener lives on (fetches 2 and 3), the child serves the stream
+tp_check_server static-fork 10.79.121.2 8124 /data.bin "$want" -- $work/srv-static fork 8124 $work/data.bin
 
 # 2. raw syscall(): dynamically linked, --trap
 tp_check_server raw 10.79.121.2 8122 /data.bin "$want" --trap -- $work/srv-raw http 8122 $work/data.bin

@@ -5,9 +5,11 @@
  * socket calls in a statically linked binary) or with -DRAW_SYSCALLS
  * (every socket call made with syscall(__NR_...), the way Go and
  * hand-rolled runtimes do), so that only the trap path can offload it.
- * One connection at a time; no fork.
+ * One connection at a time (fork: the parent accepts the next at once).
  *
  *   trap-server http PORT FILE   answer every request with FILE (HTTP/1.0, close)
+ *   trap-server fork PORT FILE   the same from a child per connection, which
+ *                                closes its copy of the listener first
  *   trap-server rr PORT          toe-rrbench's request/response protocol
  *                                (bench/progs/toe_rrbench.c, mode 1: echo)
  * It prints "listening PORT" on stdout once it listens.
@@ -114,13 +116,15 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
-	int l, one = 1, http;
+	int l, one = 1, fork_each = argc == 4 && !strcmp(argv[1], "fork");
+	int http = fork_each || !strcmp(argv[1], "http");
 
-	if (argc < 3 || !((http = !strcmp(argv[1], "http")) ? argc == 4 : !strcmp(argv[1], "rr"))) {
-		fprintf(stderr, "usage: trap-server http PORT FILE | rr PORT\n");
+	if (argc < 3 || (http ? argc != 4 : strcmp(argv[1], "rr") || argc != 3)) {
+		fprintf(stderr, "usage: trap-server http|fork PORT FILE | rr PORT\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_IGN);
 	a.sin_port = htons((uint16_t)atoi(argv[2]));
 	l = (int)S_SOCKET(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (l < 0 || S_SETSOCKOPT(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -141,7 +145,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		S_SETSOCKOPT(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (http)
+		if (fork_each) {
+			pid_t p = fork();
+
+			if (p == 0) {
+				S_CLOSE(l);
+				serve_http(c, argv[3]);
+				_exit(0);
+			}
+			if (p < 0)
+				perror("trap-server: fork");
+		} else if (http)
 			serve_http(c, argv[3]);
 		else
 			serve_rr(c);
