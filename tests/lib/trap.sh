@@ -18,11 +18,15 @@
 #   tp_unreachable NAME ADDR PORT URLPATH CMD...
 #                           CMD in $GU listens on PORT, unreachable from $CL
 
+# more than N stats lines in the TOE's log (re-read at every try)
+tp_stats_past() { [ "$(grep -c 'stats:' $work/toe.log)" -gt "$1" ]; }
+
+# (called in $(...): says why on stderr and returns 1, the caller fails)
 tp_toe_stats() {
 	local n
 	n=$(grep -c 'stats:' $work/toe.log || true)
 	kill -USR1 $TOE
-	tc_wait_for 5 test "$(grep -c 'stats:' $work/toe.log)" -gt "$n" || fail "no TOE stats"
+	tc_wait_for 5 tp_stats_past "$n" || { echo "FAIL: no TOE stats within 5 s" >&2; return 1; }
 	grep 'stats:' $work/toe.log | tail -n 1
 }
 
@@ -31,7 +35,7 @@ tp_stat() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 tp_toe_idle() {
 	local i line
 	for i in $(seq 50); do
-		line=$(tp_toe_stats)
+		line=$(tp_toe_stats) || return 1
 		case $line in *"channels_open=0 sockets_open=0 "*) return 0;; esac
 		sleep 0.2
 	done
@@ -47,6 +51,8 @@ tp_supervisors() {
 	return 0
 }
 
+tp_no_supervisor() { [ -z "$(tp_supervisors)" ]; }
+
 tp_check_server() {
 	local name=$1 addr=$2 port=$3 path=$4 want=$5 i got out0 out1 size pid
 	shift 5
@@ -56,7 +62,7 @@ tp_check_server() {
 	tc_on_fail "echo '--- $name'; cat $work/$name.log; tail -n 5 $work/toe.log"
 	tc_wait_port "$CL" $addr $port 20 || fail "$name: port $port did not open"
 	[ -n "$(tp_supervisors)" ] || fail "$name: no supervisor: not on the trap path"
-	out0=$(tp_toe_stats | tp_stat bytes_out)
+	out0=$(tp_toe_stats | tp_stat bytes_out) || fail "$name: no TOE counters"
 	for i in 1 2 3; do
 		got=$(ip netns exec "$CL" curl -sS --max-time 30 -o $work/$name.got \
 			-w '%{size_download}' http://$addr:$port$path) || fail "$name: fetch $i failed"
@@ -64,12 +70,12 @@ tp_check_server() {
 		got=$(sha256sum <$work/$name.got | cut -d' ' -f1)
 		[ "$got" = "$want" ] || fail "$name: fetch $i: sha256 $got, want $want"
 	done
-	out1=$(tp_toe_stats | tp_stat bytes_out)
+	out1=$(tp_toe_stats | tp_stat bytes_out) || fail "$name: no TOE counters"
 	echo "$name: 3 fetches of $size bytes ok, TOE bytes_out +$((out1 - out0))"
 	[ $((out1 - out0)) -ge $((3 * size)) ] || fail "$name: the TOE did not send the file"
 	kill $pid
 	wait $pid 2>/dev/null || true
-	tc_wait_for 10 test -z "$(tp_supervisors)" || fail "$name: supervisor still runs after the server"
+	tc_wait_for 10 tp_no_supervisor || fail "$name: supervisor still runs after the server"
 	tp_toe_idle || fail "$name: TOE holds channels or sockets after the server"
 }
 
