@@ -18,8 +18,14 @@ $(GL_SO): $(GL_SRCS) $(REGION_SRCS) $(SRPC_SRCS) guest-lib/gl.map $(wildcard gue
 	$(CC) $(GL_SO_FLAGS) -Wl,--version-script=guest-lib/gl.map -Wl,-z,defs -o $@ \
 		$(GL_SRCS) $(REGION_SRCS) $(SRPC_SRCS) -ldl -lpthread
 
-$(call objs,guest-lib/run.c): CPPFLAGS += -Iguest-lib
-$(eval $(call program,tochain-run,$(call objs,guest-lib/run.c) | $(GL_SO)))
+# tochain-run, with the trap path's supervisor (gl_trap*.c), which runs
+# with the runtime preloaded: never built with the sanitizers either.
+GL_RUN_SRCS := guest-lib/run.c guest-lib/gl_trap_run.c guest-lib/gl_trap_filter.c \
+	guest-lib/gl_trap.c guest-lib/gl_trap_relay.c
+$(call objs,$(GL_RUN_SRCS)): CPPFLAGS += -Iguest-lib
+$(call objs,$(GL_RUN_SRCS)): CFLAGS := $(filter-out -fsanitize=%,$(CFLAGS))
+$(BUILD)/bin/tochain-run: LDFLAGS := $(filter-out -fsanitize=%,$(LDFLAGS))
+$(eval $(call program,tochain-run,$(call objs,$(GL_RUN_SRCS)) | $(GL_SO),-lpthread))
 
 # The DNS message code is pure: its unit test links it on its own (with
 # the sanitizers in SAN builds), hostile answers included.

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * tochain-run [--region PATH] -- CMD [ARGS]: run an unmodified program
- * with the guest runtime preloaded.  The runtime is
+ * tochain-run [--region PATH] [--trap] -- CMD [ARGS]: run an unmodified
+ * program with the guest runtime preloaded.  The runtime is
  * <dir of tochain-run>/../lib/libtochain-preload.so (TOCHAIN_PRELOAD
  * overrides); the region is --region or TOCHAIN_REGION, and inside a VM
  * without either the one region the guest driver named
- * (/dev/tochain/NAME).
+ * (/dev/tochain/NAME).  Statically linked programs, Go programs and
+ * --trap take the trap path instead (gl_trap.h): a supervisor running
+ * the runtime serves their socket system calls.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,24 +19,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * A statically linked program cannot have the runtime preloaded: its
- * sockets would not be offloaded.  Say so (the program still runs, and in
- * a stand-in VM's loopback-only namespace its network calls fail).
- * Looks for PT_INTERP in the ELF program headers; anything unreadable or
- * not ELF (a script) is left alone.
- */
-static bool is_static_elf(const char *cmd)
+#include "gl_trap.h"
+
+/* @cmd as execvp would find it, opened read-only; -1 if not found. */
+static int open_cmd(const char *cmd)
 {
 	char path[PATH_MAX];
 	const char *p = NULL;
-	unsigned char eh[64];
-	bool is64, found_interp = false;
-	uint64_t phoff;
-	uint16_t phentsize, phnum;
-	int fd;
 
 	if (strchr(cmd, '/')) {
 		p = cmd;
@@ -52,13 +47,24 @@ static bool is_static_elf(const char *cmd)
 		}
 		free(dirs);
 	}
-	if (!p || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
+	return p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+}
+
+/*
+ * A statically linked program cannot have the runtime preloaded: it
+ * takes the trap path.  Looks for PT_INTERP in the ELF program headers;
+ * anything unreadable or not ELF (a script) is left alone.
+ */
+static bool is_static_elf(int fd)
+{
+	unsigned char eh[64];
+	bool is64, found_interp = false;
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+
 	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, "\177ELF", 4) ||
-	    (eh[4] != 1 && eh[4] != 2) || eh[5] != 1 /* little endian only */) {
-		close(fd);
+	    (eh[4] != 1 && eh[4] != 2) || eh[5] != 1 /* little endian only */)
 		return false;
-	}
 	is64 = eh[4] == 2;
 	if (is64) {
 		memcpy(&phoff, eh + 32, 8);
@@ -82,8 +88,29 @@ static bool is_static_elf(const char *cmd)
 			break;
 		}
 	}
-	close(fd);
 	return !found_interp;
+}
+
+/*
+ * A Go program makes its own system calls, linked statically or not:
+ * its build information starts with this magic (the .go.buildinfo
+ * section; Go's debug/buildinfo looks for the same).
+ */
+static bool is_go_elf(int fd)
+{
+	static const char magic[] = "\xff Go buildinf:";
+	struct stat st;
+	bool found;
+	void *m;
+
+	if (fstat(fd, &st) || st.st_size < 64 || !S_ISREG(st.st_mode))
+		return false;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return false;
+	found = memmem(m, (size_t)st.st_size, magic, sizeof(magic) - 1) != NULL;
+	munmap(m, (size_t)st.st_size);
+	return found;
 }
 
 /*
@@ -115,16 +142,19 @@ static int find_vm_region(char *out, size_t len)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tochain-run [--region PATH] -- CMD [ARGS]\n");
+	fprintf(f, "usage: tochain-run [--region PATH] [--trap] -- CMD [ARGS]\n");
 }
 
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX], lib[PATH_MAX + 64], dev[PATH_MAX], *pre;
 	const char *region = getenv("TOCHAIN_REGION"), *old, *libp;
+	bool trap = false;
 	ssize_t n;
-	int i = 1;
+	int i = 1, fd;
 
+	if (argc > 1 && !strcmp(argv[1], "--trap-serve"))
+		return gl_trap_serve_main(argc, argv);
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
@@ -132,6 +162,8 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--region") && i + 1 < argc) {
 			region = argv[++i];
+		} else if (!strcmp(argv[i], "--trap")) {
+			trap = true;
 		} else if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -176,6 +208,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tochain-run: %s: %s\n", libp, strerror(errno));
 		return 1;
 	}
+	fd = open_cmd(argv[i]);
+	if (fd >= 0) {
+		trap = trap || is_static_elf(fd) || is_go_elf(fd);
+		close(fd);
+	}
+	if (trap) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n < 0) {
+			perror("tochain-run: /proc/self/exe");
+			return 1;
+		}
+		exe[n] = 0;
+		if (gl_trap_launch(exe, libp, region))
+			return 1;
+		if (setenv("TOCHAIN_REGION", region, 1)) {
+			perror("tochain-run");
+			return 1;
+		}
+		goto run;
+	}
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		pre = malloc(strlen(libp) + strlen(old) + 2);
@@ -191,9 +243,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(pre);	/* setenv copied it */
-	if (is_static_elf(argv[i]))
-		fprintf(stderr, "tochain-run: warning: %s is statically linked: the runtime "
-			"cannot be preloaded, its sockets are not offloaded\n", argv[i]);
+run:
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "tochain-run: %s: %s\n", argv[i], strerror(errno));
 	return 127;
