@@ -37,6 +37,7 @@
 #include "toe_flow.h"
 #include "toe_perm.h"
 #include "toe_sock.h"
+#include "toe_ready.h"
 #include "toe_stage.h"
 
 #define SPIN_MAX_NS 20000	/* ceiling of the event loop's spin (spin_for_work) */
@@ -48,6 +49,7 @@ static const struct toe_chan_ops chan_ops = {
 	.rx_done = toe_sock_on_rx_done,
 	.uncapped = toe_sock_on_uncapped,
 	.dropped = toe_sock_on_dropped,
+	.ev_done = toe_sock_on_ev_done,
 };
 
 void toe_params_default(struct toe_params *p)
@@ -80,6 +82,7 @@ static void toe_free(struct toe *t)
 	free(t->buf_off);
 	free(t->buf_len);
 	free(t->buf_sock);
+	free(t->buf_ev);
 	free(t->buf_next);
 	free(t->socks);
 	free(t->forks);
@@ -149,6 +152,7 @@ struct toe *toe_create(const struct toe_params *p)
 	t->socks = calloc(p->max_socks, sizeof(*t->socks));
 	t->buf_next = calloc(t->nitems, sizeof(uint32_t));
 	t->buf_sock = calloc(t->nitems, sizeof(uint32_t));
+	t->buf_ev = calloc(p->nbufs, sizeof(uint32_t));
 	t->buf_len = calloc(t->nitems, sizeof(uint32_t));
 	t->buf_off = calloc(t->nitems, sizeof(uint32_t));
 	t->buf_chan = calloc(p->nbufs, sizeof(uint16_t));
@@ -159,7 +163,7 @@ struct toe *toe_create(const struct toe_params *p)
 	t->buf_txf = calloc(t->nitems, sizeof(uint8_t));
 	t->sock_path = malloc(strlen(p->region_path) + 6);
 	t->ctl_path = malloc(strlen(p->region_path) + 5);
-	if (!t->ch || !t->forks || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_len ||
+	if (!t->ch || !t->forks || !t->socks || !t->buf_next || !t->buf_sock || !t->buf_ev || !t->buf_len ||
 	    !t->buf_off || !t->buf_chan || !t->buf_epoch || !t->buf_dst || !t->buf_seq || !t->buf_src ||
 	    !t->buf_txf ||
 	    !t->sock_path || !t->ctl_path)

@@ -75,6 +75,10 @@ static int put_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 	d.tsc = tcr_tsc_now();
 	tcr_desc_store(t->r, idx, &d);
 	t->buf_sock[idx] = 0;
+	/* a readiness event: its DONE lets the next one go (toe_ready.h) */
+	t->buf_ev[idx] = m->type == SRPC_EV_ACCEPTABLE ? m->sock : 0;
+	t->buf_chan[idx] = (uint16_t)ch;
+	t->buf_epoch[idx] = t->ch[ch].epoch;
 	if (toe_chan_send_buf(t, ch, idx)) {
 		tcr_pool_free(t->pool, &idx, 1);
 		return -ENOSPC;
@@ -238,6 +242,7 @@ static bool take_tx(struct toe *t, uint32_t ch, uint32_t idx)
 	t->buf_epoch[idx] = c->epoch;
 	t->buf_len[idx] = 0;
 	t->buf_sock[idx] = 0;
+	t->buf_ev[idx] = 0;
 	if (tcr_desc_load(t->r, idx, &d)) {
 		tcr_pool_free(t->pool, &idx, 1);
 		return false;
@@ -265,14 +270,24 @@ static bool take_tx(struct toe *t, uint32_t ch, uint32_t idx)
 }
 
 /* A buffer the guest is done with (DONE ring): RX data or an unused grant. */
-static void take_done(struct toe *t, uint32_t idx)
+static void take_done(struct toe *t, uint32_t ch, uint32_t idx)
 {
-	uint32_t sock_id = t->buf_sock[idx];
+	uint32_t sock_id = t->buf_sock[idx], ev = t->buf_ev[idx];
 
+	/*
+	 * buf_ev is private, set when the buffer carried an event to @ch in
+	 * this epoch; a buffer reclaimed with a closed channel keeps a stale
+	 * one, hence the channel and epoch check.
+	 */
+	if (ev && (sock_id || t->buf_chan[idx] != ch || t->buf_epoch[idx] != t->ch[ch].epoch))
+		ev = 0;
 	t->buf_sock[idx] = 0;
+	t->buf_ev[idx] = 0;
 	tcr_pool_free(t->pool, &idx, 1);
 	if (sock_id)
 		t->chan_ops->rx_done(t, sock_id);
+	if (ev)
+		t->chan_ops->ev_done(t, ch, ev);
 }
 
 /* Returns true when it did something. */
@@ -294,7 +309,7 @@ bool toe_chan_service(struct toe *t, uint32_t ch)
 		did = true;
 		budget -= k;
 		for (int i = 0; i < k; i++)
-			take_done(t, idx[i]);
+			take_done(t, ch, idx[i]);
 	}
 	if (c->open && c->capped &&
 	    tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) < (int)t->chan_cap) {

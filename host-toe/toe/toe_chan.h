@@ -69,6 +69,8 @@ struct toe_chan_ops {
 	void (*uncapped)(struct toe *t, uint32_t ch);
 	/* Channel @ch is going away (already closed to new work): drop what it holds. */
 	void (*dropped)(struct toe *t, uint32_t ch);
+	/* Channel @ch returned the buffer of an ACCEPTABLE event of @sock_id (toe_ready.h). */
+	void (*ev_done)(struct toe *t, uint32_t ch, uint32_t sock_id);
 };
 
 /* Attaching: a connection on the attach socket, then its hello. */

@@ -93,6 +93,7 @@ struct toe {
 	/* per buffer */
 	uint32_t *buf_next;
 	uint32_t *buf_sock;	/* socket id the buffer carries data of */
+	uint32_t *buf_ev;	/* socket id of the ACCEPTABLE event it carries (toe_ready.h) */
 	uint32_t *buf_len, *buf_off;	/* validated copy of a TX data buffer */
 	uint16_t *buf_chan;	/* channel a TX buffer came from */
 	/*

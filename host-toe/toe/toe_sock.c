@@ -36,6 +36,7 @@
 #include "tochain/srpc.h"
 #include "toe_chan.h"
 #include "toe_flow.h"
+#include "toe_ready.h"
 #include "toe_sock.h"
 
 /* ---- sockets ---------------------------------------------------------- */
@@ -156,6 +157,7 @@ void toe_sock_free(struct toe *t, struct toe_sock *s)
 static void sock_unref(struct toe *t, struct toe_sock *s, uint32_t ch)
 {
 	s->chans &= ~(1ull << ch);
+	toe_ready_forget(s, ch);
 	if (s->chans) {
 		if (s->owner == ch) {
 			/* a remaining holder receives from now on (a parked one waits for TAKE) */
@@ -585,7 +587,7 @@ void toe_sock_event(struct toe *t, uint32_t id, uint32_t events)
 	if (s->listening) {
 		if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
 			s->accept_armed = false;
-			event_all(t, s, SRPC_EV_ACCEPTABLE, 1);
+			toe_ready_set_all(t, s, true, -1);
 			sock_arm(t, s);
 		}
 		return;
@@ -827,12 +829,14 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 				s->accept_armed = true;
 				sock_arm(t, s);
 			}
+			toe_ready_told(s, ch, false);	/* the runtime cleared its flag */
 			break;
 		}
 		n = sock_new(t, fd, ch);
 		if (!n) {
 			ret = -errno;
 			close(fd);
+			toe_ready_told(s, ch, false);
 			break;
 		}
 		n->connected = true;
@@ -845,10 +849,9 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			s->accept_armed = true;
 			sock_arm(t, s);
 			/* processes sharing the listener: nothing is waiting now */
-			for (uint32_t o = 0; o < t->p.nchannels; o++)
-				if (o != ch && (s->chans & (1ull << o)))
-					toe_chan_event(t, o, SRPC_EV_ACCEPTABLE, s->id, 0, 0);
+			toe_ready_set_all(t, s, false, (int)ch);
 		}
+		toe_ready_told(s, ch, more);	/* the answer's "more" */
 		toe_chan_respond(t, ch, m->tag, m->sock, (int)n->id, more, &ss,
 			sl < sizeof(ss) ? sl : sizeof(ss));
 		return;

@@ -56,6 +56,8 @@ struct toe_sock {
 	bool denied;		/* a chain denied it: reset, later data dropped */
 	bool eof_pending;	/* EOF seen, data before it still on its way */
 	bool parked;		/* forked: not read until a holder TAKEs it (ownership rules) */
+	/* listeners, per channel bit (toe_ready.h): state wanted, last told, event out */
+	uint64_t rdy_want, rdy_sent, rdy_busy;
 	/*
 	 * TCP_CORK/TCP_NODELAY apply after the bytes the guest queued before
 	 * them (nginx: cork, header, sendfile, uncork): tx_in counts stream
