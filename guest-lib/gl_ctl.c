@@ -18,6 +18,7 @@
 #include "gl_ctl.h"
 #include "gl_epoll.h"
 #include "gl_fd.h"
+#include "gl_revive.h"
 #include "gl_ring.h"
 #include "gl_sock.h"
 #include "gl_user.h"
@@ -33,7 +34,7 @@ void gl_ctl_put(struct gl_rt *rt, struct gl_sock *s)
 	if (--s->refs > 0)
 		return;
 	gl_epoll_forget_sock(s);
-	if (rt->attached && !rt->broken) {
+	if (rt->attached && !rt->broken && s->id) {	/* id 0: no TOE knows it (gl_revive.c) */
 		gl_sock_rxq_drop(rt, s);
 		gl_ring_done_flush(rt);
 		send_close(rt, s->id);
@@ -84,8 +85,11 @@ int gl_ctl_bind(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, s
 
 	if (err)
 		return err;
-	return gl_chan_call(rt, &w, SRPC_REQ_BIND, s->id, 0, 0, 0, a,
-			    l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+	err = gl_chan_call(rt, &w, SRPC_REQ_BIND, s->id, 0, 0, 0, a,
+			   l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+	if (!err)
+		gl_revive_note_bind(s, a, l);
+	return err;
 }
 
 int gl_ctl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
@@ -98,6 +102,8 @@ int gl_ctl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
 	if (s->connected || s->connecting)
 		return -EINVAL;
 	ret = gl_chan_call(rt, &w, SRPC_REQ_LISTEN, s->id, backlog, 0, 0, NULL, 0);
+	if (ret == 0)
+		gl_revive_note_listen(s, backlog);
 	if (ret == 0 && !s->listening) {
 		s->listening = true;
 		s->acceptable = false;
@@ -139,6 +145,8 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 		ret = gl_chan_call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, NULL, 0);
 		if (ret > 0)
 			break;
+		if (ret == -ECONNRESET || (ret == -ENETDOWN && rt->lost))
+			ret = -EAGAIN;	/* its TOE died: it waits for the new one (gl_revive.c) */
 		if (ret != -EAGAIN)
 			return ret;
 		if (s->nonblock)
@@ -176,6 +184,8 @@ int gl_ctl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a
 	if (s->dgram) {
 		ret = gl_chan_call(rt, &w, SRPC_REQ_CONNECT, s->id, 0, 0, 0, a,
 				   l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+		if (ret == 0)
+			gl_revive_note_connect(s, a, l);
 		if (ret == 0 && !s->connected) {
 			s->connected = true;
 			s->wseq++;
@@ -305,7 +315,10 @@ int gl_ctl_setsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 		return err;
 	if (gl_user_read(val, v, l))	/* l <= SRPC_DATA_MAX now */
 		return -EFAULT;
-	return gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
+	err = gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
+	if (!err)
+		gl_revive_note_opt(s, level, name, val, l);
+	return err;
 }
 
 /* Does the kernel know option level @level for @s (whatever the option)? */

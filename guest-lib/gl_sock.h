@@ -14,6 +14,8 @@
 
 #include "gl_rt.h"
 
+struct gl_revive_rec;
+
 struct gl_sock {
 	uint32_t id;		/* TOE socket id */
 	int refs;		/* fds of this process naming it */
@@ -49,6 +51,7 @@ struct gl_sock {
 	size_t frozen_bytes;
 	uint8_t *fk, *pre;
 	size_t fk_len, pre_len, pre_off;
+	struct gl_revive_rec *rv;	/* what a new TOE must be told (gl_revive.c) */
 };
 
 /* The socket of TOE id @id, or NULL.  Inline: the pump looks up every buffer. */
