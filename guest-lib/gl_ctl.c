@@ -59,20 +59,31 @@ static uint32_t sock_flags_ok(int type)
 	return (uint32_t)(type & (SOCK_NONBLOCK | SOCK_CLOEXEC));
 }
 
+/* @s was made with @secret (or without, @has false): its fds will hold it (gl_fd.c). */
+static void give_secret(struct gl_sock *s, const uint8_t *secret, bool has)
+{
+	s->has_secret = has;
+	if (has)
+		memcpy(s->secret, secret, SRPC_SECRET_LEN);
+}
+
 int gl_ctl_socket(struct gl_rt *rt, int domain, int type, int protocol)
 {
 	struct gl_waiter w = { .family = domain };
+	uint8_t secret[SRPC_SECRET_LEN];
+	bool has = gl_fd_secret_new(secret);
 	int ret;
 
 	ret = gl_chan_ensure(rt);
 	if (ret)
 		return ret;
 	ret = gl_chan_call(rt, &w, SRPC_REQ_SOCKET, 0, domain, type & ~(int)sock_flags_ok(type),
-			   protocol, NULL, 0);
+			   protocol, has ? secret : NULL, has ? SRPC_SECRET_LEN : 0);
 	if (ret < 0)
 		return ret;
 	if (!w.made)
 		return -ENOMEM;
+	give_secret(w.made, secret, has);
 	w.made->nonblock = (type & SOCK_NONBLOCK) != 0;
 	w.made->dgram = (type & ~(int)sock_flags_ok(type)) == SOCK_DGRAM;
 	return made_fd(rt, w.made, (type & SOCK_CLOEXEC) != 0);
@@ -123,7 +134,9 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 		  int flags)
 {
 	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
+	uint8_t secret[SRPC_SECRET_LEN];
 	struct gl_waiter w;
+	bool has;
 	int ret;
 
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
@@ -132,6 +145,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 		return -EOPNOTSUPP;
 	if (!s->listening)
 		return -EINVAL;
+	has = gl_fd_secret_new(secret);
 	for (;;) {
 		w.family = s->family;
 		/*
@@ -142,7 +156,8 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 			s->acceptable = false;
 			s->rseq++;
 		}
-		ret = gl_chan_call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, NULL, 0);
+		ret = gl_chan_call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, has ? secret : NULL,
+				   has ? SRPC_SECRET_LEN : 0);
 		if (ret > 0)
 			break;
 		if (ret == -ECONNRESET || (ret == -ENETDOWN && rt->lost))
@@ -164,6 +179,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 	}
 	if (!w.made)
 		return -ENOMEM;
+	give_secret(w.made, secret, has);
 	if (w.resp.b && !s->acceptable) {
 		s->acceptable = true;	/* more are waiting */
 		s->rseq++;

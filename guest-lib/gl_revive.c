@@ -220,8 +220,10 @@ static void recreate(struct gl_rt *rt, struct gl_sock *s)
 	struct gl_waiter w = { .family = s->family };
 	int id;
 
+	/* the same secret: its fds hold it (gl_fd.c) */
 	id = gl_chan_call(rt, &w, SRPC_REQ_SOCKET, 0, s->family,
-			  s->dgram ? SOCK_DGRAM : SOCK_STREAM, 0, NULL, 0);
+			  s->dgram ? SOCK_DGRAM : SOCK_STREAM, 0, s->has_secret ? s->secret : NULL,
+			  s->has_secret ? SRPC_SECRET_LEN : 0);
 	if (id <= 0 || !w.made)
 		return;	/* stays without a TOE socket: calls on it fail */
 	gl_sock_free(rt, w.made);	/* the pump's new object: ours takes its id */
