@@ -461,8 +461,8 @@ static void forget_fd(int fd)
 {
 	struct gl_sock *s;
 
-	if (!gl_fd_sock(fd) && !gl_rt.epolls)
-		return;
+	if ((!gl_fd_sock(fd) && !gl_rt.epolls) || gl_rt_held())
+		return;	/* held: the runtime closes one of its own fds (gl_rt.c) */
 	gl_rt_lock();
 	s = gl_fd_sock(fd);
 	if (s) {

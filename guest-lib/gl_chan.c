@@ -25,6 +25,7 @@
 #include "gl_claim.h"
 #include "gl_fd.h"
 #include "gl_real.h"
+#include "gl_revive.h"
 #include "gl_ring.h"
 #include "gl_sock.h"
 #include "gl_vm.h"
@@ -94,7 +95,7 @@ void gl_chan_detach(struct gl_rt *rt)
 	rt->ndone = 0;
 }
 
-static int attach(struct gl_rt *rt)
+int gl_chan_attach(struct gl_rt *rt)
 {
 	struct srpc_welcome w;
 	uint32_t nbufs;
@@ -149,11 +150,13 @@ int gl_chan_ensure(struct gl_rt *rt)
 		return -EAFNOSUPPORT;
 	if (rt->broken)
 		return -ENETDOWN;
+	if (rt->lost)
+		return gl_revive_try(rt);
 	if (rt->attached)
 		return 0;
 	err = gl_fd_table_init();
 	if (!err)
-		err = attach(rt);
+		err = gl_chan_attach(rt);
 	if (err && err != -ENOBUFS)
 		rt->broken = true;
 	return err;
@@ -277,13 +280,12 @@ void gl_chan_pump(struct gl_rt *rt)
 	bool took = false;
 	int k;
 
+	if (rt->hup || (rt->attached && !rt->broken && tcr_chan_stale(&rt->ch)))
+		gl_revive_lost(rt);	/* the TOE is gone (or dropped us): wait for a new one */
+	if (rt->lost)
+		gl_revive_try(rt);
 	if (!rt->attached || rt->broken)
 		return;
-	if (tcr_chan_stale(&rt->ch)) {
-		rt->broken = true;
-		gl_wait_wake_all(rt);
-		return;
-	}
 	while ((k = tcr_ring_dequeue_burst(&rt->ch.ring[TCR_CH_RX], idx, 64)) > 0) {
 		took = true;
 		for (int i = 0; i < k; i++)
@@ -336,7 +338,7 @@ int gl_chan_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 	int r = gl_wait_sleep(rt, pfd, n, timeout_ms, mask, &rang);
 
 	/* gl_wait.c, rule 3: a drained doorbell is pumped at once, kicking the others */
-	if (rang)
+	if (rang || rt->hup || rt->lost)
 		gl_chan_pump(rt);
 	return r;
 }
@@ -349,7 +351,7 @@ int gl_chan_wait(struct gl_rt *rt, int64_t deadline)
 {
 	int ms = -1, r;
 
-	if (rt->broken || !rt->attached)
+	if (rt->broken || (!rt->attached && !rt->lost))
 		return -ENETDOWN;
 	if (deadline >= 0) {
 		int64_t left = deadline - (int64_t)tu_now_ns();
@@ -358,6 +360,8 @@ int gl_chan_wait(struct gl_rt *rt, int64_t deadline)
 			return -EAGAIN;
 		ms = (int)((left + 999999) / 1000000);
 	}
+	if (rt->lost && (ms < 0 || ms > GL_REVIVE_MS))
+		ms = GL_REVIVE_MS;	/* look for a new TOE now and then (gl_revive.c) */
 	r = gl_chan_sleep(rt, NULL, 0, ms, NULL);
 	if (rt->broken)
 		return -ENETDOWN;
@@ -373,10 +377,13 @@ int gl_chan_wait(struct gl_rt *rt, int64_t deadline)
 int gl_chan_post(struct gl_rt *rt, struct gl_waiter *w, enum srpc_type type, uint32_t sock,
 		 int a, int b, int c, const void *data, size_t dlen)
 {
+	uint32_t inc = rt->incarnation;
 	struct srpc_msg m;
 	uint32_t idx;
 	int err;
 
+	if (!rt->attached || rt->broken)
+		return -ENETDOWN;	/* the TOE is gone and no new one yet (gl_revive.c) */
 	if (++rt->tag == 0)
 		rt->tag = 1;
 	err = srpc_encode(&m, type, rt->tag, sock, a, b, c, data, dlen);
@@ -386,11 +393,14 @@ int gl_chan_post(struct gl_rt *rt, struct gl_waiter *w, enum srpc_type type, uin
 		err = gl_chan_wait(rt, -1);
 		if (err && err != -EINTR)
 			return err;
+		if (rt->incarnation != inc)
+			return -ECONNRESET;	/* @sock was the dead TOE's */
 	}
 	memcpy(tcr_region_slot(rt->r, idx), &m, srpc_msg_size(&m));
 	if (w) {
 		/* w->family is the caller's */
 		w->done = false;
+		w->incarnation = inc;
 		w->made = NULL;
 		w->tag = m.tag;
 		w->type = (uint16_t)type;
@@ -422,6 +432,10 @@ int gl_chan_call(struct gl_rt *rt, struct gl_waiter *w, enum srpc_type type, uin
 		gl_chan_pump(rt);
 		if (w->done)
 			break;
+		if (w->incarnation != rt->incarnation) {
+			unlink_waiter(rt, w);	/* its TOE died: no answer comes */
+			return -ECONNRESET;
+		}
 		err = gl_chan_wait(rt, -1);
 		if (err && err != -EINTR) {
 			unlink_waiter(rt, w);

@@ -34,6 +34,7 @@ struct gl_waiter {
 	uint32_t tag;
 	uint16_t type;		/* request type */
 	bool done;
+	uint32_t incarnation;	/* gl_rt.incarnation when posted */
 	struct srpc_msg resp;
 	struct gl_sock *made;	/* SOCKET/ACCEPT: the socket the pump created */
 	int family;		/* its family */
@@ -51,6 +52,11 @@ int gl_chan_ensure(struct gl_rt *rt);
  * TOE's eventfd in rt->wake.efd_host.  0 with *@w filled, or -errno.
  */
 int gl_chan_handshake(struct gl_rt *rt, struct srpc_welcome *w);
+/*
+ * Map the region if needed and attach a channel (a handshake, or a claim
+ * inside a VM): 0, -ENOBUFS (no free channel), -ENETDOWN.
+ */
+int gl_chan_attach(struct gl_rt *rt);
 /* Close the channel's connection and doorbell: the process is not attached. */
 void gl_chan_detach(struct gl_rt *rt);
 /*

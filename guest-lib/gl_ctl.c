@@ -18,6 +18,7 @@
 #include "gl_ctl.h"
 #include "gl_epoll.h"
 #include "gl_fd.h"
+#include "gl_revive.h"
 #include "gl_ring.h"
 #include "gl_send.h"
 #include "gl_sock.h"
@@ -34,7 +35,7 @@ void gl_ctl_put(struct gl_rt *rt, struct gl_sock *s)
 	if (--s->refs > 0)
 		return;
 	gl_epoll_forget_sock(s);
-	if (rt->attached && !rt->broken) {
+	if (rt->attached && !rt->broken && s->id) {	/* id 0: no TOE knows it (gl_revive.c) */
 		gl_sock_rxq_drop(rt, s);
 		gl_ring_done_flush(rt);
 		send_close(rt, s->id);
@@ -59,20 +60,31 @@ static uint32_t sock_flags_ok(int type)
 	return (uint32_t)(type & (SOCK_NONBLOCK | SOCK_CLOEXEC));
 }
 
+/* @s was made with @secret (or without, @has false): its fds will hold it (gl_fd.c). */
+static void give_secret(struct gl_sock *s, const uint8_t *secret, bool has)
+{
+	s->has_secret = has;
+	if (has)
+		memcpy(s->secret, secret, SRPC_SECRET_LEN);
+}
+
 int gl_ctl_socket(struct gl_rt *rt, int domain, int type, int protocol)
 {
 	struct gl_waiter w = { .family = domain };
+	uint8_t secret[SRPC_SECRET_LEN];
+	bool has = gl_fd_secret_new(secret);
 	int ret;
 
 	ret = gl_chan_ensure(rt);
 	if (ret)
 		return ret;
 	ret = gl_chan_call(rt, &w, SRPC_REQ_SOCKET, 0, domain, type & ~(int)sock_flags_ok(type),
-			   protocol, NULL, 0);
+			   protocol, has ? secret : NULL, has ? SRPC_SECRET_LEN : 0);
 	if (ret < 0)
 		return ret;
 	if (!w.made)
 		return -ENOMEM;
+	give_secret(w.made, secret, has);
 	w.made->nonblock = (type & SOCK_NONBLOCK) != 0;
 	w.made->dgram = (type & ~(int)sock_flags_ok(type)) == SOCK_DGRAM;
 	return made_fd(rt, w.made, (type & SOCK_CLOEXEC) != 0);
@@ -85,8 +97,11 @@ int gl_ctl_bind(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a, s
 
 	if (err)
 		return err;
-	return gl_chan_call(rt, &w, SRPC_REQ_BIND, s->id, 0, 0, 0, a,
-			    l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+	err = gl_chan_call(rt, &w, SRPC_REQ_BIND, s->id, 0, 0, 0, a,
+			   l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+	if (!err)
+		gl_revive_note_bind(s, a, l);
+	return err;
 }
 
 int gl_ctl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
@@ -99,6 +114,8 @@ int gl_ctl_listen(struct gl_rt *rt, struct gl_sock *s, int backlog)
 	if (s->connected || s->connecting)
 		return -EINVAL;
 	ret = gl_chan_call(rt, &w, SRPC_REQ_LISTEN, s->id, backlog, 0, 0, NULL, 0);
+	if (ret == 0)
+		gl_revive_note_listen(s, backlog);
 	if (ret == 0 && !s->listening) {
 		s->listening = true;
 		s->acceptable = false;
@@ -118,7 +135,9 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 		  int flags)
 {
 	int64_t deadline = gl_chan_deadline(s->rcvtimeo_ms);
+	uint8_t secret[SRPC_SECRET_LEN];
 	struct gl_waiter w;
+	bool has;
 	int ret;
 
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
@@ -127,6 +146,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 		return -EOPNOTSUPP;
 	if (!s->listening)
 		return -EINVAL;
+	has = gl_fd_secret_new(secret);
 	for (;;) {
 		w.family = s->family;
 		/*
@@ -137,9 +157,12 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 			s->acceptable = false;
 			s->rseq++;
 		}
-		ret = gl_chan_call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, NULL, 0);
+		ret = gl_chan_call(rt, &w, SRPC_REQ_ACCEPT, s->id, 0, 0, 0, has ? secret : NULL,
+				   has ? SRPC_SECRET_LEN : 0);
 		if (ret > 0)
 			break;
+		if (ret == -ECONNRESET || (ret == -ENETDOWN && rt->lost))
+			ret = -EAGAIN;	/* its TOE died: it waits for the new one (gl_revive.c) */
 		if (ret != -EAGAIN)
 			return ret;
 		if (s->nonblock)
@@ -157,6 +180,7 @@ int gl_ctl_accept(struct gl_rt *rt, struct gl_sock *s, struct sockaddr_storage *
 	}
 	if (!w.made)
 		return -ENOMEM;
+	give_secret(w.made, secret, has);
 	if (w.resp.b && !s->acceptable) {
 		s->acceptable = true;	/* more are waiting */
 		s->rseq++;
@@ -177,6 +201,8 @@ int gl_ctl_connect(struct gl_rt *rt, struct gl_sock *s, const struct sockaddr *a
 	if (s->dgram) {
 		ret = gl_chan_call(rt, &w, SRPC_REQ_CONNECT, s->id, 0, 0, 0, a,
 				   l > SRPC_DATA_MAX ? SRPC_DATA_MAX : l);
+		if (ret == 0)
+			gl_revive_note_connect(s, a, l);
 		if (ret == 0 && !s->connected) {
 			s->connected = true;
 			s->wseq++;
@@ -307,9 +333,11 @@ int gl_ctl_setsockopt(struct gl_rt *rt, struct gl_sock *s, int level, int name, 
 	if (gl_user_read(val, v, l))	/* l <= SRPC_DATA_MAX now */
 		return -EFAULT;
 	err = gl_send_sockopt(rt, s, level, name, val, l);
-	if (err <= 0)
-		return err;
-	return gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
+	if (err > 0)	/* not one posted without an answer: ask the TOE */
+		err = gl_chan_call(rt, &w, SRPC_REQ_SETSOCKOPT, s->id, level, name, 0, val, l);
+	if (!err)
+		gl_revive_note_opt(s, level, name, val, l);
+	return err;
 }
 
 /* Does the kernel know option level @level for @s (whatever the option)? */

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * exec: the UNIX connection of the old channel survives exec (it is not
- * close-on-exec).  The new image's constructor finds the inherited
- * placeholders in /proc/self/fd, attaches a new channel, names it the
- * heir of the old one over the old channel's connection (which only this
- * process holds: the TOE refuses ADOPT from anyone else), ADOPTs the
- * placeholders, asks the TOE what each is, and only then closes the old
- * connection.  Inside a VM the old channel is a claim file the TOE cannot
- * read: no heir, and inherited sockets stay dead fds.  Runs once, in the
+ * exec: the new image's constructor finds the inherited placeholders in
+ * /proc/self/fd, attaches a new channel, ADOPTs each placeholder's
+ * socket, asks the TOE what each is, and only then closes the old
+ * channel's connection, if it inherited one.  The TOE lets a channel
+ * ADOPT a socket it does not hold only with proof that the program gave
+ * it the socket: the socket's secret, which its placeholder holds
+ * (gl_fd.c, include/tochain/srpc.h); that works whatever other fds the
+ * program closed before exec (subprocess's close_fds closes the old
+ * channel's connection) and inside a VM.  A socket without a secret is
+ * adopted the older way: the new image names itself the heir of the old
+ * channel over that channel's UNIX connection (not close-on-exec, and
+ * only this process holds it), which a VM has not.  Runs once, in the
  * constructor, under mu (gl_rt.c).
  */
 #include <dirent.h>
@@ -28,6 +32,7 @@
 #include "gl_exec.h"
 #include "gl_fd.h"
 #include "gl_real.h"
+#include "gl_revive.h"
 #include "gl_rt.h"
 #include "gl_sock.h"
 #include "gl_vm.h"
@@ -47,19 +52,50 @@ static bool is_old_conn(struct gl_rt *rt, int fd)
 	return strncmp(sun.sun_path, want, sizeof(want)) == 0;
 }
 
+/*
+ * What a new TOE must be told to re-create the inherited listener @s
+ * (gl_revive.c): its address, the reuse options the old image may have
+ * set, and a backlog (the old image's is not known: SOMAXCONN).
+ */
+static void note_listener(struct gl_rt *rt, struct gl_sock *s)
+{
+	static const int opts[] = { SO_REUSEADDR, SO_REUSEPORT };
+	struct gl_waiter w = { 0 };
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		memset(&w, 0, sizeof(w));
+		if (gl_chan_call(rt, &w, SRPC_REQ_GETSOCKOPT, s->id, SOL_SOCKET, opts[i],
+				 sizeof(int), NULL, 0) == 0 && w.resp.dlen == sizeof(int))
+			gl_revive_note_opt(s, SOL_SOCKET, opts[i], w.resp.data, sizeof(int));
+	}
+	memset(&w, 0, sizeof(w));
+	if (gl_chan_call(rt, &w, SRPC_REQ_GETSOCKNAME, s->id, 0, 0, 0, NULL, 0) == 0 &&
+	    w.resp.dlen <= sizeof(struct sockaddr_storage))
+		gl_revive_note_bind(s, (const struct sockaddr *)w.resp.data, w.resp.dlen);
+	gl_revive_note_listen(s, SOMAXCONN);
+}
+
 /* Rebuild one inherited socket: adopt it and ask the TOE what it is. */
 static void adopt_inherited(struct gl_rt *rt, int fd, uint32_t id)
 {
 	struct gl_sock *s = gl_sock_find(rt, id);
 	struct gl_waiter w = { 0 };
+	uint8_t secret[SRPC_SECRET_LEN];
+	bool has;
 	int fl;
 
 	if (!s) {
-		if (gl_chan_call(rt, &w, SRPC_REQ_ADOPT, id, 1, 0, 0, NULL, 0) != 0)
+		/* the placeholder's secret proves we were given it; else we are its holder's heir */
+		has = gl_fd_secret_read(fd, secret);
+		if (gl_chan_call(rt, &w, SRPC_REQ_ADOPT, id, has ? 2 : 1, 0, 0, has ? secret : NULL,
+				 has ? SRPC_SECRET_LEN : 0) != 0)
 			return;	/* the TOE no longer knows it: leave a dead fd */
 		s = gl_sock_make(rt, id, AF_INET);
 		if (!s)
 			return;
+		s->has_secret = has;
+		if (has)
+			memcpy(s->secret, secret, SRPC_SECRET_LEN);
 		memset(&w, 0, sizeof(w));
 		if (gl_chan_call(rt, &w, SRPC_REQ_GETSOCKOPT, id, SOL_SOCKET, SO_DOMAIN,
 				 sizeof(int), NULL, 0) == 0 && w.resp.dlen == sizeof(int))
@@ -81,6 +117,8 @@ static void adopt_inherited(struct gl_rt *rt, int fd, uint32_t id)
 			s->listening = v != 0;
 			s->acceptable = s->listening;	/* look once: accept tells */
 		}
+		if (s->listening)
+			note_listener(rt, s);
 		memset(&w, 0, sizeof(w));
 		if (!s->listening &&
 		    gl_chan_call(rt, &w, SRPC_REQ_GETPEERNAME, id, 0, 0, 0, NULL, 0) == 0)

@@ -2,7 +2,10 @@
 /*
  * The fd table: fd -> socket object, and the placeholder fds that stand
  * for offloaded sockets (memfds named tochain-sock-<id>, so that fd
- * numbers, dup, close-on-exec, fork and exec are the kernel's).
+ * numbers, dup, close-on-exec, fork and exec are the kernel's).  A
+ * placeholder holds its socket's secret (include/tochain/srpc.h), sealed
+ * against writes: whoever the program hands the fd to, across fork and
+ * exec, can prove to the TOE that it was given the socket (gl_exec.c).
  *
  * THREADS.  Every interposed call looks its fd up here, most of them for
  * ordinary fds, so lookups take no lock: the table is allocated once
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -73,16 +77,33 @@ int gl_fd_new(struct gl_sock *s, bool cloexec)
 	int fd;
 
 	snprintf(name, sizeof(name), "tochain-sock-%u", s->id);
-	fd = memfd_create(name, cloexec ? MFD_CLOEXEC : 0);
+	fd = memfd_create(name, MFD_ALLOW_SEALING | (cloexec ? MFD_CLOEXEC : 0));
 	if (fd < 0)
 		return -errno;
 	if (fd >= nfds_max) {
 		gl_real.close(fd);
 		return -EMFILE;
 	}
+	if (s->has_secret &&
+	    (pwrite(fd, s->secret, SRPC_SECRET_LEN, 0) != SRPC_SECRET_LEN ||
+	     gl_real.fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+			   F_SEAL_SEAL) != 0)) {
+		gl_real.close(fd);
+		return -ENOMEM;
+	}
 	if (s->nonblock)
 		gl_real.fcntl(fd, F_SETFL, O_NONBLOCK);	/* F_GETFL shows it */
 	s->refs++;
 	gl_fd_set(fd, s);
 	return fd;
+}
+
+bool gl_fd_secret_new(uint8_t secret[SRPC_SECRET_LEN])
+{
+	return getrandom(secret, SRPC_SECRET_LEN, GRND_NONBLOCK) == SRPC_SECRET_LEN;
+}
+
+bool gl_fd_secret_read(int fd, uint8_t secret[SRPC_SECRET_LEN])
+{
+	return pread(fd, secret, SRPC_SECRET_LEN, 0) == SRPC_SECRET_LEN;
 }

@@ -8,6 +8,9 @@
 #define TOCHAIN_GL_FD_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include <tochain/srpc.h>
 
 struct gl_sock;
 
@@ -19,7 +22,14 @@ void gl_fd_set(int fd, struct gl_sock *s);
 int gl_fd_max(void);
 /* Allocate the table once (mu held): 0 or -ENOMEM. */
 int gl_fd_table_init(void);
-/* A new fd naming @s (a placeholder memfd), taking a reference: the fd or -errno (mu held). */
+/*
+ * A new fd naming @s (a placeholder memfd holding @s's secret, sealed),
+ * taking a reference: the fd or -errno (mu held).
+ */
 int gl_fd_new(struct gl_sock *s, bool cloexec);
+/* A new random secret for a socket about to be made (srpc.h): false without one. */
+bool gl_fd_secret_new(uint8_t secret[SRPC_SECRET_LEN]);
+/* The secret placeholder @fd holds: false if it holds none. */
+bool gl_fd_secret_read(int fd, uint8_t secret[SRPC_SECRET_LEN]);
 
 #endif /* TOCHAIN_GL_FD_H */

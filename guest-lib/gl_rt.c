@@ -23,6 +23,10 @@
  *    handler releases it; the child initialises it again (gl_fork.c).
  *  - Signals: offloaded calls are not async-signal-safe; a handler that
  *    makes one while the interrupted code holds mu deadlocks.
+ *  - The region library is linked into the runtime, so its close() is the
+ *    interposed one: a close of the runtime's own fd under mu (a region
+ *    mapped again after a TOE restart, gl_revive.c) must not take mu
+ *    again (gl_rt_held).
  *
  * Nothing in the runtime exits or aborts: it lives in other programs.
  */
@@ -37,12 +41,22 @@ struct gl_rt gl_rt = {
 	.kid = { .conn = -1, .wake = { .efd_mine = -1, .efd_host = -1, .vm = { .dev = -1 } } },
 };
 
+/* Does this thread hold mu?  Set only by its holder, so no ordering is needed. */
+static __thread bool held;
+
 void gl_rt_lock(void)
 {
 	pthread_mutex_lock(&gl_rt.mu);
+	held = true;
 }
 
 void gl_rt_unlock(void)
 {
+	held = false;
 	pthread_mutex_unlock(&gl_rt.mu);
+}
+
+bool gl_rt_held(void)
+{
+	return held;
 }

@@ -36,6 +36,13 @@ struct gl_rt {
 	bool vm;		/* it is the guest driver's device (gl_vm.h) */
 	bool attached;
 	bool broken;		/* the channel failed: calls return ENETDOWN */
+	/* the TOE died; a new one may come (gl_revive.c) */
+	bool hup;		/* its connection hung up: the pump calls gl_revive_lost */
+	bool lost;		/* detached, waiting for a new TOE */
+	uint32_t incarnation;	/* bumped at each loss: answers owed by the dead TOE never come */
+	uint64_t revive_at;	/* next look for a new TOE (ns, CLOCK_MONOTONIC) */
+	struct gl_sock **revive;	/* sockets to re-create on it (NULL: closed meanwhile) */
+	uint32_t nrevive;
 	pid_t pid;		/* process the channel belongs to */
 	uint32_t chan_no, chan_epoch;	/* our channel (exec: we name ourselves heir) */
 	struct {		/* fork: the child's channel, attached by the parent */
@@ -81,5 +88,7 @@ extern struct gl_rt gl_rt;
 /* Take and release gl_rt.mu (the rules: gl_rt.c). */
 void gl_rt_lock(void);
 void gl_rt_unlock(void);
+/* Does the calling thread hold mu (then a close() is the runtime's own)? */
+bool gl_rt_held(void);
 
 #endif /* TOCHAIN_GL_RT_H */

@@ -14,6 +14,7 @@
 
 #include <tochain/srpc.h>
 
+#include "gl_revive.h"
 #include "gl_ring.h"
 #include "gl_sock.h"
 
@@ -34,6 +35,7 @@ void gl_sock_free(struct gl_rt *rt, struct gl_sock *s)
 {
 	if (rt->by_id && rt->by_id[s->id & 0xffff] == s)
 		rt->by_id[s->id & 0xffff] = NULL;
+	gl_revive_forget(rt, s);
 	gl_sock_fork_data_free(s);
 	free(s->rxq);
 	free(s);

@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include <tochain/srpc.h>
+
 #include "gl_rt.h"
+
+struct gl_revive_rec;
 
 struct gl_sock {
 	uint32_t id;		/* TOE socket id */
@@ -49,6 +53,9 @@ struct gl_sock {
 	size_t frozen_bytes;
 	uint8_t *fk, *pre;
 	size_t fk_len, pre_len, pre_off;
+	struct gl_revive_rec *rv;	/* what a new TOE must be told (gl_revive.c) */
+	bool has_secret;	/* secret was given to the TOE (srpc.h) and is in its fds */
+	uint8_t secret[SRPC_SECRET_LEN];
 };
 
 /* The socket of TOE id @id, or NULL.  Inline: the pump looks up every buffer. */

@@ -58,6 +58,7 @@
 #include <tochain/util.h>
 
 #include "gl_real.h"
+#include "gl_revive.h"
 #include "gl_rt.h"
 #include "gl_wait.h"
 #include "gl_wake.h"
@@ -170,6 +171,8 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 	int r, err = 0;
 
 	if (!rt->attached || rt->broken) {
+		if (rt->lost && (timeout_ms < 0 || timeout_ms > GL_REVIVE_MS))
+			timeout_ms = GL_REVIVE_MS;	/* the caller looks for a new TOE (gl_revive.c) */
 		gl_rt_unlock();
 		r = real_wait(pfd, n, timeout_ms, mask);
 		err = errno;
@@ -243,7 +246,7 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 		rt->kick_free[rt->nkick_free++] = me.kfd;
 	}
 	if (r > 0 && all[1].revents) {
-		rt->broken = true;	/* the TOE went away: calls fail, never hang */
+		rt->hup = true;	/* the TOE went away: the pump resets or breaks (gl_revive.c) */
 		gl_wait_wake_all(rt);
 	}
 	if (r > 0 && all[0].revents) {

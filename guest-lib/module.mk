@@ -6,7 +6,8 @@ GL_SRCS := guest-lib/gl_real.c guest-lib/gl_user.c guest-lib/gl_vm.c guest-lib/g
 	guest-lib/gl_fd.c guest-lib/gl_wait.c guest-lib/gl_sock.c guest-lib/gl_claim.c \
 	guest-lib/gl_chan.c guest-lib/gl_send.c guest-lib/gl_recv.c guest-lib/gl_ctl.c \
 	guest-lib/gl_poll.c guest-lib/gl_epoll.c guest-lib/gl_fork.c guest-lib/gl_exec.c \
-	guest-lib/gl_api.c guest-lib/gl_api_wait.c guest-lib/gl_dns.c guest-lib/gl_resolv.c
+	guest-lib/gl_api.c guest-lib/gl_api_wait.c guest-lib/gl_dns.c guest-lib/gl_resolv.c \
+	guest-lib/gl_revive.c
 GL_SO := $(BUILD)/lib/libtochain-preload.so
 GL_SO_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \

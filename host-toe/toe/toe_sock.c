@@ -686,6 +686,28 @@ static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
 	return NULL;
 }
 
+/* ADOPT(a=2): @id if @secret (SRPC_SECRET_LEN bytes, the request's copy) is its secret. */
+static struct toe_sock *secret_sock(struct toe *t, uint32_t id, const uint8_t *secret)
+{
+	struct toe_sock *s = toe_sock_get(t, id);
+	uint8_t diff = 0;
+
+	if (!s || s->closing || !s->has_secret)
+		return NULL;
+	for (int i = 0; i < SRPC_SECRET_LEN; i++)	/* no early exit: no timing to learn from */
+		diff |= (uint8_t)(s->secret[i] ^ secret[i]);
+	return diff ? NULL : s;
+}
+
+/* The secret a SOCKET or ACCEPT request gave the socket it makes, if any. */
+static void set_secret(struct toe_sock *s, const struct srpc_msg *m)
+{
+	if (m->dlen != SRPC_SECRET_LEN)
+		return;
+	memcpy(s->secret, m->data, SRPC_SECRET_LEN);
+	s->has_secret = true;
+}
+
 /* Holder @ch becomes the owner of @s: EV_OWNER to it (and to the old owner), resume reading. */
 static void take(struct toe *t, struct toe_sock *s, uint32_t ch)
 {
@@ -772,6 +794,8 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		s = sock_of(t, ch, m->sock);
 		if (!s && m->type == SRPC_REQ_ADOPT && m->a == 1)
 			s = heir_sock(t, ch, m->sock);
+		if (!s && m->type == SRPC_REQ_ADOPT && m->a == 2)
+			s = secret_sock(t, m->sock, m->data);
 		if (!s) {
 			toe_chan_respond(t, ch, m->tag, m->sock, -EBADF, 0, NULL, 0);
 			return;
@@ -791,6 +815,7 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			close(fd);
 			break;
 		}
+		set_secret(s, m);
 		if (m->b == SOCK_DGRAM) {
 			s->dgram = true;
 			s->connected = true;	/* data may flow from the start */
@@ -840,6 +865,7 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			break;
 		}
 		n->connected = true;
+		set_secret(n, m);
 		toe_flow_open(t, n, &ss, CH_FLOW_ESTABLISHED);
 		sock_arm(t, n);
 		pfd.fd = s->fd;
@@ -920,7 +946,7 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		return;
 	case SRPC_REQ_ADOPT:
 		s->chans |= 1ull << ch;
-		if (m->a == 1)	/* exec: the new image is where the data must go */
+		if (m->a != 0)	/* exec: the new image is where the data must go */
 			take(t, s, ch);
 		ret = 0;
 		break;

@@ -11,8 +11,9 @@
  * connect results.  A channel holds a socket only if it created it
  * (SOCKET, ACCEPT), was named in a FORK by a holder (the named channel
  * must be fresh: attached, no request of its own, never named before),
- * or is the exec heir a holder named on its own UNIX connection (ADOPT
- * a=1).  Any other request naming a socket the channel does not hold is
+ * is the exec heir a holder named on its own UNIX connection (ADOPT
+ * a=1), or sent the socket's secret, which only processes holding its
+ * placeholder fd can read (ADOPT a=2, srpc.h).  Any other request naming a socket the channel does not hold is
  * EBADF.  FORK parks the parent's connected streams (not read) until a
  * holder TAKEs them, and is answered once none of the parent's data is
  * between a kernel socket and its RX ring.  TAKE makes the caller the
@@ -58,6 +59,8 @@ struct toe_sock {
 	bool parked;		/* forked: not read until a holder TAKEs it (ownership rules) */
 	/* listeners, per channel bit (toe_ready.h): state wanted, last told, event out */
 	uint64_t rdy_want, rdy_sent, rdy_busy;
+	bool has_secret;	/* the guest gave it a secret (srpc.h): ADOPT(a=2) may take it */
+	uint8_t secret[SRPC_SECRET_LEN];
 	/*
 	 * TCP_CORK/TCP_NODELAY apply after the bytes the guest queued before
 	 * them (nginx: cork, header, sendfile, uncork): tx_in counts stream

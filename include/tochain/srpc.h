@@ -53,10 +53,12 @@
 
 enum srpc_type {
 	/* requests, guest -> TOE */
-	SRPC_REQ_SOCKET		= 1,	/* a=domain b=SOCK_STREAM|SOCK_DGRAM c=protocol; ret = socket id */
+	SRPC_REQ_SOCKET		= 1,	/* a=domain b=SOCK_STREAM|SOCK_DGRAM c=protocol,
+					   data = its secret (optional, below); ret = socket id */
 	SRPC_REQ_BIND		= 2,	/* sock, data = sockaddr */
 	SRPC_REQ_LISTEN		= 3,	/* sock, a=backlog */
-	SRPC_REQ_ACCEPT		= 4,	/* sock; ret = new id or -EAGAIN, data = peer */
+	SRPC_REQ_ACCEPT		= 4,	/* sock, data = the new socket's secret (optional);
+					   ret = new id or -EAGAIN, data = peer */
 	SRPC_REQ_CONNECT	= 5,	/* sock, data = sockaddr; 0, -EINPROGRESS, -errno */
 	SRPC_REQ_SHUTDOWN	= 6,	/* sock, a=how (after the guest's queued data) */
 	SRPC_REQ_CLOSE		= 7,	/* sock: this channel drops its reference */
@@ -64,7 +66,8 @@ enum srpc_type {
 	SRPC_REQ_GETSOCKOPT	= 9,	/* sock, a=level b=name c=optlen; data = value */
 	SRPC_REQ_GETSOCKNAME	= 10,	/* sock; data = sockaddr */
 	SRPC_REQ_GETPEERNAME	= 11,	/* sock; data = sockaddr */
-	SRPC_REQ_ADOPT		= 12,	/* sock, a=1 (exec): an heir takes a reference and the data */
+	SRPC_REQ_ADOPT		= 12,	/* sock, a=1 (exec): an heir takes a reference and the data;
+					   a=2: the same for whoever sends its secret as data */
 	SRPC_REQ_FORK		= 13,	/* sock 0, a=channel b=its epoch: it inherits our sockets */
 	SRPC_REQ_TAKE		= 14,	/* sock: a holder becomes its owner (EV_OWNER first) */
 	SRPC_REQ_LAST		= SRPC_REQ_TAKE,
@@ -137,6 +140,18 @@ struct srpc_heir {
 	__u32 channel;		/* the heir: the new image's channel */
 	__u32 epoch;		/* its epoch */
 };
+
+/*
+ * A socket's secret: SRPC_SECRET_LEN random bytes the guest chooses when
+ * it asks for the socket (SOCKET, ACCEPT) and writes into the placeholder
+ * fd that stands for it (guest-lib/gl_fd.c), so that exactly the
+ * processes the program gives that fd to can read it.  ADOPT(a=2) with
+ * the secret lets a new image take a socket it inherited across exec
+ * when it cannot name itself heir (the program closed the old channel's
+ * connection, as subprocess's close_fds does; inside a VM there is none).
+ * A socket created without one can only be adopted by an heir.
+ */
+#define SRPC_SECRET_LEN		16
 
 /*
  * Flags of a guest data buffer on TX (struct tcr_desc.flags, written by

@@ -159,7 +159,7 @@ int srpc_decode_req(const void *buf, size_t len, struct srpc_req *out)
 
 	switch (m->type) {
 	case SRPC_REQ_SOCKET:
-		if (m->dlen)
+		if (m->dlen && m->dlen != SRPC_SECRET_LEN)
 			return -EINVAL;
 		if (m->a != AF_INET && m->a != AF_INET6)
 			return -EAFNOSUPPORT;
@@ -185,7 +185,13 @@ int srpc_decode_req(const void *buf, size_t len, struct srpc_req *out)
 		if (m->dlen || m->c < 0)
 			return -EINVAL;
 		return srpc_check_sockopt(m->a, m->b, (size_t)m->c, false);
-	default:	/* LISTEN, ACCEPT, CLOSE, GET*NAME, ADOPT: no data */
+	case SRPC_REQ_ACCEPT:
+		return m->dlen && m->dlen != SRPC_SECRET_LEN ? -EINVAL : 0;
+	case SRPC_REQ_ADOPT:
+		if (m->a == 2)
+			return m->dlen == SRPC_SECRET_LEN ? 0 : -EINVAL;
+		return m->dlen ? -EINVAL : 0;
+	default:	/* LISTEN, CLOSE, GET*NAME, TAKE: no data */
 		return m->dlen ? -EINVAL : 0;
 	}
 }

@@ -221,6 +221,33 @@ START_TEST(test_fork_take)
 }
 END_TEST
 
+/* A socket's secret: SOCKET and ACCEPT may carry one, ADOPT(a=2) must. */
+START_TEST(test_secrets)
+{
+	static const uint8_t sec[SRPC_SECRET_LEN + 1] = "0123456789abcdef";
+	struct srpc_msg m;
+	struct srpc_req r;
+
+	srpc_encode(&m, SRPC_REQ_SOCKET, 1, 0, AF_INET, SOCK_STREAM, 0, sec, SRPC_SECRET_LEN);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	ck_assert_mem_eq(r.m.data, sec, SRPC_SECRET_LEN);
+	srpc_encode(&m, SRPC_REQ_SOCKET, 1, 0, AF_INET, SOCK_STREAM, 0, sec, SRPC_SECRET_LEN - 1);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_ACCEPT, 1, 9, 0, 0, 0, sec, SRPC_SECRET_LEN);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	srpc_encode(&m, SRPC_REQ_ACCEPT, 1, 9, 0, 0, 0, sec, SRPC_SECRET_LEN + 1);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_ADOPT, 1, 9, 2, 0, 0, sec, SRPC_SECRET_LEN);
+	ck_assert_int_eq(roundtrip(&m, &r), 0);
+	srpc_encode(&m, SRPC_REQ_ADOPT, 1, 9, 2, 0, 0, NULL, 0);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_ADOPT, 1, 9, 1, 0, 0, sec, SRPC_SECRET_LEN);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+	srpc_encode(&m, SRPC_REQ_LISTEN, 1, 9, 5, 0, 0, sec, SRPC_SECRET_LEN);
+	ck_assert_int_eq(roundtrip(&m, &r), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_guest_decoder)
 {
 	struct srpc_msg m, out;
@@ -283,6 +310,7 @@ int main(void)
 	tcase_add_test(tc, test_sockopts);
 	tcase_add_test(tc, test_shutdown_how);
 	tcase_add_test(tc, test_fork_take);
+	tcase_add_test(tc, test_secrets);
 	tcase_add_test(tc, test_guest_decoder);
 	tcase_add_test(tc, test_random_garbage);
 	suite_add_tcase(s, tc);

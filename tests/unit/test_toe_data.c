@@ -47,6 +47,33 @@ static uint32_t next_data(struct guest *g, struct tcr_desc *d)
 }
 
 /*
+ * A listener of @p on loopback made with secret @sec (SRPC_SECRET_LEN
+ * bytes, or NULL), a kernel client connected to it (*@c), accepted with
+ * @sec too: the connection's id.
+ */
+static uint32_t accepted(struct guest *p, const uint8_t *sec, int *c)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	size_t sl = sec ? SRPC_SECRET_LEN : 0;
+	struct srpc_msg r;
+	uint32_t lid;
+
+	ck_assert_int_eq(request(p, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, sec, sl, &r), 0);
+	lid = (uint32_t)r.a;
+	ck_assert_int_eq(request(p, SRPC_REQ_BIND, lid, 0, 0, 0, &sin, sizeof(sin), &r), 0);
+	ck_assert_int_eq(request(p, SRPC_REQ_LISTEN, lid, 5, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(request(p, SRPC_REQ_GETSOCKNAME, lid, 0, 0, 0, NULL, 0, &r), 0);
+	memcpy(&sin, r.data, sizeof(sin));
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(*c, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(next_msg(p, &r), 0);
+	ck_assert_int_eq(r.type, SRPC_EV_ACCEPTABLE);
+	ck_assert_int_eq(request(p, SRPC_REQ_ACCEPT, lid, 0, 0, 0, sec, sl, &r), 0);
+	ck_assert_int_gt(r.a, 0);
+	return (uint32_t)r.a;
+}
+
+/*
  * Socket ownership (toe_sock.h): a channel that never held a socket cannot
  * reach it (ADOPT, TAKE, any call: EBADF); FORK names only a fresh
  * channel, once; the forked connection is parked until the child TAKEs
@@ -59,28 +86,15 @@ START_TEST(test_fork_ownership)
 {
 	struct guest p, k, x;
 	struct srpc_msg r;
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct srpc_heir h = { SRPC_HEIR_MAGIC, SRPC_VERSION, 0, 0 };
 	struct tcr_desc d;
-	uint32_t lid, cid, idx;
+	uint32_t cid, idx;
 	int32_t hret;
 	char buf[8];
 	int c;
 
 	ck_assert_int_eq(attach(&p), 0);
-	ck_assert_int_eq(request(&p, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
-	lid = (uint32_t)r.a;
-	ck_assert_int_eq(request(&p, SRPC_REQ_BIND, lid, 0, 0, 0, &sin, sizeof(sin), &r), 0);
-	ck_assert_int_eq(request(&p, SRPC_REQ_LISTEN, lid, 5, 0, 0, NULL, 0, &r), 0);
-	ck_assert_int_eq(request(&p, SRPC_REQ_GETSOCKNAME, lid, 0, 0, 0, NULL, 0, &r), 0);
-	memcpy(&sin, r.data, sizeof(sin));
-	c = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(c, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(next_msg(&p, &r), 0);
-	ck_assert_int_eq(r.type, SRPC_EV_ACCEPTABLE);
-	ck_assert_int_eq(request(&p, SRPC_REQ_ACCEPT, lid, 0, 0, 0, NULL, 0, &r), 0);
-	ck_assert_int_gt(r.a, 0);
-	cid = (uint32_t)r.a;
+	cid = accepted(&p, NULL, &c);
 
 	/* a stranger: never held it */
 	ck_assert_int_eq(attach(&x), 0);
@@ -205,6 +219,49 @@ END_TEST
  * that datagram and nothing else; a datagram larger than a buffer
  * arrives cut with SRPC_DGRAM_TRUNC.
  */
+/*
+ * exec with a secret (srpc.h): a socket made with one can be ADOPTed
+ * (a=2) by a channel that never held it only with that secret; a wrong
+ * one or none is EBADF, and a socket made without one cannot be taken
+ * that way at all.  The adopter becomes the owner.
+ */
+START_TEST(test_adopt_secret)
+{
+	static const uint8_t sec[SRPC_SECRET_LEN] = "the secret 0123";
+	static const uint8_t bad[SRPC_SECRET_LEN] = "the secret 0124";
+	struct guest p, x;
+	struct srpc_msg r, m;
+	uint32_t cid, plain;
+	int c;
+
+	ck_assert_int_eq(attach(&p), 0);
+	ck_assert_int_eq(request(&p, SRPC_REQ_SOCKET, 0, AF_INET, SOCK_STREAM, 0, NULL, 0, &r), 0);
+	plain = (uint32_t)r.a;
+	cid = accepted(&p, sec, &c);
+
+	ck_assert_int_eq(attach(&x), 0);
+	ck_assert_int_eq(request(&x, SRPC_REQ_ADOPT, cid, 2, 0, 0, bad, sizeof(bad), &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);
+	ck_assert_int_eq(request(&x, SRPC_REQ_ADOPT, cid, 1, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);	/* no heir either */
+	ck_assert_int_eq(request(&x, SRPC_REQ_ADOPT, plain, 2, 0, 0, sec, sizeof(sec), &r), 0);
+	ck_assert_int_eq(r.a, -EBADF);	/* made without a secret */
+	srpc_encode(&m, SRPC_REQ_ADOPT, ++x.tag, cid, 2, 0, 0, sec, sizeof(sec));
+	put(&x, take(&x), TCR_OP_CTRL, 0, &m, (uint32_t)srpc_msg_size(&m));
+	ck_assert_int_eq(next_msg(&x, &r), 0);
+	ck_assert_int_eq(r.type, SRPC_EV_OWNER);	/* the adopter owns it */
+	ck_assert_int_eq(r.a, 1);
+	ck_assert_int_eq(next_msg(&x, &r), 0);
+	ck_assert_int_eq(r.type, SRPC_RESP);
+	ck_assert_int_eq(r.a, 0);
+	ck_assert_int_eq(request(&x, SRPC_REQ_GETPEERNAME, cid, 0, 0, 0, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.a, 0);
+	close(c);
+	detach(&x);
+	detach(&p);
+}
+END_TEST
+
 START_TEST(test_udp_datagrams)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -556,6 +613,7 @@ int main(void)
 	tcase_add_test(tc, test_udp_datagrams);
 	tcase_add_test(tc, test_hoarding_guest);
 	tcase_add_test(tc, test_fork_ownership);
+	tcase_add_test(tc, test_adopt_secret);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
