@@ -60,7 +60,7 @@
 enum tr_state { TS_OPEN, TS_LISTEN, TS_CONN };
 
 struct tr_sock {
-	int ref;		/* table, listener thread, calls in flight (tr.mu) */
+	int ref;		/* table, listener thread, calls in flight, its maker (tr.mu) */
 	enum tr_state state;	/* (tr.mu) */
 	int off;		/* the offloaded socket */
 	int a;			/* our end of the socketpair */
@@ -187,7 +187,7 @@ static struct tr_sock *ts_new(int off, int a, int b, enum tr_state st)
 
 	if (!s)
 		return NULL;
-	s->ref = 1;	/* the table's, once placed */
+	s->ref = 1;	/* the caller's; ts_place adds the table's */
 	s->off = off;
 	s->a = a;
 	s->b = b;
@@ -206,9 +206,12 @@ static bool fd_unused(pid_t pid, int n)
 }
 
 /*
- * Put @s in the table and @progfd into the program at that number,
- * answering the call with it.  On failure @s is not in the table (the
- * caller still owns it) and the answer is the caller's: -errno.
+ * Put @s in the table (with a reference of its own) and @progfd into the
+ * program at that number, answering the call with it.  On failure @s is
+ * not in the table and the answer is the caller's: -errno.  Either way
+ * the caller keeps its own reference: once the answer is sent, the
+ * program may close the number at once (a server that forks a child per
+ * connection does), and that close drops only the table's.
  */
 static int ts_place(const struct seccomp_notif *req, struct tr_sock *s, int progfd, bool cloexec)
 {
@@ -229,13 +232,17 @@ static int ts_place(const struct seccomp_notif *req, struct tr_sock *s, int prog
 		return -EMFILE;
 	}
 	tr.tab[i] = s;
+	s->ref++;	/* the table's */
 	pthread_mutex_unlock(&tr.mu);
 	add.newfd = (uint32_t)(tr.r.base + i);
 	ret = ioctl(tr.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	if (ret < 0) {
 		ret = -errno;
 		pthread_mutex_lock(&tr.mu);
-		tr.tab[i] = NULL;
+		if (tr.tab[i] == s) {
+			tr.tab[i] = NULL;
+			s->ref--;	/* not the last: the caller's is left */
+		}
 		pthread_mutex_unlock(&tr.mu);
 	}
 	return ret;
@@ -327,11 +334,8 @@ static struct tr_res do_socket(const struct seccomp_notif *req)
 		return ERR(ENOMEM);
 	}
 	ret = ts_place(req, s, sv[1], type & SOCK_CLOEXEC);
-	if (ret < 0) {
-		ts_put(s);
-		return ERR(-ret);
-	}
-	return SENT;
+	ts_put(s);
+	return ret < 0 ? ERR(-ret) : SENT;
 }
 
 static struct tr_res do_bind(struct tr_sock *s, const struct seccomp_notif *req)
@@ -425,8 +429,7 @@ static struct tr_res do_accept(struct tr_sock *s, const struct seccomp_notif *re
 		/* Keep the connection for the next accept (the call was interrupted). */
 		if (n) {
 			n->off = -1;	/* not its any more */
-			n->a = sv[0];
-			ts_put(n);
+			ts_put(n);	/* closes sv[0] */
 		} else {
 			close(sv[0]);
 		}
@@ -439,8 +442,10 @@ static struct tr_res do_accept(struct tr_sock *s, const struct seccomp_notif *re
 		tr_token_refresh(s);
 		return ret == -ENOENT ? SENT : ERR(-ret);
 	}
+	/* c and sv[0] are n's, and n is ours until here, whatever the program did meanwhile. */
 	if (gl_trap_relay_add(dup(c), dup(sv[0])) < 0)
 		shutdown(sv[0], SHUT_RDWR);
+	ts_put(n);
 	tr_token_refresh(s);
 	return SENT;
 }
