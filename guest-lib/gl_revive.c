@@ -27,8 +27,10 @@
  * Inside a VM the runtime cannot attach a channel itself (the link does,
  * gl_vm.c): there a lost TOE still breaks the runtime (ENETDOWN).
  * Several processes that share a listener (nginx's master and workers)
- * each re-create it: the first bind wins, the others' copies stay
- * closed (EADDRINUSE is not reported; their accept waits on nothing).
+ * or a bound datagram socket each re-create it with its secret: the
+ * first bind wins, and the TOE makes the others holders of that socket
+ * (their BIND or LISTEN is answered with its id, joined()), so they
+ * share it again as the fork had made them share the old one.
  *
  * mu held throughout (gl_rt.c).
  */
@@ -213,6 +215,34 @@ static void recreate_failed(struct gl_rt *rt, struct gl_sock *s)
 	s->id = 0;
 }
 
+/*
+ * The TOE answered BIND or LISTEN (@w) of @s: with b > 0 it found the
+ * socket a process sharing @s re-created first (the same secret, the same
+ * address) and made us its holder in place of ours, which it closed
+ * (host-toe/toe/toe_join.c).  Our object takes that id.  false: the id
+ * is not one we can take (the answer is not trusted further).
+ */
+static bool joined(struct gl_rt *rt, struct gl_sock *s, const struct gl_waiter *w)
+{
+	uint32_t id = (uint32_t)w->resp.b;
+
+	if (w->resp.b <= 0 || id == s->id)
+		return true;
+	if (rt->by_id[id & 0xffff]) {
+		gl_chan_post(rt, NULL, SRPC_REQ_CLOSE, id, 0, 0, 0, NULL, 0);
+		return false;
+	}
+	rt->by_id[s->id & 0xffff] = NULL;
+	s->id = id;
+	rt->by_id[id & 0xffff] = s;
+	if (s->listening) {
+		/* events of it may have been pumped before we knew the id: look (toe_join.c) */
+		s->acceptable = true;
+		s->rseq++;
+	}
+	return true;
+}
+
 /* Re-create @s (no peer) on the new TOE under the same object and fds. */
 static void recreate(struct gl_rt *rt, struct gl_sock *s)
 {
@@ -237,14 +267,15 @@ static void recreate(struct gl_rt *rt, struct gl_sock *s)
 			     0, r->opt[i].val, r->opt[i].len);
 	}
 	memset(&w, 0, sizeof(w));
-	if (r->bound_len && gl_chan_call(rt, &w, SRPC_REQ_BIND, s->id, 0, 0, 0, &r->bound,
-					 r->bound_len) != 0) {
+	if (r->bound_len && (gl_chan_call(rt, &w, SRPC_REQ_BIND, s->id, 0, 0, 0, &r->bound,
+					  r->bound_len) != 0 || !joined(rt, s, &w))) {
 		recreate_failed(rt, s);
 		return;
 	}
 	memset(&w, 0, sizeof(w));
 	if (r->listened &&
-	    gl_chan_call(rt, &w, SRPC_REQ_LISTEN, s->id, r->backlog, 0, 0, NULL, 0) != 0) {
+	    (gl_chan_call(rt, &w, SRPC_REQ_LISTEN, s->id, r->backlog, 0, 0, NULL, 0) != 0 ||
+	     !joined(rt, s, &w))) {
 		recreate_failed(rt, s);
 		return;
 	}

@@ -83,9 +83,13 @@ make -s --no-print-directory install-files DIST_NOBUILD=1 BUILD="$build" PREFIX=
 share=$work/root/usr/share/tochain
 { cat "$share/rules/fw/example.rules"; echo 'accept in udp dport 5300 comment "soak: the echo server"'; } \
 	>"$share/rules/fw/soak.rules"
-sed 's#rules/fw/example.rules#rules/fw/soak.rules#' "$share/examples/demo.topo" >"$share/examples/soak.topo"
+# nginx's workers run as nobody: after a TOE restart they attach to the
+# new TOE themselves, so the VM lets that user's group in
+sed -e 's#rules/fw/example.rules#rules/fw/soak.rules#' \
+	-e "s#^vm web1 .*#& guest-mode=0660 guest-group=$(id -gn nobody)#" \
+	"$share/examples/demo.topo" >"$share/examples/soak.topo"
 sed 's#hop=web-ids,web-waf#hop=web-ids hop=web-waf#' "$share/examples/soak.topo" >"$share/examples/soak-alt.topo"
-grep -q 'soak.rules' "$share/examples/soak.topo" && grep -q 'hop=web-ids hop=web-waf' "$share/examples/soak-alt.topo" ||
+grep -q 'soak.rules' "$share/examples/soak.topo" && grep -q '^vm web1 .*guest-group=' "$share/examples/soak.topo" && grep -q 'hop=web-ids hop=web-waf' "$share/examples/soak-alt.topo" ||
 	fail "demo.topo changed: the soak's topologies are not what they claim"
 topo=$share/examples/soak.topo
 sfc apply -f "$topo" | sed 's/^/   /'

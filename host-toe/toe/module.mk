@@ -1,6 +1,6 @@
 # host-toe/toe: tochain-toe, the per-VM TCP offload engine (toe_*), with its
 # chain stage (libtochain-chain.a) and control socket (lib/ctl, jansson).
-TOE_SRCS := host-toe/toe/toe.c host-toe/toe/toe_sock.c host-toe/toe/toe_ready.c host-toe/toe/toe_flow.c host-toe/toe/toe_chan.c host-toe/toe/toe_stage.c host-toe/toe/toe_chain.c host-toe/toe/toe_ctl.c host-toe/toe/toe_capture.c host-toe/toe/toe_capall.c host-toe/toe/toe_pcap.c host-toe/toe/toe_perm.c
+TOE_SRCS := host-toe/toe/toe.c host-toe/toe/toe_sock.c host-toe/toe/toe_ready.c host-toe/toe/toe_join.c host-toe/toe/toe_flow.c host-toe/toe/toe_chan.c host-toe/toe/toe_stage.c host-toe/toe/toe_chain.c host-toe/toe/toe_ctl.c host-toe/toe/toe_capture.c host-toe/toe/toe_capall.c host-toe/toe/toe_pcap.c host-toe/toe/toe_perm.c
 TOE_LIB := $(BUILD)/lib/libtochain-toe.a
 TOE_LDLIBS := $(CH_URCU_LIBS) -ljansson -lpthread
 LIBS += $(TOE_LIB)
@@ -17,7 +17,8 @@ $(eval $(call unit_test,test_toe_data,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_ctl,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_capture,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_ready,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o $(BUILD)/obj/tests/unit/test_toe_capture.o $(BUILD)/obj/tests/unit/test_toe_ready.o: CPPFLAGS += $(TOE_INC)
+$(eval $(call unit_test,test_toe_join,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o $(BUILD)/obj/tests/unit/test_toe_capture.o $(BUILD)/obj/tests/unit/test_toe_ready.o $(BUILD)/obj/tests/unit/test_toe_join.o: CPPFLAGS += $(TOE_INC)
 
 # Hostile guest for test 413: rewrites outbound payload after submitting it.
 $(eval $(call test_prog,toe-toctou,$(call objs,tests/progs/toe_toctou.c) $(SRPC_LIB) $(REGION_LIB)))

@@ -36,6 +36,7 @@
 #include "tochain/srpc.h"
 #include "toe_chan.h"
 #include "toe_flow.h"
+#include "toe_join.h"
 #include "toe_ready.h"
 #include "toe_sock.h"
 
@@ -686,17 +687,25 @@ static struct toe_sock *heir_sock(struct toe *t, uint32_t ch, uint32_t id)
 	return NULL;
 }
 
+bool toe_sock_secret_is(const struct toe_sock *s, const uint8_t *secret)
+{
+	uint8_t diff = 0;
+
+	if (!s->has_secret)
+		return false;
+	for (int i = 0; i < SRPC_SECRET_LEN; i++)	/* no early exit: no timing to learn from */
+		diff |= (uint8_t)(s->secret[i] ^ secret[i]);
+	return diff == 0;
+}
+
 /* ADOPT(a=2): @id if @secret (SRPC_SECRET_LEN bytes, the request's copy) is its secret. */
 static struct toe_sock *secret_sock(struct toe *t, uint32_t id, const uint8_t *secret)
 {
 	struct toe_sock *s = toe_sock_get(t, id);
-	uint8_t diff = 0;
 
-	if (!s || s->closing || !s->has_secret)
+	if (!s || s->closing || !toe_sock_secret_is(s, secret))
 		return NULL;
-	for (int i = 0; i < SRPC_SECRET_LEN; i++)	/* no early exit: no timing to learn from */
-		diff |= (uint8_t)(s->secret[i] ^ secret[i]);
-	return diff ? NULL : s;
+	return s;
 }
 
 /* The secret a SOCKET or ACCEPT request gave the socket it makes, if any. */
@@ -825,6 +834,9 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		break;
 	case SRPC_REQ_BIND:
 		ret = bind(s->fd, (const struct sockaddr *)&q->addr, q->addrlen) ? -errno : 0;
+		if (ret == -EADDRINUSE &&
+		    toe_join(t, ch, s, (const struct sockaddr *)&q->addr, q->addrlen, m->tag))
+			return;	/* answered: the caller holds its sibling instead */
 		break;
 	case SRPC_REQ_LISTEN:
 		if (s->dgram) {
@@ -832,6 +844,9 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			break;
 		}
 		ret = listen(s->fd, m->a) ? -errno : 0;
+		if (ret == -EADDRINUSE && !getsockname(s->fd, (struct sockaddr *)&ss, &sl) &&
+		    toe_join(t, ch, s, (const struct sockaddr *)&ss, sl, m->tag))
+			return;	/* as BIND */
 		if (!ret) {
 			s->listening = true;
 			s->accept_armed = true;

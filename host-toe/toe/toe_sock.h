@@ -95,6 +95,8 @@ struct toe_dgaddr {
 
 /* Socket @id, or NULL when no such socket is open. */
 struct toe_sock *toe_sock_get(struct toe *t, uint32_t id);
+/* Is @secret (SRPC_SECRET_LEN bytes) @s's secret?  Constant time. */
+bool toe_sock_secret_is(const struct toe_sock *s, const uint8_t *secret);
 /* Close @s now (queued buffers granted back, flow closed). */
 void toe_sock_free(struct toe *t, struct toe_sock *s);
 /* @s failed with @err: queued data dropped, EV_ERROR to its holders. */

@@ -55,8 +55,10 @@ enum srpc_type {
 	/* requests, guest -> TOE */
 	SRPC_REQ_SOCKET		= 1,	/* a=domain b=SOCK_STREAM|SOCK_DGRAM c=protocol,
 					   data = its secret (optional, below); ret = socket id */
-	SRPC_REQ_BIND		= 2,	/* sock, data = sockaddr */
-	SRPC_REQ_LISTEN		= 3,	/* sock, a=backlog */
+	SRPC_REQ_BIND		= 2,	/* sock, data = sockaddr; b of the answer > 0: joined */
+	SRPC_REQ_LISTEN		= 3,	/* sock, a=backlog; b as BIND: on EADDRINUSE the caller
+					   became a holder of the socket with sock's secret bound
+					   there, id b (sock is closed; host-toe/toe/toe_join.c) */
 	SRPC_REQ_ACCEPT		= 4,	/* sock, data = the new socket's secret (optional);
 					   ret = new id or -EAGAIN, data = peer */
 	SRPC_REQ_CONNECT	= 5,	/* sock, data = sockaddr; 0, -EINPROGRESS, -errno */
