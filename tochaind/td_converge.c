@@ -149,6 +149,8 @@ int td_converge(struct daemon *d, struct td_state *st, struct td_vm *vm,
 			td_vnfinst_stop(d, vm, in->vnf, in->pid);
 		td_state_drop_inst(st, in);
 	}
+	/* 5. the chains are the TOE's: it may serve (held since its start, td_vm.c) */
+	td_toe_ready(vm);
 	rc = 0;
 out:
 	json_decref(ls);

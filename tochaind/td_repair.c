@@ -28,8 +28,10 @@ static void repair(struct daemon *d, unsigned int i)
 	struct td_vm *vm = &d->st.vms[i];
 	char err[512];
 
-	if (!vm_has_work(d, vm->name))
+	if (!vm_has_work(d, vm->name)) {
+		td_toe_ready(vm);	/* no chains to wait for */
 		return;
+	}
 	if (td_converge(d, &d->st, vm, NULL, err, sizeof(err))) {
 		td_log("%s (retrying in %d ms)", err, REPAIR_BACKOFF_MS);
 		d->retry_ms[i] = (long long)tu_now_ms() + REPAIR_BACKOFF_MS;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tochain/ctl_proto.h"
+#include "td_priv.h"
 #include "td_toe.h"
 
 json_t *td_toe_call(const struct td_vm *vm, const char *cmd, json_t *args, char *err,
@@ -36,6 +37,20 @@ json_t *td_toe_call(const struct td_vm *vm, const char *cmd, json_t *args, char 
 		return NULL;
 	}
 	return res;
+}
+
+void td_toe_ready(const struct td_vm *vm)
+{
+	char err[512];
+	json_t *r = td_toe_call(vm, "chains.ready", NULL, err, sizeof(err));
+
+	if (!r) {
+		td_log("%s (its TOE stays held)", err);
+		return;
+	}
+	if (json_is_true(json_object_get(r, "was_held")))
+		td_log("vm %s: chains set, the TOE serves inbound connections", vm->name);
+	json_decref(r);
 }
 
 json_t *td_toe_find(json_t *list, const char *key, const char *val)

@@ -22,6 +22,13 @@
 json_t *td_toe_call(const struct td_vm *vm, const char *cmd, json_t *args, char *err,
 		    size_t errlen);
 
+/*
+ * @vm's chains are set (or it has none): its TOE, started with --hold
+ * (td_vm.c), may serve inbound connections now (chains.ready).  Logs
+ * a failure: the TOE then stays held, fail-closed, until the next try.
+ */
+void td_toe_ready(const struct td_vm *vm);
+
 /* The object of array @list whose string member @key is @val, or NULL. */
 json_t *td_toe_find(json_t *list, const char *key, const char *val);
 

@@ -22,6 +22,7 @@
 #include "td_libvirt.h"
 #include "td_link.h"
 #include "td_priv.h"
+#include "td_toe.h"
 #include "td_vm.h"
 #include "tochain/util.h"
 
@@ -168,9 +169,13 @@ int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, si
 		{
 			const char *argv[24] = { "tochain-toe", "--region", vm->region, "--name",
 						 vm->name, "--nbufs", nbufs, "--slot-size", slot,
-						 "--channels", chans, "--ready-fd", "3" };
+						 "--channels", chans, "--ready-fd", "3",
+						 "--hold" };
 			char mode[12];
-			size_t argc = 13;
+			size_t argc = 14;
+
+			/* "--hold": nothing inbound is served until the chains are set
+			 * (td_toe_ready): after a restart, before td_repair.c set them */
 
 			/* who in the guest may use it (td_guest.h) */
 			td_guest_toe_args(vm->guest_mode, vm->guest_group, mode, argv, &argc);
@@ -478,6 +483,7 @@ json_t *td_vm_cmd_add(struct daemon *d, json_t *args)
 		return ctl_reply_fail("vm '%s': out of memory", name);
 	if (td_vm_create(d->cfg, &vm, err, sizeof(err)))
 		return ctl_reply_fail("vm '%s': %s", name, err);
+	td_toe_ready(&vm);	/* a new VM has no chains yet */
 	if (domain) {
 		char shm[128];
 

@@ -27,7 +27,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: tochain-toe --region PATH --name NAME [--nbufs N] [--slot-size BYTES]\n"
 		   "                   [--channels N] [--ready-fd FD] [--verbose]\n"
-		   "                   [--guest-mode MODE] [--guest-group GROUP]\n");
+		   "                   [--guest-mode MODE] [--guest-group GROUP] [--hold]\n"
+		   "  --hold  accept and read nothing inbound until the control command\n"
+		   "          chains.ready (tochaind's TOEs: the VM's chains are set first)\n");
 }
 
 int main(int argc, char **argv)
@@ -42,6 +44,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "guest-mode", required_argument, NULL, 'm' },
 		{ "guest-group", required_argument, NULL, 'g' },
+		{ "hold", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -56,6 +59,7 @@ int main(int argc, char **argv)
 		case 'r': p.region_path = optarg; break;
 		case 'n': p.name = optarg; break;
 		case 'v': p.verbose = true; break;
+		case 'H': p.hold = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'm': {
 			char *end;

@@ -1,6 +1,6 @@
 # host-toe/toe: tochain-toe, the per-VM TCP offload engine (toe_*), with its
 # chain stage (libtochain-chain.a) and control socket (lib/ctl, jansson).
-TOE_SRCS := host-toe/toe/toe.c host-toe/toe/toe_sock.c host-toe/toe/toe_ready.c host-toe/toe/toe_join.c host-toe/toe/toe_flow.c host-toe/toe/toe_chan.c host-toe/toe/toe_stage.c host-toe/toe/toe_chain.c host-toe/toe/toe_ctl.c host-toe/toe/toe_capture.c host-toe/toe/toe_capall.c host-toe/toe/toe_pcap.c host-toe/toe/toe_perm.c
+TOE_SRCS := host-toe/toe/toe.c host-toe/toe/toe_sock.c host-toe/toe/toe_ready.c host-toe/toe/toe_join.c host-toe/toe/toe_flow.c host-toe/toe/toe_chan.c host-toe/toe/toe_stage.c host-toe/toe/toe_chain.c host-toe/toe/toe_ctl.c host-toe/toe/toe_capture.c host-toe/toe/toe_capall.c host-toe/toe/toe_pcap.c host-toe/toe/toe_perm.c host-toe/toe/toe_hold.c
 TOE_LIB := $(BUILD)/lib/libtochain-toe.a
 TOE_LDLIBS := $(CH_URCU_LIBS) -ljansson -lpthread
 LIBS += $(TOE_LIB)

@@ -35,6 +35,7 @@
 #include "tochain/srpc.h"
 #include "toe_chan.h"
 #include "toe_flow.h"
+#include "toe_hold.h"
 #include "toe_perm.h"
 #include "toe_sock.h"
 #include "toe_ready.h"
@@ -233,12 +234,19 @@ struct toe *toe_create(const struct toe_params *p)
 		err = toe_chain_notify_fd(t->tc) < 0 ? EMFILE : errno;
 		goto out_chain;
 	}
+	t->held = p->hold;
+	t->hold = toe_hold_create(p->hold);
+	ev.data.u64 = EV_KEY(EV_HOLD, 0);
+	if (!t->hold || epoll_ctl(t->epfd, EPOLL_CTL_ADD, toe_hold_fd(t->hold), &ev)) {
+		err = errno;
+		goto out_hold;
+	}
 	t->cap = toe_capture_create(p->max_socks, p->slot_size, cap_alive, t);
 	if (!t->cap) {
 		err = errno;
-		goto out_chain;
+		goto out_hold;
 	}
-	t->ctl = toe_ctl_start(t->ctl_path, p->name, t->tc, t->cap);
+	t->ctl = toe_ctl_start(t->ctl_path, p->name, t->tc, t->cap, t->hold);
 	if (!t->ctl) {
 		err = errno;
 		goto out_capture;
@@ -247,6 +255,8 @@ struct toe *toe_create(const struct toe_params *p)
 
 out_capture:
 	toe_capture_destroy(t->cap);
+out_hold:
+	toe_hold_destroy(t->hold);
 out_chain:
 	toe_chain_destroy(t->tc);
 out_unlink:
@@ -401,6 +411,12 @@ int toe_run(struct toe *t)
 					/* already cleared */
 				}
 				break;
+			case EV_HOLD:
+				if (!toe_hold_held(t->hold) && t->held) {
+					t->held = false;
+					toe_sock_unhold(t);
+				}
+				break;
 			}
 		}
 		busy = false;
@@ -433,6 +449,7 @@ void toe_destroy(struct toe *t)
 		if (t->hello[i].fd >= 0)
 			toe_chan_hello_drop(t, i);
 	toe_chain_destroy(t->tc);	/* stops the scheduler: nothing reads the region now */
+	toe_hold_destroy(t->hold);
 	tcr_region_kill(t->r);
 	unlink(t->sock_path);
 	close(t->sfd);

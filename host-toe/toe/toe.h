@@ -44,6 +44,7 @@ struct toe_params {
 					   bits only): which users of a stand-in VM may
 					   use the runtime (toe_perm.c) */
 	long guest_gid;			/* -1, or the group given those files */
+	bool hold;			/* nothing inbound until chains.ready (toe_hold.h) */
 	bool verbose;
 };
 

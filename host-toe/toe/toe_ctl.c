@@ -28,6 +28,7 @@ struct toe_ctl {
 	char name[64];
 	struct toe_chain *tc;
 	struct toe_capture *cap;
+	struct toe_hold *hold;
 	int lfd, stop_fd;
 	pthread_t thread;
 };
@@ -455,6 +456,9 @@ static json_t *dispatch(struct toe_ctl *c, json_t *req)
 		v = cmd_capture_set(c, args);
 	else if (!strcmp(cmd, "capture.show"))
 		v = cmd_capture_show(c);
+	else if (!strcmp(cmd, "chains.ready"))	/* the chains are set: serve (toe_hold.h) */
+		v = ctl_reply_ok(json_pack("{s:b}", "was_held",
+					   c->hold && toe_hold_release(c->hold)));
 	else
 		v = ctl_reply_fail("unknown command %.64s", cmd);
 	json_decref(args);
@@ -500,7 +504,7 @@ static void *ctl_main(void *arg)
 }
 
 struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_chain *tc,
-			      struct toe_capture *cap)
+			      struct toe_capture *cap, struct toe_hold *hold)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct toe_ctl *c;
@@ -518,6 +522,7 @@ struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_cha
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->tc = tc;
 	c->cap = cap;
+	c->hold = hold;
 	strcpy(sun.sun_path, path);
 	c->stop_fd = eventfd(0, EFD_CLOEXEC);
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -15,16 +15,18 @@
 
 #include "toe_capture.h"
 #include "toe_chain.h"
+#include "toe_hold.h"
 
 struct toe_ctl;
 
 /*
  * Bind @path (mode 0600) and start the thread serving it for VM @name.
- * @cap: the capture facility (NULL: capture.* refused).  The socket
+ * @cap: the capture facility (NULL: capture.* refused).  @hold: released
+ * by chains.ready (NULL: nothing to release).  The socket
  * accepts connections when this returns.  NULL with errno.
  */
 struct toe_ctl *toe_ctl_start(const char *path, const char *name, struct toe_chain *tc,
-			      struct toe_capture *cap);
+			      struct toe_capture *cap, struct toe_hold *hold);
 /* Stop the thread, close and remove the socket. */
 void toe_ctl_stop(struct toe_ctl *c);
 

@@ -52,7 +52,8 @@
 #include "toe_chain.h"
 #include "toe_ctl.h"
 
-enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO, EV_CHAIN };
+enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO, EV_CHAIN,
+	       EV_HOLD };
 #define HELLO_MAX	16	/* attach connections waiting for their hello */
 #define HELLO_TIMEOUT_S	2
 #define EV_KEY(kind, idx)	(((uint64_t)(kind) << 32) | (uint32_t)(idx))
@@ -83,6 +84,8 @@ struct toe {
 	char *sock_path;
 	int epfd, lfd, sfd;
 	bool stop;
+	bool held;	/* toe_hold.h: no accept, no read; the TOE thread's copy */
+	struct toe_hold *hold;
 	struct tcr_spin spin;	/* the event loop's poll before it sleeps (toe.c) */
 	struct toe_chan *ch;
 	const struct toe_chan_ops *chan_ops;	/* the socket layer's handlers (toe.c) */

@@ -82,7 +82,7 @@ static void sock_arm(struct toe *t, struct toe_sock *s)
 		if (s->txq.n)
 			want |= EPOLLOUT;
 	} else if (s->listening) {
-		if (s->accept_armed)
+		if (s->accept_armed && !t->held)
 			want |= EPOLLIN;
 	} else if (s->connecting) {
 		want |= EPOLLOUT;
@@ -93,6 +93,8 @@ static void sock_arm(struct toe *t, struct toe_sock *s)
 		if (s->txq.n)
 			want |= EPOLLOUT;
 	}
+	if (t->held)	/* toe_hold.h: what arrives waits in the kernel */
+		want &= ~(uint32_t)(EPOLLIN | EPOLLRDHUP);
 	/*
 	 * EPOLLHUP and EPOLLERR are reported whatever the interest: a socket
 	 * we want nothing from leaves the set, or a hung-up socket would
@@ -447,7 +449,7 @@ static void dgram_read(struct toe *t, struct toe_sock *s)
 {
 	uint32_t cap = t->p.slot_size - SRPC_DGRAM_HDR;
 
-	while (!s->failed && s->rx_inflight < t->p.rx_bound &&
+	while (!t->held && !s->failed && s->rx_inflight < t->p.rx_bound &&
 	       tcr_pool_count(t->pool, TCR_HOLDER_FREE) > RESERVE_BUFS && toe_chan_room(t, s->owner)) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -509,6 +511,10 @@ static uint32_t rx_room(const struct toe *t, const struct toe_sock *s)
  */
 static void sock_read(struct toe *t, struct toe_sock *s)
 {
+	if (t->held) {	/* toe_hold.h */
+		sock_arm(t, s);
+		return;
+	}
 	if (s->dgram) {
 		dgram_read(t, s);
 		return;
@@ -862,9 +868,10 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 			ret = s->dgram ? -EOPNOTSUPP : -EINVAL;
 			break;
 		}
-		fd = accept4(s->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		/* held (toe_hold.h): the SYNs wait in the backlog, as if none came */
+		fd = t->held ? -1 : accept4(s->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			ret = -errno;
+			ret = t->held ? -EAGAIN : -errno;
 			if (ret == -EAGAIN) {
 				s->accept_armed = true;
 				sock_arm(t, s);
@@ -1025,6 +1032,21 @@ void toe_sock_on_rx_done(struct toe *t, uint32_t sock_id)
 		s->rx_inflight--;
 		if (s->rx_inflight == low || s->rx_inflight == 0)
 			sock_read(t, s);	/* room again: resume reading */
+	}
+}
+
+/* The hold ended (toe_hold.h): read every socket, arm the listeners. */
+void toe_sock_unhold(struct toe *t)
+{
+	for (uint32_t i = 0; i < t->p.max_socks; i++) {
+		struct toe_sock *s = &t->socks[i];
+
+		if (!s->id)
+			continue;
+		if (s->listening || s->connecting || !(s->dgram || s->connected))
+			sock_arm(t, s);
+		else
+			sock_read(t, s);
 	}
 }
 

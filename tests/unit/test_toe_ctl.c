@@ -28,7 +28,7 @@ static void setup(void)
 	snprintf(cpath, sizeof(cpath), "%s.ctl", rpath);
 	tc = toe_chain_create(rpath, "vmunit", 64, 4096, 16, 64);
 	ck_assert_ptr_nonnull(tc);
-	ctl = toe_ctl_start(cpath, "vmunit", tc, NULL);
+	ctl = toe_ctl_start(cpath, "vmunit", tc, NULL, NULL);
 	ck_assert_ptr_nonnull(ctl);
 }
 
