@@ -290,6 +290,40 @@ static void take_done(struct toe *t, uint32_t ch, uint32_t idx)
 		t->chan_ops->ev_done(t, ch, ev);
 }
 
+/*
+ * Take up to about @budget entries from @ch's TX ring.  Returns true when
+ * it took any (or dropped the channel for a bad one).
+ */
+static bool take_tx_ring(struct toe *t, uint32_t ch, int budget)
+{
+	struct toe_chan *c = &t->ch[ch];
+	uint32_t idx[64];
+	bool did = false;
+	int k;
+
+	while (c->open && budget > 0) {
+		k = tcr_chan_recv(&c->c, t->pool, TCR_CH_TX, idx, 64);
+		if (k < 0) {
+			toe_chan_bad_guest(t, ch, "bad TX ring");
+			return true;
+		}
+		if (k == 0)
+			break;
+		did = true;
+		budget -= k;
+		for (int i = 0; i < k; i++) {
+			if (!take_tx(t, ch, idx[i])) {
+				/* free the rest of the batch, then drop the channel */
+				for (int j = i + 1; j < k; j++)
+					tcr_pool_free(t->pool, &idx[j], 1);
+				toe_chan_bad_guest(t, ch, "bad message");
+				return true;
+			}
+		}
+	}
+	return did;
+}
+
 /* Returns true when it did something. */
 bool toe_chan_service(struct toe *t, uint32_t ch)
 {
@@ -318,27 +352,8 @@ bool toe_chan_service(struct toe *t, uint32_t ch)
 		t->chan_ops->uncapped(t, ch);
 	}
 	/* A guest that leaves its answers unread gets no new ones. */
-	budget = c->npend >= PEND_SLOW ? 0 : TX_BUDGET;
-	while (c->open && budget > 0) {
-		k = tcr_chan_recv(&c->c, t->pool, TCR_CH_TX, idx, 64);
-		if (k < 0) {
-			toe_chan_bad_guest(t, ch, "bad TX ring");
-			return true;
-		}
-		if (k == 0)
-			break;
+	if (c->npend < PEND_SLOW && take_tx_ring(t, ch, TX_BUDGET))
 		did = true;
-		budget -= k;
-		for (int i = 0; i < k; i++) {
-			if (!take_tx(t, ch, idx[i])) {
-				/* free the rest of the batch, then drop the channel */
-				for (int j = i + 1; j < k; j++)
-					tcr_pool_free(t->pool, &idx[j], 1);
-				toe_chan_bad_guest(t, ch, "bad message");
-				return true;
-			}
-		}
-	}
 	return did;
 }
 
@@ -546,6 +561,21 @@ out_close:
 }
 
 /*
+ * Every process holding @ch's connection went away.  What it wrote before
+ * it went still reaches the peer, as with the kernel: a child that sends
+ * its answer, closes and exits at once leaves SEND and CLOSE in its TX
+ * ring, and the hang-up can reach us in the same turn as the doorbell,
+ * before toe_chan_service read the ring.  So the ring is taken first (its
+ * answers are dropped with the channel; nothing reads them), at most
+ * nbufs entries: a ring a guest keeps refilling cannot hold us here.
+ */
+static void chan_gone(struct toe *t, uint32_t ch)
+{
+	take_tx_ring(t, ch, (int)t->p.nbufs);
+	toe_chan_drop(t, ch, "guest process went away");
+}
+
+/*
  * The guest's UNIX connection: hang-up means the process (every process
  * holding it) went away; the only message it may carry is a struct
  * srpc_heir (exec, toe_sock.h), answered with one __s32.  Anything else
@@ -563,11 +593,11 @@ void toe_chan_conn_event(struct toe *t, uint32_t ch, uint32_t events)
 	n = recv(c->conn, &h, sizeof(h), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 		if (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))
-			toe_chan_drop(t, ch, "guest process went away");
+			chan_gone(t, ch);
 		return;
 	}
 	if (n <= 0) {
-		toe_chan_drop(t, ch, "guest process went away");
+		chan_gone(t, ch);
 		return;
 	}
 	if (n != (ssize_t)sizeof(h) || h.magic != SRPC_HEIR_MAGIC || h.version != SRPC_VERSION) {

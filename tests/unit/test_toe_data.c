@@ -567,6 +567,56 @@ START_TEST(test_tx_gather)
 END_TEST
 
 /*
+ * What a process wrote before it went away reaches the peer, as with the
+ * kernel: a guest that puts its data and CLOSE on TX, rings and closes its
+ * connection at once (a child that answers and exits) leaves the hang-up
+ * and the doorbell for the same turn of the TOE; the ring is read before
+ * the channel is dropped.  Each round the peer gets every byte, then EOF.
+ * Several rounds: which of the two events the TOE sees first varies.
+ */
+START_TEST(test_data_before_exit)
+{
+	static const char msg[] = "pid 42 got two";
+
+	for (int round = 0; round < 20; round++) {
+		struct srpc_msg m;
+		uint32_t idx[2], id;
+		struct guest g;
+		char got[64];
+		size_t ngot = 0;
+		int l, peer;
+		ssize_t n;
+
+		peer = connect_peer(&g, &l, &id);
+		idx[0] = take(&g);
+		idx[1] = take(&g);
+		srpc_encode(&m, SRPC_REQ_CLOSE, ++g.tag, id, 0, 0, 0, NULL, 0);
+		{
+			struct tcr_desc d = { .slot = idx[0], .len = sizeof(msg) - 1,
+					      .op = TCR_OP_DATA, .conn_id = id };
+			struct tcr_desc c = { .slot = idx[1], .len = (uint32_t)srpc_msg_size(&m),
+					      .op = TCR_OP_CTRL };
+
+			memcpy(tcr_region_slot(g.r, idx[0]), msg, d.len);
+			tcr_desc_store(g.r, idx[0], &d);
+			memcpy(tcr_region_slot(g.r, idx[1]), &m, c.len);
+			tcr_desc_store(g.r, idx[1], &c);
+		}
+		ck_assert_int_eq(tcr_ring_enqueue_burst(&g.ch.ring[TCR_CH_TX], idx, 2), 2);
+		kick(&g);
+		detach(&g);
+		while ((n = recv(peer, got + ngot, sizeof(got) - ngot, 0)) > 0)
+			ngot += (size_t)n;
+		ck_assert_int_eq(n, 0);	/* EOF, not a reset */
+		ck_assert_uint_eq(ngot, sizeof(msg) - 1);
+		ck_assert_int_eq(memcmp(got, msg, ngot), 0);
+		close(peer);
+		close(l);
+	}
+}
+END_TEST
+
+/*
  * A guest that sends requests and never reads the answers holds at most
  * its share of the pool and then gets no service; another guest is
  * served all along.
@@ -610,6 +660,7 @@ int main(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_data_and_flow_control);
 	tcase_add_test(tc, test_tx_gather);
+	tcase_add_test(tc, test_data_before_exit);
 	tcase_add_test(tc, test_udp_datagrams);
 	tcase_add_test(tc, test_hoarding_guest);
 	tcase_add_test(tc, test_fork_ownership);
