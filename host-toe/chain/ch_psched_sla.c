@@ -79,7 +79,13 @@ void ch_psched_sla_tick(struct ch_psched *s, uint32_t nvnfs)
 				continue;
 			mirror(vc, ch->ctr, waiting, out_qlen);
 			fl = tcr_counters_take_early(vc);
-			if ((fl & TCR_EARLY_INPUT_EMPTY) && !(ch->early_pend & TCR_EARLY_INPUT_EMPTY))
+			/*
+			 * Every raise of (a) moves the arrivals it is judged
+			 * against: a newer raise taken while an older one is
+			 * still pending must not be cleared by the arrivals that
+			 * came between the two (it was the chain's last one).
+			 */
+			if (fl & TCR_EARLY_INPUT_EMPTY)
 				ch->early_arrivals = tc_load_relaxed(&ch->ctr->arrivals);
 			ch->early_pend |= fl & (TCR_EARLY_INPUT_EMPTY | TCR_EARLY_OUTPUT_FULL);
 		}
