@@ -10,6 +10,9 @@
  *   trap-server http PORT FILE   answer every request with FILE (HTTP/1.0, close)
  *   trap-server fork PORT FILE   the same from a child per connection, which
  *                                closes its copy of the listener first
+ *   trap-server drop PORT FILE   as http, but drops root to nobody (65534)
+ *                                once it listens, as daemons do; prints
+ *                                "dropped to uid 65534" (tests/integration/715_*)
  *   trap-server rr PORT          toe-rrbench's request/response protocol
  *                                (bench/progs/toe_rrbench.c, mode 1: echo)
  * It prints "listening PORT" on stdout once it listens.
@@ -17,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -117,10 +121,11 @@ int main(int argc, char **argv)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
 	int l, one = 1, fork_each = argc == 4 && !strcmp(argv[1], "fork");
-	int http = fork_each || !strcmp(argv[1], "http");
+	int drop = argc == 4 && !strcmp(argv[1], "drop");
+	int http = fork_each || drop || !strcmp(argv[1], "http");
 
 	if (argc < 3 || (http ? argc != 4 : strcmp(argv[1], "rr") || argc != 3)) {
-		fprintf(stderr, "usage: trap-server http|fork PORT FILE | rr PORT\n");
+		fprintf(stderr, "usage: trap-server http|fork|drop PORT FILE | rr PORT\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -135,6 +140,14 @@ int main(int argc, char **argv)
 	}
 	printf("listening %d\n", ntohs(a.sin_port));
 	fflush(stdout);
+	if (drop) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
+			perror("trap-server: dropping root");
+			return 1;
+		}
+		printf("dropped to uid %d\n", (int)getuid());
+		fflush(stdout);
+	}
 	for (;;) {
 		int c = (int)S_ACCEPT4(l, NULL, NULL, SOCK_CLOEXEC);
 
