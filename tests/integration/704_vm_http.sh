@@ -19,6 +19,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/toe.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
+# shellcheck source=../guest/rt-host.sh
+. "$top/tests/guest/rt-host.sh"
 
 tc_need_root "network namespaces"
 tc_need_cmds ip curl sha256sum cpio "$VM_QEMU"
@@ -37,21 +39,7 @@ work=$(mktemp -d /dev/shm/tc704.XXXXXX)
 tc_on_exit "rm -rf $work"
 region=$work/region
 name=web704
-qpid= lpid= tpid=
-stop_all() {
-	[ -n "$qpid" ] && { kill "$qpid"; wait "$qpid"; } 2>/dev/null
-	[ -n "$lpid" ] && { kill "$lpid"; wait "$lpid"; } 2>/dev/null
-	[ -n "$tpid" ] && { kill "$tpid"; wait "$tpid"; } 2>/dev/null
-	qpid= lpid= tpid=
-}
-tc_on_exit stop_all
-fail_logs() {
-	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | tail -n 40 || true
-	echo "--- link"; tail -n 30 "$work/link.log" 2>/dev/null || true
-	echo "--- toe"; tail -n 20 "$work/toe.log" 2>/dev/null || true
-	echo "--- qemu"; cat "$work/qemu.out" 2>/dev/null || true
-}
-tc_on_fail fail_logs
+rg_init
 
 # The guest's part: a script and the files it serves, as one more archive.
 mkdir -p "$work/extra/www"
@@ -83,37 +71,13 @@ echo "GUEST-KILLED pid=$nc"
 wait
 EOF
 chmod 755 "$work/extra/guest.sh"
-mkdir -p "$work/guest"
-(cd "$work/extra" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$work/extra.cpio"
-cat "$guest_rt/initramfs.cpio" "$work/extra.cpio" >"$work/guest/initramfs.cpio"
-ln -s "$(readlink -f "$guest_rt/kernel")" "$work/guest/kernel"
+rg_guest "$guest_rt" "$work/extra"
 
 run_mode() { # doorbell|poll
-	local mode=$1 t0 got code dev pid i
-	rm -f "$work/serial.log" "$work/region" "$work/region.sock" "$work/ivs.sock"
-	# one fifo each: the TOE may close its end after the reader has its byte
-	mkfifo "$work/ready.link.$mode"
-	tt_toe_start --wait 30 "$VM" "$name" --nbufs 256 --channels 16
-	tpid=$TOE
-	local lopts=(--region "$work/region" --slots 4 --verbose --ready-fd 3)
-	[ "$mode" = doorbell ] && lopts+=(--doorbell "$work/ivs.sock")
-	"$build/bin/tochain-vmlink" "${lopts[@]}" 3>"$work/ready.link.$mode" 2>"$work/link.log" &
-	lpid=$!
-	read -r -t 30 -n 1 _ <"$work/ready.link.$mode" || fail "link did not become ready"
-	rm -f "$work/ready" "$work/ready.link.$mode"
-
-	if [ "$mode" = doorbell ]; then
-		dev=(-chardev "socket,id=ivs,path=$work/ivs.sock"
-			-device "ivshmem-doorbell,chardev=ivs,vectors=4")
-	else
-		dev=(-object "memory-backend-file,id=hmb,mem-path=$work/region,size=$(stat -c %s "$work/region"),share=on"
-			-device "ivshmem-plain,memdev=hmb")
-	fi
-	vm_qemu_args "$work/guest" "$work/serial.log" "$work/qmp.sock" "$name" "${dev[@]}"
-	echo "== $mode (accel: ${VM_ACCEL[*]})"
+	local mode=$1 t0 got code pid i
 	t0=$(date +%s.%N)
-	"$VM_QEMU" "${VM_ARGS[@]}" >"$work/qemu.out" 2>&1 &
-	qpid=$!
+	rg_start "$mode" "$name"
+	echo "== $mode (accel: ${VM_ACCEL[*]})"
 	vm_wait_line "$work/serial.log" '^GUEST-REGION' 90 "$qpid" || fail "guest found no region"
 	vm_wait_line "$work/serial.log" '^GUEST-HTTPD' 30 "$qpid" || fail "httpd did not start"
 	vm_wait_line "$work/serial.log" '^GUEST-SELF' 90 "$qpid" || fail "no fetch inside the guest"

@@ -15,11 +15,13 @@
 #   drop    the static server dropping root to nobody once it listens
 # curl in a client namespace on the fabric fetches a 2 MiB file twice
 # from each through the TOE (sha256 must match).  Each check fails
-# without its feature: the static server without the runtime listens on
-# the guest kernel's sockets and is unreachable (the guest has no NIC);
-# with the node at 0600, nobody's tochain-run is refused and its port
-# stays closed; the guest reports each server's uid from /proc.  At the
+# without its feature: the static and Go servers without the runtime
+# listen on the guest kernel's sockets and are unreachable (the guest
+# has no NIC); with the node at 0600, nobody's tochain-run is refused
+# and its port stays closed; the guest reports the uids of each server
+# and of the supervisors (three root, nobody's own) from /proc.  At the
 # end the guest kills the servers and their supervisors must be gone.
+# Twice: ivshmem-doorbell (MSI-X), then ivshmem-plain (poll mode).
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -27,6 +29,8 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/toe.sh"
 # shellcheck source=../guest/qemu.sh
 . "$top/tests/guest/qemu.sh"
+# shellcheck source=../guest/rt-host.sh
+. "$top/tests/guest/rt-host.sh"
 
 tc_need_root "network namespaces"
 tc_need_cmds ip curl sha256sum cpio gcc readelf "$VM_QEMU"
@@ -47,21 +51,7 @@ tc_on_exit "rm -rf $work"
 region=$work/region
 name=trap715
 addr=10.70.15.2
-qpid= lpid= tpid=
-stop_all() {
-	[ -n "$qpid" ] && { kill "$qpid"; wait "$qpid"; } 2>/dev/null
-	[ -n "$lpid" ] && { kill "$lpid"; wait "$lpid"; } 2>/dev/null
-	[ -n "$tpid" ] && { kill "$tpid"; wait "$tpid"; } 2>/dev/null
-	qpid= lpid= tpid=
-}
-tc_on_exit stop_all
-fail_logs() {
-	echo "--- serial"; tr -d '\r' <"$work/serial.log" 2>/dev/null | tail -n 60 || true
-	echo "--- link"; tail -n 30 "$work/link.log" 2>/dev/null || true
-	echo "--- toe"; tail -n 20 "$work/toe.log" 2>/dev/null || true
-	echo "--- qemu"; cat "$work/qemu.out" 2>/dev/null || true
-}
-tc_on_fail fail_logs
+rg_init
 
 # ---- the guest's additions ----
 # The Go server: built as test 122 builds it (offline, caches under the
@@ -99,16 +89,20 @@ wait_listen() {
 		i=$((i + 1)); [ $i -lt 600 ] || return 1; sleep 0.1
 	done
 }
-# supervisors: processes running tochain-run --trap-serve
-sups() {
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q '^tochain-run [-]-trap-serve' && echo "$f"
-	done | wc -l
+# the supervisors (tochain-run --trap-serve): their real uids, sorted
+sup_uids() {
+	for d in /proc/[0-9]*; do
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q '^tochain-run [-]-trap-serve' &&
+			sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "$d/status"
+	done | sort -n | tr '\n' ' ' | sed 's/ $//'
 }
 uid_of() { sed -n 's/^Uid:[[:space:]]*//p' /proc/$1/status | tr -s ' \t' ' '; }
 # without the runtime: the guest kernel's sockets (no NIC: unreachable)
 ./srv-static http 8090 /srv/www/data.bin >/tmp/plain.log 2>&1 &
-wait_listen /tmp/plain.log 8090 && echo "GUEST-PLAIN listening pid=$!"
+wait_listen /tmp/plain.log 8090 && echo "GUEST-PLAIN static listening"
+./gohttp 8091 /srv/www >/tmp/plain-go.log 2>&1 &
+pg=$!
+wait_listen /tmp/plain-go.log 8091 && echo "GUEST-PLAIN go listening"
 # nobody with the node at 0600: refused, nothing listens on 8093
 chmod 0600 "$dev"
 su -s /bin/sh nobody -c 'exec tochain-run -- /srv/gohttp 8093 /srv/www' >/tmp/refused.log 2>&1
@@ -136,87 +130,83 @@ while ! grep -q dropped /tmp/drop.log && [ $i -lt 100 ]; do i=$((i + 1)); sleep 
 for s in static:$p1 go:$p2 nobody:$p3 drop:$p4; do
 	echo "GUEST-UID ${s%%:*} $(uid_of ${s#*:})"
 done
-echo "GUEST-SUPERVISORS $(sups)"
+echo "GUEST-SUPERVISORS $(sup_uids)"
 echo "GUEST-READY"
 # the host says it is done by connecting here (through the TOE)
 tochain-run -- busybox-dyn nc -l -p 9000 >/dev/null 2>&1
-kill $p1 $p2 $p3 $p4 $(pidof srv-static)
+kill $p1 $p2 $p3 $p4 $pg $(pidof srv-static)
 i=0
-while [ "$(sups)" != 0 ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
-echo "GUEST-END supervisors=$(sups)"
+while [ -n "$(sup_uids)" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+echo "GUEST-END supervisors=$(sup_uids | wc -w)"
 EOF
 chmod 755 "$x/guest.sh"
 chmod -R a+rX "$x/srv"
-(cd "$x" && find . -print | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$work/extra.cpio"
-mkdir -p "$work/guest"
-cat "$guest_rt/initramfs.cpio" "$work/extra.cpio" >"$work/guest/initramfs.cpio"
-ln -s "$(readlink -f "$guest_rt/kernel")" "$work/guest/kernel"
+rg_guest "$guest_rt" "$x"
 
-# ---- the host: TOE, link (doorbell mode), the guest ----
-mkfifo "$work/ready.link"
-tt_toe_start --wait 30 "$VM" "$name" --nbufs 256 --channels 16
-tpid=$TOE
-"$build/bin/tochain-vmlink" --region "$work/region" --slots 8 --verbose --ready-fd 3 \
-	--doorbell "$work/ivs.sock" 3>"$work/ready.link" 2>"$work/link.log" &
-lpid=$!
-read -r -t 30 -n 1 _ <"$work/ready.link" || fail "link did not become ready"
-vm_qemu_args "$work/guest" "$work/serial.log" "$work/qmp.sock" "$name" \
-	-chardev "socket,id=ivs,path=$work/ivs.sock" \
-	-device "ivshmem-doorbell,chardev=ivs,vectors=4" -m 384
-echo "== accel: ${VM_ACCEL[*]}"
-t0=$(date +%s.%N)
-"$VM_QEMU" "${VM_ARGS[@]}" >"$work/qemu.out" 2>&1 &
-qpid=$!
-vm_wait_line "$work/serial.log" '^GUEST-REGION' 120 "$qpid" || fail "guest found no region"
-vm_wait_line "$work/serial.log" '^GUEST-READY' 180 "$qpid" || fail "the guest's servers did not start"
-echo "boot to serving: $(vm_since "$t0") s"
-serial=$(tr -d '\r' <"$work/serial.log")
-grep '^GUEST-' <<<"$serial" | grep -v DMESG
+run_mode() { # doorbell|poll
+	local mode=$1 serial t0 s n rest port path i got
+	echo "== $mode"
+	t0=$(date +%s.%N)
+	rg_start "$mode" "$name" --slots 8 -- -m 384
+	vm_wait_line "$work/serial.log" '^GUEST-REGION' 120 "$qpid" || fail "$mode: guest found no region"
+	vm_wait_line "$work/serial.log" '^GUEST-READY' 180 "$qpid" || fail "$mode: the guest's servers did not start"
+	echo "$mode (${VM_ACCEL[*]}): boot to serving: $(vm_since "$t0") s"
+	serial=$(rg_serial)
+	grep '^GUEST-' <<<"$serial" | grep -v DMESG
 
-# without the runtime: unreachable
-grep -q '^GUEST-PLAIN listening' <<<"$serial" || fail "the plain static server did not start"
-if ip netns exec "$CL" curl -s --max-time 5 -o /dev/null http://$addr:8090/data.bin; then
-	fail "plain: the static server without the runtime is reachable"
-fi
-echo "plain: the static server without tochain-run is unreachable, as it must be"
-# nobody, node 0600: refused by tochain-run, nothing on 8093
-grep -qE '^GUEST-REFUSED rc=[1-9].*Permission denied' <<<"$serial" ||
-	fail "nobody was not refused a 0600 node: $(grep '^GUEST-REFUSED' <<<"$serial")"
-if ip netns exec "$CL" curl -s --max-time 5 -o /dev/null http://$addr:8093/data.bin; then
-	fail "refused: port 8093 answers"
-fi
-
-# the uids: root, root, nobody from the start, nobody after the drop
-for s in "static 0 0 0 0" "go 0 0 0 0" "nobody 65534 65534 65534 65534" \
-	"drop 65534 65534 65534 65534"; do
-	grep -qx "GUEST-UID $s" <<<"$serial" ||
-		fail "uid of ${s%% *}: $(grep "^GUEST-UID ${s%% *} " <<<"$serial"), want ${s#* }"
-done
-grep -q '^GUEST-SUPERVISORS 4$' <<<"$serial" || fail "not four supervisors: not all on the trap path"
-
-for s in static:8081:/data.bin go:8082:/data.bin nobody:8083:/data.bin drop:8084:/data.bin; do
-	n=${s%%:*} rest=${s#*:}
-	port=${rest%%:*} path=${rest#*:}
-	grep -q "^GUEST-LISTEN $n port=$port" <<<"$serial" || fail "$n: did not listen"
-	for i in 1 2; do
-		t0=$(date +%s.%N)
-		got=$(ip netns exec "$CL" curl -sS --max-time 90 http://$addr:$port$path |
-			sha256sum | cut -d' ' -f1) || true
-		[ "$got" = "$want" ] || fail "$n: fetch $i: sha256 $got, want $want"
-		echo "$n: fetch $i (2 MiB) ok in $(vm_since "$t0") s"
+	# without the runtime: unreachable
+	for s in static:8090 go:8091; do
+		grep -q "^GUEST-PLAIN ${s%:*} listening" <<<"$serial" ||
+			fail "$mode: the ${s%:*} server without the runtime did not start"
+		if ip netns exec "$CL" curl -s --max-time 5 -o /dev/null http://$addr:${s#*:}/data.bin; then
+			fail "$mode: the ${s%:*} server without the runtime is reachable"
+		fi
 	done
-done
+	echo "plain: the static and Go servers without tochain-run are unreachable, as they must be"
+	# nobody, node 0600: refused by tochain-run, nothing on 8093
+	grep -qE '^GUEST-REFUSED rc=[1-9].*Permission denied' <<<"$serial" ||
+		fail "$mode: nobody was not refused a 0600 node: $(grep '^GUEST-REFUSED' <<<"$serial")"
+	if ip netns exec "$CL" curl -s --max-time 5 -o /dev/null http://$addr:8093/data.bin; then
+		fail "$mode: refused, yet port 8093 answers"
+	fi
 
-# done: the guest kills the servers; their supervisors must exit
-ip netns exec "$CL" bash -c "echo done >/dev/tcp/$addr/9000" || fail "cannot tell the guest"
-vm_wait_line "$work/serial.log" '^GUEST-END' 60 "$qpid" || fail "the guest did not end"
-grep -aq '^GUEST-END supervisors=0' <(tr -d '\r' <"$work/serial.log") ||
-	fail "supervisors still run after their servers"
-vm_wait_line "$work/serial.log" '^GUEST-DONE' 60 "$qpid" || fail "no GUEST-DONE"
-if grep -aE 'GUEST-DMESG.*(BUG:|WARNING:|Oops|Call Trace)' "$work/serial.log"; then
-	fail "kernel splat in the guest"
-fi
-wait "$qpid" 2>/dev/null || true; qpid=
-kill "$lpid"; wait "$lpid" || fail "link exit status"; lpid=
-kill "$tpid"; wait "$tpid" || fail "TOE exit status"; tpid=
+	# the servers' uids: root, root, nobody from the start, nobody after
+	# the drop; their supervisors': nobody's is nobody, the others root
+	for s in "static 0 0 0 0" "go 0 0 0 0" "nobody 65534 65534 65534 65534" \
+		"drop 65534 65534 65534 65534"; do
+		grep -qx "GUEST-UID $s" <<<"$serial" ||
+			fail "$mode: uid of ${s%% *}: $(grep "^GUEST-UID ${s%% *} " <<<"$serial"), want ${s#* }"
+	done
+	grep -qx 'GUEST-SUPERVISORS 0 0 0 65534' <<<"$serial" ||
+		fail "$mode: supervisors' uids: $(grep '^GUEST-SUPERVISORS' <<<"$serial"), want 0 0 0 65534"
+
+	for s in static:8081 go:8082 nobody:8083 drop:8084; do
+		n=${s%%:*} port=${s#*:}
+		grep -q "^GUEST-LISTEN $n port=$port" <<<"$serial" || fail "$mode: $n did not listen"
+		for i in 1 2; do
+			t0=$(date +%s.%N)
+			got=$(ip netns exec "$CL" curl -sS --max-time 90 http://$addr:$port/data.bin |
+				sha256sum | cut -d' ' -f1) || true
+			[ "$got" = "$want" ] || fail "$mode: $n: fetch $i: sha256 $got, want $want"
+			echo "$n: fetch $i (2 MiB) ok in $(vm_since "$t0") s"
+		done
+	done
+
+	# done: the guest kills the servers; their supervisors must exit
+	ip netns exec "$CL" bash -c "echo done >/dev/tcp/$addr/9000" || fail "$mode: cannot tell the guest"
+	vm_wait_line "$work/serial.log" '^GUEST-END' 60 "$qpid" || fail "$mode: the guest did not end"
+	rg_serial | grep -q '^GUEST-END supervisors=0$' ||
+		fail "$mode: supervisors still run after their servers"
+	vm_wait_line "$work/serial.log" '^GUEST-DONE' 60 "$qpid" || fail "$mode: no GUEST-DONE"
+	if rg_serial | grep -E 'GUEST-DMESG.*(BUG:|WARNING:|Oops|Call Trace)'; then
+		fail "$mode: kernel splat in the guest"
+	fi
+	wait "$qpid" 2>/dev/null || true; qpid=
+	kill "$lpid"; wait "$lpid" || fail "$mode: link exit status"; lpid=
+	kill "$tpid"; wait "$tpid" || fail "$mode: TOE exit status"; tpid=
+	echo "PASS $mode"
+}
+
+run_mode doorbell
+run_mode poll
 echo "PASS 715_vm_trap_users"
