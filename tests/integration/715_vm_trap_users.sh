@@ -13,13 +13,14 @@
 #           arms the filter with no_new_privs, its supervisor is nobody
 #           and claims its channel through the 0666 device node
 #   drop    the static server dropping root to nobody once it listens
+#   fork    the static server serving from a child per connection
 # curl in a client namespace on the fabric fetches a 2 MiB file twice
 # from each through the TOE (sha256 must match).  Each check fails
 # without its feature: the static and Go servers without the runtime
 # listen on the guest kernel's sockets and are unreachable (the guest
 # has no NIC); with the node at 0600, nobody's tochain-run is refused
 # and its port stays closed; the guest reports the uids of each server
-# and of the supervisors (three root, nobody's own) from /proc.  At the
+# and of the supervisors (four root, nobody's own) from /proc.  At the
 # end the guest kills the servers and their supervisors must be gone.
 # Twice: ivshmem-doorbell (MSI-X), then ivshmem-plain (poll mode).
 set -euo pipefail
@@ -117,7 +118,9 @@ su -s /bin/sh nobody -c 'exec tochain-run -- /srv/gohttp 8083 /srv/www' >/tmp/no
 p3=$!
 tochain-run -- ./srv-static drop 8084 /srv/www/data.bin >/tmp/drop.log 2>&1 &
 p4=$!
-for s in static:8081:$p1 go:8082:$p2 nobody:8083:$p3 drop:8084:$p4; do
+tochain-run -- ./srv-static fork 8085 /srv/www/data.bin >/tmp/fork.log 2>&1 &
+p5=$!
+for s in static:8081:$p1 go:8082:$p2 nobody:8083:$p3 drop:8084:$p4 fork:8085:$p5; do
 	n=${s%%:*}; rest=${s#*:}; port=${rest%%:*}; pid=${rest#*:}
 	if wait_listen /tmp/$n.log $port; then
 		echo "GUEST-LISTEN $n port=$port pid=$pid"
@@ -127,14 +130,14 @@ for s in static:8081:$p1 go:8082:$p2 nobody:8083:$p3 drop:8084:$p4; do
 done
 i=0
 while ! grep -q dropped /tmp/drop.log && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
-for s in static:$p1 go:$p2 nobody:$p3 drop:$p4; do
+for s in static:$p1 go:$p2 nobody:$p3 drop:$p4 fork:$p5; do
 	echo "GUEST-UID ${s%%:*} $(uid_of ${s#*:})"
 done
 echo "GUEST-SUPERVISORS $(sup_uids)"
 echo "GUEST-READY"
 # the host says it is done by connecting here (through the TOE)
 tochain-run -- busybox-dyn nc -l -p 9000 >/dev/null 2>&1
-kill $p1 $p2 $p3 $p4 $pg $(pidof srv-static)
+kill $p1 $p2 $p3 $p4 $p5 $pg $(pidof srv-static)
 i=0
 while [ -n "$(sup_uids)" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
 echo "GUEST-END supervisors=$(sup_uids | wc -w)"
@@ -144,7 +147,7 @@ chmod -R a+rX "$x/srv"
 rg_guest "$guest_rt" "$x"
 
 run_mode() { # doorbell|poll
-	local mode=$1 serial t0 s n rest port path i got
+	local mode=$1 serial t0 s n port i got
 	echo "== $mode"
 	t0=$(date +%s.%N)
 	rg_start "$mode" "$name" --slots 8 -- -m 384
@@ -173,14 +176,14 @@ run_mode() { # doorbell|poll
 	# the servers' uids: root, root, nobody from the start, nobody after
 	# the drop; their supervisors': nobody's is nobody, the others root
 	for s in "static 0 0 0 0" "go 0 0 0 0" "nobody 65534 65534 65534 65534" \
-		"drop 65534 65534 65534 65534"; do
+		"drop 65534 65534 65534 65534" "fork 0 0 0 0"; do
 		grep -qx "GUEST-UID $s" <<<"$serial" ||
 			fail "$mode: uid of ${s%% *}: $(grep "^GUEST-UID ${s%% *} " <<<"$serial"), want ${s#* }"
 	done
-	grep -qx 'GUEST-SUPERVISORS 0 0 0 65534' <<<"$serial" ||
-		fail "$mode: supervisors' uids: $(grep '^GUEST-SUPERVISORS' <<<"$serial"), want 0 0 0 65534"
+	grep -qx 'GUEST-SUPERVISORS 0 0 0 0 65534' <<<"$serial" ||
+		fail "$mode: supervisors' uids: $(grep '^GUEST-SUPERVISORS' <<<"$serial"), want 0 0 0 0 65534"
 
-	for s in static:8081 go:8082 nobody:8083 drop:8084; do
+	for s in static:8081 go:8082 nobody:8083 drop:8084 fork:8085; do
 		n=${s%%:*} port=${s#*:}
 		grep -q "^GUEST-LISTEN $n port=$port" <<<"$serial" || fail "$mode: $n did not listen"
 		for i in 1 2; do
