@@ -274,13 +274,25 @@ static void take_free(struct gl_rt *rt, uint32_t idx)
 	rt->stash[rt->nstash++] = idx;
 }
 
+/*
+ * Is our channel no longer ours?  Stale (closed or reopened), the region
+ * formatted again by a new TOE (in place: the channel may be open again
+ * with the same number and epoch, for someone else), or inside a VM our
+ * claim withdrawn by the link.
+ */
+static bool chan_gone(const struct gl_rt *rt)
+{
+	return tcr_chan_stale(&rt->ch) || tcr_region_stale(rt->r) ||
+	       (rt->vm && gl_vm_claim_gone(rt));
+}
+
 void gl_chan_pump(struct gl_rt *rt)
 {
 	uint32_t idx[64];
 	bool took = false;
 	int k;
 
-	if (rt->hup || (rt->attached && !rt->broken && tcr_chan_stale(&rt->ch)))
+	if (rt->hup || (rt->attached && !rt->broken && chan_gone(rt)))
 		gl_revive_lost(rt);	/* the TOE is gone (or dropped us): wait for a new one */
 	if (rt->lost)
 		gl_revive_try(rt);
@@ -290,6 +302,10 @@ void gl_chan_pump(struct gl_rt *rt)
 		took = true;
 		for (int i = 0; i < k; i++)
 			take_rx(rt, idx[i]);
+	}
+	if (k < 0 && chan_gone(rt)) {
+		gl_revive_lost(rt);	/* formatted under our feet */
+		return;
 	}
 	if (k < 0)
 		rt->broken = true;

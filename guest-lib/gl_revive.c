@@ -24,8 +24,19 @@
  *    (gl_chan_call: ECONNRESET); new requests fail with ENETDOWN until
  *    a new TOE is attached.
  *
- * Inside a VM the runtime cannot attach a channel itself (the link does,
- * gl_vm.c): there a lost TOE still breaks the runtime (ENETDOWN).
+ * Inside a VM the same holds; only how the loss shows and how a channel
+ * comes back differ (gl_vm.h).  The loss: the host link withdraws our
+ * claim when its TOE dies and rings every vector (gl_vm_claim_gone), the
+ * new TOE's format makes the channel stale, or the claim file hangs up
+ * when the device is unplugged (a new link, vm del).  A channel comes
+ * back when the link offers channels of the new TOE in the claim table,
+ * or when a device of the same name is plugged again: a new look maps
+ * the device afresh and claims a slot.  Meanwhile the old mapping is
+ * replaced by zero pages (gl_vm_forget_region), so that late looks at
+ * the old rings touch neither the new TOE's channels nor an unplugged
+ * device's pages (which fault: SIGBUS; a look between the unplug and the
+ * hang-up still does).
+ *
  * Several processes that share a listener (nginx's master and workers)
  * or a bound datagram socket each re-create it with its secret: the
  * first bind wins, and the TOE makes the others holders of that socket
@@ -44,6 +55,7 @@
 #include "gl_chan.h"
 #include "gl_revive.h"
 #include "gl_sock.h"
+#include "gl_vm.h"
 #include "gl_wait.h"
 
 #define GL_RV_OPTS	16	/* options remembered per socket */
@@ -155,11 +167,6 @@ void gl_revive_lost(struct gl_rt *rt)
 	rt->hup = false;
 	if (rt->lost || !rt->attached)
 		return;
-	if (rt->vm) {
-		rt->broken = true;	/* the link attaches channels in a VM (top comment) */
-		gl_wait_wake_all(rt);
-		return;
-	}
 	rt->incarnation++;	/* answers the dead TOE owed never come (gl_chan_call) */
 	/* lost again while re-creating: those not done yet stay on the list */
 	old = rt->revive;
@@ -201,6 +208,8 @@ void gl_revive_lost(struct gl_rt *rt)
 			rt->revive[rt->nrevive++] = s;
 	}
 	gl_chan_detach(rt);
+	if (rt->vm)
+		gl_vm_forget_region(rt);	/* the device may be gone: never fault on it */
 	rt->starved = false;
 	rt->lost = true;
 	rt->revive_at = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -118,6 +119,8 @@ int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch)
 	v->peer = (uint16_t)c.host_peer;
 	v->vector = (uint16_t)c.vector;
 	v->kick = &h->link.slot[c.slot].kick;
+	v->slot = c.slot;
+	v->cookie = c.cookie;
 	v->tfd = -1;
 	v->ch = &rt->ch;
 	if (v->doorbell) {
@@ -144,6 +147,19 @@ int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch)
 	*channel = c.channel;
 	*epoch = c.epoch;
 	return 0;
+}
+
+bool gl_vm_claim_gone(const struct gl_rt *rt)
+{
+	const struct gl_vm_wake *v = &rt->wake.vm;
+	const struct tcr_link *l = &tcr_region_header(rt->r)->link;
+
+	if (v->dev < 0 || v->slot >= TCR_LINK_SLOTS)
+		return false;	/* no claim of ours (a forked child's is in rt->kid) */
+	/* acquire: pairs with the link's store-release of magic and of a slot's state */
+	return tc_load_acquire(&l->magic) != TCR_LINK_MAGIC ||
+	       tc_load_acquire(&l->slot[v->slot].state) != TCR_LINK_CLAIMED ||
+	       tc_load_relaxed(&l->slot[v->slot].cookie) != v->cookie;
 }
 
 void gl_vm_wake_host(struct gl_vm_wake *v)
@@ -176,4 +192,22 @@ bool gl_vm_is_old_conn(const struct gl_rt *rt, int fd)
 	    a.st_rdev != b.st_rdev)
 		return false;
 	return gl_real.ioctl(fd, TOCHAIN_IVSHMEM_IOC_CLAIM_INFO, &c) == 0;
+}
+
+void gl_vm_forget_region(struct gl_rt *rt)
+{
+	struct tcr_region *r = rt->r;
+
+	if (!r || !r->base)
+		return;
+	/*
+	 * Same address, same length: rt->ch and the region's handle stay
+	 * valid, its rings read empty, and tcr_region_destroy unmaps it as
+	 * it would the device's.  On failure the device's pages stay (they
+	 * still work unless the device went).
+	 */
+	if (mmap(r->base, r->map_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		/* ENOMEM: nothing better to do */
+	}
 }

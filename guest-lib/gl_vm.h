@@ -39,6 +39,7 @@ struct gl_vm_wake {
 	int dev;		/* the claim file (gl_rt.conn), -1 on the host */
 	bool doorbell;		/* doorbell mode, else poll mode */
 	uint16_t peer, vector;	/* the link's peer id, the slot's vector */
+	uint32_t slot, cookie;	/* our claim: its slot and the driver's claim number */
 	uint32_t *kick;		/* the slot's kick counter (poll mode) */
 	/* poll mode: the timer (gl_wake.efd_mine) and its back-off */
 	int tfd;
@@ -57,11 +58,28 @@ bool gl_vm_is_dev(const char *path);
  */
 int gl_vm_claim(struct gl_rt *rt, uint32_t *channel, uint32_t *epoch);
 
+/*
+ * Is our claim gone from the link's table?  The link withdrew it (its
+ * TOE died: it rings every vector then) or took the slot back (the TOE
+ * dropped the channel), and then the channel is no longer ours, though
+ * the TOE's next format has not yet made it stale.  Read from the claim
+ * table, which only this VM's processes, their driver and the link write.
+ */
+bool gl_vm_claim_gone(const struct gl_rt *rt);
+
 /* Wake the TOE through the link. */
 void gl_vm_wake_host(struct gl_vm_wake *v);
 
 /* Poll mode: the timer fired (its count was read); adapt its period. */
 void gl_vm_poll_tick(struct gl_vm_wake *v);
+
+/*
+ * The channel of rt->r is lost (gl_revive.c): replace the device's
+ * mapping by zero pages at the same address, so that late looks at the
+ * old rings (sleepers, poll) read empty rings instead of raising SIGBUS
+ * when the device was unplugged, and never touch the new TOE's channels.
+ */
+void gl_vm_forget_region(struct gl_rt *rt);
 
 /* Is @fd, inherited across exec, a claim file of our region (an old channel)? */
 bool gl_vm_is_old_conn(const struct gl_rt *rt, int fd);

@@ -451,6 +451,13 @@ static void toe_lost(struct ivs_link *l)
 		tc_store_release(&l->tab->magic, 0u);
 		for (unsigned int i = 0; i < TCR_LINK_SLOTS; i++)
 			tc_store_relaxed(&l->tab->slot[i].state, (uint32_t)TCR_LINK_FREE);
+		/*
+		 * Tell the claimers now, while the old region is whole: they
+		 * find their claim withdrawn (guest-lib/gl_vm.c), reset their
+		 * connections and wait for the table of the next TOE, instead
+		 * of finding out only when that TOE has formatted the region.
+		 */
+		ring_all(l);
 	}
 }
 

@@ -37,7 +37,9 @@
  * no longer READY, or another TOE process answers).
  *
  * Following (cfg.follow): when the TOE is gone the link does not stop.
- * It withdraws the claim table and closes its channels, keeps the
+ * It withdraws the claim table, rings every vector of every guest (their
+ * processes find their claims withdrawn: guest-lib/gl_vm.c) and closes
+ * its channels, keeps the
  * ivshmem server and QEMU's peers (doorbell mode: QEMU cannot connect to
  * a new server), and waits for a new TOE on the same region file: the
  * region READY again (read with pread, never through the mapping, since
