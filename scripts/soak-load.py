@@ -35,8 +35,10 @@ standard library only.
       open channels' TX and DONE rings (given back by the guests, not yet
       taken by the TOE); region.rx, on their RX rings (waiting for a
       guest); region.unaccounted, those neither in the pool's stock, nor
-      held by the TOE, nor on a ring of an open channel (a guest's own,
-      or lost).
+      held by the TOE, nor on a ring of an open channel (the guests'
+      stashes of their grants, or lost); region.held_per_channel, those
+      neither in the pool's stock, nor held by the TOE, nor on an RX ring,
+      per open channel: each channel's grant, more when buffers are lost.
   soak-load.py report OUT.tsv EVENTS ACCESS_LOG BEFORE AFTER CHECKS
       the summary table; exit 1 when an aim is missed (soak.sh's header).
       CHECKS: "name ok|FAIL detail" lines of soak.sh's own checks.
@@ -285,10 +287,15 @@ def region(counters):
     import json
     j, c = json.load(sys.stdin), read_kv(counters)
     chans = j["channels"]
+    rest = int(c["toe.bufs"]) - int(c["toe.bufs_free"]) - int(c["toe.bufs_host"])
+    rx = sum(x["rx"] for x in chans)
     print("region.tx_done %d" % sum(x["tx"] + x["done"] for x in chans))
-    print("region.rx %d" % sum(x["rx"] for x in chans))
-    print("region.unaccounted %d" % (int(c["toe.bufs"]) - int(c["toe.bufs_free"]) - int(c["toe.bufs_host"])
-                                     - sum(x["free"] + x["tx"] + x["rx"] + x["done"] for x in chans)))
+    print("region.rx %d" % rx)
+    print("region.unaccounted %d" % (rest - sum(x["free"] + x["tx"] + x["rx"] + x["done"] for x in chans)))
+    # each channel holds its grant (on its FREE ring or in its process's
+    # stash) and what waits on its RX ring: per channel, the rest is the
+    # grant as long as nothing is lost
+    print("region.held_per_channel %.2f" % ((rest - rx) / max(1, int(c["toe.channels_open"]))))
 
 
 def read_kv(path):
@@ -303,7 +310,8 @@ def read_kv(path):
 # Counters that are not leaks by themselves (INFO), and those where only
 # growth is one (GROW: fds); every other counter must come back to where it
 # was.  soak.sh's header says why, per resource.
-INFO = ("toe.channels_open", "toe.channels_held", "toe.bufs_free", "region.rx", "guest.detached")
+INFO = ("toe.channels_open", "toe.channels_held", "toe.bufs_free", "region.rx", "region.unaccounted",
+        "guest.detached")
 GROW = ("fds.",)
 
 

@@ -49,16 +49,19 @@
 #              must give new workers that serve (check nginx_reload).
 #   buffers    idle, the TOE holds none (toe.bufs_host), none wait on the
 #              TX and DONE rings of open channels (region.tx_done), and
-#              none are outside the pool's stock, the TOE and the open
-#              channels' rings (region.unaccounted); these must be as
-#              before.  The free stock and the RX rings (toe.bufs_free,
-#              region.rx) move with the channels that come and go (a
-#              detached master's grant and its readiness events went back
-#              to the pool), so they are shown, not compared.
+#              per open channel those neither free, nor the TOE's, nor on
+#              an RX ring are its grant (region.held_per_channel: on its
+#              FREE ring or in its process's stash; a lost buffer adds to
+#              it); these must be as before.  The free stock, the RX rings
+#              and the stashes (toe.bufs_free, region.rx,
+#              region.unaccounted) move with the channels that come and go
+#              (a detached master's grant and its readiness events went
+#              back to the pool), so they are shown, not compared.
 #   sockets    the TOE's open sockets (toe.sockets_open), as before.
-#   fds        per role (tochaind, TOE, VNFs, guests): growth is a leak,
-#              fewer is not (a detached process has two fewer on each
-#              side).
+#   fds        per role (tochaind, TOE, VNFs, the guest's processes, and
+#              its nginx master, nginx workers and echo server): growth
+#              is a leak, fewer is not (a detached process has two fewer
+#              on each side).
 #   processes  per role, zombies, cgroups, namespaces, region files, VNF
 #              instances, the chains' queues, the TOE's bad messages:
 #              as before.
@@ -199,12 +202,17 @@ counters() { # FILE: "key value" lines
 	# channels: held by a live guest process, or orphaned (a leak)
 	python3 "$tools" channels "$vmns" "$toe" "$(sed -n 's/^toe.channels_open //p' "$f")" >>"$f"
 	sfc --json stats | td_json '"\n".join("chain.%s.%s %d" % (c["name"], k, c[k]) for c in j["chains"] for k in ("in_qlen", "out_qlen"))' >>"$f"
-	for role in tochaind toe vnf guest; do
+	# guest: all of the VM's processes; its programs also one by one, so
+	# that a count that grows says whose
+	for role in tochaind toe vnf guest nginx_master nginx_workers echo; do
 		case $role in
 		tochaind) pids=$(pids_of "tochaind --state-dir $work/state") ;;
 		toe) pids=$(pids_of "tochain-toe --region $work/") ;;
 		vnf) pids=$(pids_of "tochain-vnf --kind [a-z]* --region $work/") ;;
 		guest) pids=$(ip netns pids "$vmns" | tr '\n' ' ') ;;
+		nginx_master) pids=$(cat "$work/nginx.pid") ;;
+		nginx_workers) pids=$(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ' || true) ;;
+		echo) pids=$(pids_of "python3 $work/echo.py") ;;
 		esac
 		n=0
 		for p in $pids; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/null | wc -l))); done
