@@ -69,7 +69,7 @@
 # restarts, the checks passed, recovery < 2 s for each kind of kill.
 # Prints a table; exit 1 when an aim is missed.  Everything is removed at
 # exit, also on failure and Ctrl-C.  Files in build/soak/ (records,
-# events, counters, checks, logs).
+# events, counters and the fds behind them, checks, logs).
 #
 # The guest programs run under a restart loop, as a VM's init would
 # restart them; each restart is counted (aim 0): a program that does not
@@ -191,6 +191,7 @@ pids_of() { pgrep -f "$1" | tr '\n' ' ' || true; }
 counters() { # FILE: "key value" lines
 	local f=$1 toe line k p n role pat pids z
 	: >"$f"
+	: >"$f.fds"
 	toe=$(td_field vm web1 toe_pid)
 	kill -USR1 "$toe"
 	tc_wait_for 3 sh -c "grep 'stats:' $work/state/toe-web1.log | tail -n 1 | grep -q ." || true
@@ -216,6 +217,11 @@ counters() { # FILE: "key value" lines
 		esac
 		n=0
 		for p in $pids; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/null | wc -l))); done
+		# what they are, for a count that grew (FILE.fds, not compared)
+		for p in $pids; do
+			echo "== $role $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-60)"
+			ls -l "/proc/$p/fd" 2>/dev/null | awk 'NR > 1 { print $9, $11 }' | sort -n || true
+		done >>"$f.fds"
 		echo "procs.$role $(wc -w <<<"$pids")" >>"$f"
 		echo "fds.$role $n" >>"$f"
 		z=0
@@ -242,7 +248,7 @@ settled() { # FILE: counters taken until two in a row agree (at most ~15 s)
 		mv "$1" "$1.a"
 		counters "$1"
 	done
-	rm -f "$1.a"
+	rm -f "$1.a" "$1.a.fds"
 }
 step "counters before the load (idle)"
 settled "$out/before.txt"
