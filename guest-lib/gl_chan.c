@@ -398,6 +398,17 @@ int gl_chan_post(struct gl_rt *rt, struct gl_waiter *w, enum srpc_type type, uin
 	uint32_t idx;
 	int err;
 
+	if (rt->attached && !rt->broken && (rt->hup || tcr_chan_stale(&rt->ch))) {
+		/*
+		 * The TOE died since we last looked (a process that sleeps
+		 * outside the runtime, as the nginx master): never write into
+		 * the rings its successor may have given another process.
+		 */
+		gl_chan_pump(rt);
+		if (sock && rt->incarnation != inc)
+			return -ECONNRESET;	/* @sock was the dead TOE's */
+		inc = rt->incarnation;
+	}
 	if (!rt->attached || rt->broken)
 		return -ENETDOWN;	/* the TOE is gone and no new one yet (gl_revive.c) */
 	if (++rt->tag == 0)

@@ -83,6 +83,8 @@ void gl_fork_prepare(void)
 	struct gl_waiter w = { 0 };
 
 	gl_rt_lock();
+	if (rt->attached && !rt->broken && (rt->hup || tcr_chan_stale(&rt->ch)))
+		gl_chan_pump(rt);	/* the TOE died meanwhile: revive first, then share (gl_revive.c) */
 	if (!rt->configured || !rt->attached || rt->broken || !rt->by_id || !holds_sockets(rt))
 		return;	/* the child attaches when it first needs to */
 	if (kid_attach(rt))

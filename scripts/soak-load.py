@@ -20,8 +20,28 @@ standard library only.
       attacks denied (403 of the WAF or a reset before any answer),
       through (any other answer), undelivered (no connection, or no
       answer within TIMEOUT).
-  soak-load.py report OUT.tsv EVENTS ACCESS_LOG BEFORE AFTER
+  soak-load.py channels VMNS TOE_PID CHANNELS_OPEN
+      "key value" lines: which guest processes (the pids of network
+      namespace VMNS) hold a connection to the TOE (TOE_PID: a UNIX
+      socket whose peer is one of the TOE's sockets, as `ss -x` in VMNS
+      shows), and how many of the TOE's CHANNELS_OPEN channels no live
+      process holds (orphaned: a leak).  Processes without one are named
+      (detached: not a leak by itself; soak.sh checks that those that
+      need the runtime still work).
+  soak-load.py region COUNTERS < INFO.json
+      "key value" lines from `tochain-region info --json` of the guest
+      region (stdin) and the TOE's counters in COUNTERS (toe.bufs,
+      toe.bufs_free, toe.bufs_host): region.tx_done, the buffers on the
+      open channels' TX and DONE rings (given back by the guests, not yet
+      taken by the TOE); region.rx, on their RX rings (waiting for a
+      guest); region.unaccounted, those neither in the pool's stock, nor
+      held by the TOE, nor on a ring of an open channel (the guests'
+      stashes of their grants, or lost); region.held_per_channel, those
+      neither in the pool's stock, nor held by the TOE, nor on an RX ring,
+      per open channel: each channel's grant, more when buffers are lost.
+  soak-load.py report OUT.tsv EVENTS ACCESS_LOG BEFORE AFTER CHECKS
       the summary table; exit 1 when an aim is missed (soak.sh's header).
+      CHECKS: "name ok|FAIL detail" lines of soak.sh's own checks.
       EVENTS: "kind start from end detail" per fault: the fault began at
       start, recovery is counted from "from" (a link: when it came back
       up) to end, "-" when it did not recover; BEFORE/AFTER: "key value"
@@ -214,6 +234,70 @@ class Load:
         self.out.close()
 
 
+def sock_inodes(pid):
+    """The socket inodes among process @pid's fds (empty if it is gone)."""
+    found = set()
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            found.add(int(link[8:-1]))
+    return found
+
+
+def channels(vmns, toe_pid, nopen):
+    """soak-load.py channels: see the module's doc."""
+    import subprocess
+    toe = sock_inodes(int(toe_pid))
+    peer = {}  # a guest-side UNIX socket's inode -> its peer's
+    ss = subprocess.run(["ip", "netns", "exec", vmns, "ss", "-xHn"], capture_output=True, text=True,
+                        check=True).stdout
+    for line in ss.splitlines():
+        f = line.split()
+        # Netid State Recv-Q Send-Q Local Port Peer Port
+        if len(f) >= 8 and f[5].isdigit() and f[7].isdigit():
+            peer[int(f[5])] = int(f[7])
+    pids = subprocess.run(["ip", "netns", "pids", vmns], capture_output=True, text=True,
+                          check=True).stdout.split()
+    held, detached = set(), []
+    for p in map(int, pids):
+        mine = {peer[i] for i in sock_inodes(p) if peer.get(i) in toe}
+        if mine:
+            held |= mine
+        else:
+            try:
+                name = open("/proc/%d/cmdline" % p, "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue  # gone meanwhile
+            # "nginx: master process nginx -c ...": its first words
+            detached.append("%s[%d]" % ("_".join(name.split()[:3]) or "?", p))
+    print("toe.channels_held %d" % len(held))
+    print("toe.channels_orphaned %d" % max(0, int(nopen) - len(held)))
+    print("guest.detached %s" % (",".join(sorted(detached)) or "-"))
+
+
+def region(counters):
+    """soak-load.py region: see the module's doc."""
+    import json
+    j, c = json.load(sys.stdin), read_kv(counters)
+    chans = j["channels"]
+    rest = int(c["toe.bufs"]) - int(c["toe.bufs_free"]) - int(c["toe.bufs_host"])
+    rx = sum(x["rx"] for x in chans)
+    print("region.tx_done %d" % sum(x["tx"] + x["done"] for x in chans))
+    print("region.rx %d" % rx)
+    print("region.unaccounted %d" % (rest - sum(x["free"] + x["tx"] + x["rx"] + x["done"] for x in chans)))
+    # each channel holds its grant (on its FREE ring or in its process's
+    # stash) and what waits on its RX ring: per channel, the rest is the
+    # grant as long as nothing is lost
+    print("region.held_per_channel %.2f" % ((rest - rx) / max(1, int(c["toe.channels_open"]))))
+
+
 def read_kv(path):
     kv = {}
     for line in open(path):
@@ -223,7 +307,15 @@ def read_kv(path):
     return kv
 
 
-def report(recs, events, access, before, after):
+# Counters that are not leaks by themselves (INFO), and those where only
+# growth is one (GROW: fds); every other counter must come back to where it
+# was.  soak.sh's header says why, per resource.
+INFO = ("toe.channels_open", "toe.channels_held", "toe.bufs_free", "region.rx", "region.unaccounted",
+        "guest.detached")
+GROW = ("fds.",)
+
+
+def report(recs, events, access, before, after, checks):
     rows = [l.rstrip("\n").split("\t") for l in open(recs) if l.strip()]
     evs = []
     for line in open(events):
@@ -247,8 +339,17 @@ def report(recs, events, access, before, after):
     arrived = set(re.findall(r"soakatk\d+", open(access, errors="replace").read()))
     through = [r for r in atk if r[4] == "through" or r[5].split(" ")[0] in arrived]
     b, a = read_kv(before), read_kv(after)
-    leaks = [(k, b[k], a.get(k, "missing")) for k in sorted(b) if a.get(k) != b[k]]
-    leaks += [(k, "missing", a[k]) for k in sorted(a) if k not in b]
+
+    def leaked(k):
+        if k in INFO:
+            return False
+        if k not in a or k not in b:
+            return True
+        if k.startswith(GROW):
+            return int(a[k]) > int(b[k])
+        return a[k] != b[k]
+    leaks = [(k, b.get(k, "missing"), a.get(k, "missing")) for k in sorted(set(a) | set(b)) if leaked(k)]
+    chk = [l.rstrip("\n").split(" ", 2) + [""] for l in open(checks) if l.strip()]
     aims = []
 
     print("== make soak: %d requests over %.0f s, %d faults" % (
@@ -280,17 +381,22 @@ def report(recs, events, access, before, after):
     for k in KILLS:
         if not any(e[0] == k for e in evs):
             print("%-12s %6d" % (k, 0))
-    print("counters (before -> after): %s" % (
-        "all equal (%d)" % len(b) if not leaks else ", ".join("%s %s -> %s" % l for l in leaks)))
-    for k in sorted(b):
-        print("  %-40s %s -> %s" % (k, b[k], a.get(k, "missing")))
+    print("counters (before -> after; info: %s; fds: growth only): %s" % (
+        " ".join(INFO), "no leak (%d)" % len(b) if not leaks else ", ".join("%s %s -> %s" % l for l in leaks)))
+    for k in sorted(set(a) | set(b)):
+        print("  %-40s %s -> %s%s" % (k, b.get(k, "missing"), a.get(k, "missing"),
+                                      "  LEAK" if leaked(k) else "  (info)" if k in INFO else ""))
+    for name, res, detail in (c[:3] for c in chk):
+        print("check %s: %s %s" % (name, res, detail))
+        if res != "ok":
+            aims.append("check %s: %s" % (name, detail))
     for what, rs in (("clean requests failed outside a kill's own connections", outside),
                      ("requests answered wrongly", wrong), ("attacks through", through)):
         print("%s: %d%s" % (what, len(rs), "".join("\n  " + " ".join(r) for r in rs[:5])))
         if rs:
             aims.append("%s: %d" % (what, len(rs)))
     if leaks:
-        aims.append("leaks: %d counters differ" % len(leaks))
+        aims.append("leaks: %s" % ", ".join(k for k, _, _ in leaks))
     print("aims missed: %s" % ("none" if not aims else "; ".join(aims)))
     return 1 if aims else 0
 
@@ -299,7 +405,11 @@ def main():
     a = sys.argv[1:]
     if a[:1] == ["load"] and len(a) == 5:
         asyncio.run(Load(a[1], a[2], float(a[3]), a[4]).run())
-    elif a[:1] == ["report"] and len(a) == 6:
+    elif a[:1] == ["channels"] and len(a) == 4:
+        channels(*a[1:])
+    elif a[:1] == ["region"] and len(a) == 2:
+        region(a[1])
+    elif a[:1] == ["report"] and len(a) == 7:
         sys.exit(report(*a[1:]))
     else:
         sys.exit(__doc__)

@@ -28,8 +28,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: tochain-toe --region PATH --name NAME [--nbufs N] [--slot-size BYTES]\n"
 		   "                   [--channels N] [--ready-fd FD] [--verbose]\n"
 		   "                   [--guest-mode MODE] [--guest-group GROUP] [--hold]\n"
-		   "  --hold  accept and read nothing inbound until the control command\n"
-		   "          chains.ready (tochaind's TOEs: the VM's chains are set first)\n");
+		   "  --hold  forward nothing (no accept, read, connect or send) until the\n"
+		   "          control command chains.ready (tochaind's TOEs: the VM's chains\n"
+		   "          are set first)\n");
 }
 
 int main(int argc, char **argv)

@@ -84,7 +84,7 @@ struct toe {
 	char *sock_path;
 	int epfd, lfd, sfd;
 	bool stop;
-	bool held;	/* toe_hold.h: no accept, no read; the TOE thread's copy */
+	bool held;	/* toe_hold.h: nothing forwarded; the TOE thread's copy */
 	struct toe_hold *hold;
 	struct tcr_spin spin;	/* the event loop's poll before it sleeps (toe.c) */
 	struct toe_chan *ch;

@@ -36,6 +36,7 @@
 #include "tochain/srpc.h"
 #include "toe_chan.h"
 #include "toe_flow.h"
+#include "toe_hold.h"
 #include "toe_join.h"
 #include "toe_ready.h"
 #include "toe_sock.h"
@@ -793,6 +794,29 @@ static void do_fork(struct toe *t, uint32_t ch, const struct srpc_req *q)
 
 /* ---- requests --------------------------------------------------------------- */
 
+/* connect() of @s to @a: 0, -EINPROGRESS (EV_CONNECTED follows) or -errno. */
+static int sock_connect(struct toe *t, struct toe_sock *s, const struct sockaddr_storage *a,
+			socklen_t len)
+{
+	int ret = 0;
+
+	if (connect(s->fd, (const struct sockaddr *)a, len) == 0) {
+		s->connected = true;
+	} else {
+		ret = -errno;
+		if (ret == -EINPROGRESS)
+			s->connecting = true;
+	}
+	if (!s->dgram && s->flow == TCR_FLOW_NONE && (ret == 0 || ret == -EINPROGRESS)) {
+		struct sockaddr_storage peer = { 0 };
+
+		memcpy(&peer, a, len < sizeof(peer) ? len : sizeof(peer));
+		toe_flow_open(t, s, &peer, ret ? CH_FLOW_SYN : CH_FLOW_ESTABLISHED);
+	}
+	sock_arm(t, s);
+	return ret;
+}
+
 void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 {
 	const struct srpc_msg *m = &q->m;
@@ -905,21 +929,14 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		return;
 	}
 	case SRPC_REQ_CONNECT:
-		if (connect(s->fd, (const struct sockaddr *)&q->addr, q->addrlen) == 0) {
-			ret = 0;
-			s->connected = true;
-		} else {
-			ret = -errno;
-			if (ret == -EINPROGRESS)
-				s->connecting = true;
+		if (t->held && !s->dgram && !s->connected && !s->connecting && !s->listening) {
+			/* toe_hold.h: no SYN before the out chain is set */
+			ret = toe_hold_defer_connect(t->hold, s->id, (const struct sockaddr *)&q->addr,
+						     q->addrlen);
+			ret = ret ? ret : -EINPROGRESS;
+			break;
 		}
-		if (!s->dgram && s->flow == TCR_FLOW_NONE && (ret == 0 || ret == -EINPROGRESS)) {
-			struct sockaddr_storage peer = { 0 };
-
-			memcpy(&peer, &q->addr, q->addrlen < sizeof(peer) ? q->addrlen : sizeof(peer));
-			toe_flow_open(t, s, &peer, ret ? CH_FLOW_SYN : CH_FLOW_ESTABLISHED);
-		}
-		sock_arm(t, s);
+		ret = sock_connect(t, s, &q->addr, q->addrlen);
 		break;
 	case SRPC_REQ_SHUTDOWN:
 		if (m->a == SHUT_WR || m->a == SHUT_RDWR)
@@ -1035,7 +1052,34 @@ void toe_sock_on_rx_done(struct toe *t, uint32_t sock_id)
 	}
 }
 
-/* The hold ended (toe_hold.h): read every socket, arm the listeners. */
+/*
+ * The hold ended: the connects it deferred go out now, each answered as
+ * the guest was told (EINPROGRESS): by EV_CONNECTED, at once when
+ * connect() settles at once, else from the socket's EPOLLOUT.
+ */
+static void unhold_connects(struct toe *t)
+{
+	struct sockaddr_storage a;
+	struct toe_sock *s;
+	socklen_t len;
+	uint32_t id;
+	int ret;
+
+	while (toe_hold_next_connect(t->hold, &id, &a, &len)) {
+		s = toe_sock_get(t, id);
+		if (!s || s->closing || s->failed || s->connected || s->connecting)
+			continue;	/* closed (or reset) while it waited */
+		ret = sock_connect(t, s, &a, len);
+		if (ret == -EINPROGRESS)
+			continue;
+		if (ret)
+			s->failed = true;
+		toe_chan_event(t, s->owner, SRPC_EV_CONNECTED, s->id, -ret, 0);
+		sock_arm(t, s);
+	}
+}
+
+/* The hold ended (toe_hold.h): read every socket, arm the listeners, connect. */
 void toe_sock_unhold(struct toe *t)
 {
 	for (uint32_t i = 0; i < t->p.max_socks; i++) {
@@ -1048,6 +1092,7 @@ void toe_sock_unhold(struct toe *t)
 		else
 			sock_read(t, s);
 	}
+	unhold_connects(t);
 }
 
 /* Channel @ch is below its share of the pool again: read its sockets. */

@@ -124,7 +124,7 @@ void toe_sock_on_tx_data(struct toe *t, uint32_t ch, uint32_t idx, const struct 
 void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q);
 void toe_sock_on_rx_done(struct toe *t, uint32_t sock_id);
 void toe_sock_on_uncapped(struct toe *t, uint32_t ch);
-/* The hold ended (toe_hold.h): read every socket, arm the listeners. */
+/* The hold ended (toe_hold.h): read every socket, arm the listeners, connect. */
 void toe_sock_unhold(struct toe *t);
 void toe_sock_on_dropped(struct toe *t, uint32_t ch);
 

@@ -173,6 +173,8 @@ static bool stage_out(struct toe *t)
 {
 	bool did = false;
 
+	if (t->held)	/* toe_hold.h: it meets the out chain set before the release */
+		return false;
 	while (t->out_input.n) {
 		uint32_t idx = t->out_input.head;
 		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);

@@ -50,7 +50,7 @@ unsigned int tcr_chan_close(struct tcr_chan *c, struct tcr_pool *p);
 int tcr_chan_attach(struct tcr_chan *c, const struct tcr_region *r, uint32_t id,
 		    uint32_t flags);
 
-/* Guest: was the channel closed or reopened since we attached? */
+/* Guest: was the channel closed or reopened, or its region formatted again, since we attached? */
 bool tcr_chan_stale(const struct tcr_chan *c);
 
 /* Host: grant up to @n free buffers on FREE; returns how many, or -errno. */

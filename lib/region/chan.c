@@ -89,7 +89,12 @@ bool tcr_chan_stale(const struct tcr_chan *c)
 {
 	const struct tcr_channel *ch = tcr_region_channel(c->r, c->id);
 
-	return tc_load_acquire(&ch->state) != TCR_CH_OPEN ||
+	/*
+	 * A region formatted again (a new TOE) starts every epoch afresh:
+	 * the same channel may be open again at our epoch for another party,
+	 * so the region's generation counts too.
+	 */
+	return tcr_region_stale(c->r) || tc_load_acquire(&ch->state) != TCR_CH_OPEN ||
 	       tc_load_relaxed(&ch->epoch) != c->epoch;
 }
 

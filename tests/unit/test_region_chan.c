@@ -88,6 +88,24 @@ START_TEST(forged_index_is_caught_and_close_reclaims)
 }
 END_TEST
 
+START_TEST(reformatted_region_makes_it_stale)
+{
+	struct tcr_chan h2;
+
+	/*
+	 * A new TOE formats the region again and gives channel 0, at the
+	 * same epoch (epochs start afresh), to another process: the old
+	 * party must see its channel stale, or it writes into the other's
+	 * rings (the soak's nginx master on its first call after a TOE kill).
+	 */
+	ck_assert(!tcr_chan_stale(&g));
+	ck_assert_int_eq(tcr_region_reset(hr), 0);
+	ck_assert_int_eq(tcr_chan_open(&h2, hr, 0), 0);
+	ck_assert_uint_eq(h2.epoch, g.epoch);
+	ck_assert(tcr_chan_stale(&g));
+}
+END_TEST
+
 START_TEST(full_rx_keeps_the_rest_host_held)
 {
 	uint32_t idx[32];
@@ -133,6 +151,7 @@ int main(void)
 	tcase_add_test(tc, grant_fill_return_cycle);
 	tcase_add_test(tc, wrong_direction_is_refused);
 	tcase_add_test(tc, forged_index_is_caught_and_close_reclaims);
+	tcase_add_test(tc, reformatted_region_makes_it_stale);
 	tcase_add_test(tc, full_rx_keeps_the_rest_host_held);
 	tcase_add_test(tc, guest_cannot_open);
 	suite_add_tcase(s, tc);
