@@ -3,8 +3,8 @@
  * Private header of the guest runtime: the channel's rings as the runtime
  * uses them, inline because every buffer of the data path passes here
  * (no .c file): DONE is batched in gl_rt.done and flushed in bursts, TX
- * takes one descriptor at a time.  mu held.  The TOE is woken only when
- * the ring says it sleeps (tcr_ring_prod_kick_needed, tochain/ring.h).
+ * takes the buffers of one send step in one burst.  mu held.  The TOE is
+ * woken only when the ring says it sleeps (tcr_ring_prod_kick_needed, tochain/ring.h).
  */
 #ifndef TOCHAIN_GL_RING_H
 #define TOCHAIN_GL_RING_H
@@ -41,12 +41,9 @@ static inline void gl_ring_done_add(struct gl_rt *rt, uint32_t idx)
 		gl_ring_done_flush(rt);
 }
 
-/*
- * Send buffer @idx on TX: a request, or @len bytes of socket @sock, with
- * @flags (SRPC_TX_*, data only).  A full ring breaks the channel.
- */
-static inline void gl_ring_submit_flags(struct gl_rt *rt, uint32_t idx, enum tcr_op op,
-					uint32_t sock, uint32_t len, uint16_t flags)
+/* Describe buffer @idx: a request, or @len bytes of socket @sock with @flags (SRPC_TX_*). */
+static inline void gl_ring_describe(struct gl_rt *rt, uint32_t idx, enum tcr_op op, uint32_t sock,
+				    uint32_t len, uint16_t flags)
 {
 	struct tcr_desc d = { 0 };
 
@@ -57,12 +54,28 @@ static inline void gl_ring_submit_flags(struct gl_rt *rt, uint32_t idx, enum tcr
 	d.conn_id = sock;
 	d.l4proto = 6;
 	tcr_desc_store(rt->r, idx, &d);
-	if (tcr_ring_enqueue_burst(&rt->ch.ring[TCR_CH_TX], &idx, 1) != 1) {
+}
+
+/*
+ * Publish the described buffers @idx[@n] on TX in one burst and wake the
+ * TOE at most once, if it sleeps.  A full ring breaks the channel.
+ */
+static inline void gl_ring_publish(struct gl_rt *rt, const uint32_t *idx, uint32_t n)
+{
+	if (tcr_ring_enqueue_burst(&rt->ch.ring[TCR_CH_TX], idx, n) != (int)n) {
 		rt->broken = true;
 		return;
 	}
 	if (tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_TX]))
 		gl_wake_host(&rt->wake);
+}
+
+/* Send buffer @idx on TX (gl_ring_describe, gl_ring_publish). */
+static inline void gl_ring_submit_flags(struct gl_rt *rt, uint32_t idx, enum tcr_op op,
+					uint32_t sock, uint32_t len, uint16_t flags)
+{
+	gl_ring_describe(rt, idx, op, sock, len, flags);
+	gl_ring_publish(rt, &idx, 1);
 }
 
 static inline void gl_ring_submit(struct gl_rt *rt, uint32_t idx, enum tcr_op op, uint32_t sock,

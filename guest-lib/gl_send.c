@@ -4,7 +4,9 @@
  * has at most gl_rt.tx_bound buffers in flight (its send buffer), and
  * GL_CTRL_RESERVE FREE buffers are left for requests.  A blocking send
  * waits for TX completions (the pump lowers tx_inflight), a non-blocking
- * one returns a short count or EAGAIN.  mu held (gl_rt.c).
+ * one returns a short count or EAGAIN.  A stream send fills all the
+ * buffers it can take with one copy call and publishes them in one TX
+ * burst; sendfile reads the file straight into them.  mu held (gl_rt.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <tochain/srpc.h>
@@ -54,13 +57,104 @@ static void starve(struct gl_rt *rt, struct gl_sock *s)
 	}
 }
 
-ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
-		       int flags)
+/*
+ * Where the bytes of a stream send come from: the caller's memory (send,
+ * write, sendmsg) or a file (sendfile).  fill() places up to @want bytes
+ * from position @pos of the source into our slots @dst (@nd of them) in
+ * one system call: the bytes placed, 0 at a fault or the end of the
+ * file, or -errno.
+ */
+struct send_src {
+	ssize_t (*fill)(struct send_src *src, size_t pos, const struct iovec *dst, int nd,
+			size_t want);
+	bool short_ends;	/* a short fill ends the call (a fault), else go on (a pipe) */
+	const struct iovec *iov;	/* the caller's memory */
+	int n;
+	int fd;			/* the file */
+	off_t *off;		/* its offset, NULL: its file position */
+};
+
+static ssize_t fill_user(struct send_src *src, size_t pos, const struct iovec *dst, int nd,
+			 size_t want)
+{
+	struct iovec theirs[GL_IOV_SEGS];
+	int ns = gl_iov_slice(src->iov, src->n, pos, want, theirs);
+	size_t got = ns ? gl_user_readv(dst, nd, theirs, ns) : 0;
+
+	return got ? (ssize_t)got : -EFAULT;
+}
+
+/* Straight from the file into the slots: one copy, as the kernel's sendfile from the page cache. */
+static ssize_t fill_file(struct send_src *src, size_t pos, const struct iovec *dst, int nd,
+			 size_t want)
+{
+	ssize_t k;
+
+	(void)pos;
+	(void)want;
+	k = src->off ? preadv(src->fd, dst, nd, *src->off) : gl_real.readv(src->fd, dst, nd);
+	if (k < 0)
+		return -errno;
+	if (src->off)
+		*src->off += k;
+	return k;
+}
+
+/*
+ * One step of a stream send: as many FREE buffers as the socket's bound,
+ * the request reserve and the bytes left allow (at most GL_IOV_SEGS),
+ * filled with one copy call and published on TX in one burst, so the TOE
+ * is woken at most once and takes a response's buffers together (one
+ * gathered sendmsg, host-toe/toe/README.md).  The bytes sent, 0 when no
+ * buffer could be taken, -ENODATA at the end of a file, or what fill()
+ * failed with.
+ */
+static ssize_t send_burst(struct gl_rt *rt, struct gl_sock *s, struct send_src *src, size_t sent,
+			  size_t total, int flags)
+{
+	uint32_t slot = rt->r->geo.slot_size, room, nb = 0, used, idx[GL_IOV_SEGS];
+	struct iovec dst[GL_IOV_SEGS];
+	size_t want = 0;
+	ssize_t got;
+
+	if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+		return 0;
+	room = rt->tx_bound - s->tx_inflight;
+	if (room > rt->nstash - GL_CTRL_RESERVE)
+		room = rt->nstash - GL_CTRL_RESERVE;
+	if (room > GL_IOV_SEGS)
+		room = GL_IOV_SEGS;
+	for (; nb < room && want < total - sent; nb++) {
+		size_t left = total - sent - want;
+
+		idx[nb] = rt->stash[rt->nstash - 1 - nb];
+		dst[nb].iov_base = tcr_region_slot(rt->r, idx[nb]);
+		dst[nb].iov_len = left < slot ? left : slot;
+		want += dst[nb].iov_len;
+	}
+	got = src->fill(src, sent, dst, (int)nb, want);
+	if (got <= 0)
+		return got ? got : -ENODATA;	/* the end of the file */
+	used = (uint32_t)(((size_t)got + slot - 1) / slot);
+	rt->nstash -= used;
+	for (uint32_t i = 0; i < used; i++) {
+		uint32_t len = i + 1 < used ? slot : (uint32_t)((size_t)got - (size_t)i * slot);
+		bool last = i + 1 == used && (sent + (size_t)got == total || (size_t)got < want);
+
+		gl_ring_describe(rt, idx[i], TCR_OP_DATA, s->id, len, tx_flags(flags, last));
+	}
+	s->tx_inflight += used;
+	gl_ring_publish(rt, idx, used);
+	return got;
+}
+
+/* A stream send of @total bytes from @src (mu held). */
+static ssize_t send_stream(struct gl_rt *rt, struct gl_sock *s, struct send_src *src,
+			   size_t total, int flags)
 {
 	int64_t deadline = gl_chan_deadline(s->sndtimeo_ms);
-	size_t total = gl_iov_total(iov, n), sent = 0;
-	uint32_t slot = rt->r->geo.slot_size;
 	bool nb = s->nonblock || (flags & MSG_DONTWAIT);
+	size_t sent = 0;
 
 	while (s->connecting && !nb) {
 		int err;
@@ -83,28 +177,23 @@ ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 	if (s->shut_wr || s->reset || !s->connected)
 		return -EPIPE;
 	while (sent < total) {
-		uint32_t idx, k;
+		ssize_t got;
 		int err;
 
 		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
 			gl_chan_pump(rt);
 		if (s->reset)
 			break;
-		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
-		    gl_chan_take_buf(rt, &idx) == 0) {
-			uint32_t got;
+		got = send_burst(rt, s, src, sent, total, flags);
+		if (got == -ENODATA)
+			break;
+		if (got < 0)	/* a bad buffer: the kernel sends what it could read */
+			return sent ? (ssize_t)sent : got;
+		if (got > 0) {
+			size_t want = total - sent;
 
-			k = total - sent < slot ? (uint32_t)(total - sent) : slot;
-			got = (uint32_t)gl_iov_gather(iov, n, sent, tcr_region_slot(rt->r, idx), k);
-			if (!got) {	/* a bad buffer: the kernel sends what it could read */
-				rt->stash[rt->nstash++] = idx;
-				return sent ? (ssize_t)sent : -EFAULT;
-			}
-			s->tx_inflight++;
-			sent += got;
-			gl_ring_submit_flags(rt, idx, TCR_OP_DATA, s->id, got,
-					     tx_flags(flags, sent == total || got < k));
-			if (got < k)
+			sent += (size_t)got;
+			if ((size_t)got < want && src->short_ends)
 				return (ssize_t)sent;
 			continue;
 		}
@@ -125,6 +214,14 @@ ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *
 		return -e;
 	}
 	return (ssize_t)sent;
+}
+
+ssize_t gl_send_stream(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
+		       int flags)
+{
+	struct send_src src = { .fill = fill_user, .short_ends = true, .iov = iov, .n = n };
+
+	return send_stream(rt, s, &src, gl_iov_total(iov, n), flags);
 }
 
 ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *iov, int n,
@@ -191,48 +288,11 @@ ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 
 ssize_t gl_send_file(struct gl_rt *rt, struct gl_sock *s, int in_fd, off_t *off, size_t count)
 {
-	uint8_t *buf;
-	size_t chunk = count < 65536 ? count : 65536;
-	ssize_t done = 0;
+	struct send_src src = { .fill = fill_file, .fd = in_fd, .off = off };
 
 	if (count == 0)
 		return 0;
-	buf = malloc(chunk);
-	if (!buf)
-		return -ENOMEM;
-	while ((size_t)done < count) {
-		size_t want = count - (size_t)done < chunk ? count - (size_t)done : chunk;
-		ssize_t n = off ? pread(in_fd, buf, want, *off) : gl_real.read(in_fd, buf, want);
-		struct iovec iov;
-		ssize_t w;
-
-		if (n < 0) {
-			if (!done)
-				done = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		iov.iov_base = buf;
-		iov.iov_len = (size_t)n;
-		w = gl_send_stream(rt, s, &iov, 1, 0);
-		if (w < 0) {
-			if (!off)	/* give back what we read but could not send */
-				lseek(in_fd, -n, SEEK_CUR);
-			if (!done)
-				done = w;
-			break;
-		}
-		if (off)
-			*off += w;
-		else if (w < n)
-			lseek(in_fd, w - n, SEEK_CUR);
-		done += w;
-		if (w < n)
-			break;
-	}
-	free(buf);
-	return done;
+	return send_stream(rt, s, &src, count, 0);
 }
 
 /*

@@ -75,16 +75,28 @@ int gl_user_write(void *dst, const void *src, size_t n)
 	return user_copy(dst, src, n, true);
 }
 
-size_t gl_user_writev(const struct iovec *dst, int nd, const struct iovec *src, int ns)
+/*
+ * Copy the segments @src (@ns) into @dst (@nd) in order, in one system
+ * call; the caller's side is @dst when @to_user, @src otherwise.
+ */
+static size_t user_copyv(const struct iovec *dst, int nd, const struct iovec *src, int ns,
+			 bool to_user)
 {
+	const struct iovec *theirs = to_user ? dst : src;
+	int nt = to_user ? nd : ns;
 	size_t done = 0;
 	int e = errno;
 	ssize_t k;
 
-	for (int i = 0; i < nd; i++)
-		if (!dst[i].iov_base && dst[i].iov_len)
+	for (int i = 0; i < nt; i++)
+		if (!theirs[i].iov_base && theirs[i].iov_len)
 			return 0;	/* NULL: no system call (the one-copy rule) */
-	k = plain ? -1 : process_vm_writev(getpid(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
+	if (plain)
+		k = -1;
+	else if (to_user)
+		k = process_vm_writev(getpid(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
+	else
+		k = process_vm_readv(getpid(), dst, (unsigned long)nd, src, (unsigned long)ns, 0);
 	if (k < 0 && (plain || errno == ENOSYS || errno == EPERM)) {
 		const struct iovec *d = dst;
 		size_t doff = 0;
@@ -111,6 +123,16 @@ size_t gl_user_writev(const struct iovec *dst, int nd, const struct iovec *src, 
 	}
 	errno = e;
 	return k < 0 ? 0 : (size_t)k;
+}
+
+size_t gl_user_writev(const struct iovec *dst, int nd, const struct iovec *src, int ns)
+{
+	return user_copyv(dst, nd, src, ns, true);
+}
+
+size_t gl_user_readv(const struct iovec *dst, int nd, const struct iovec *src, int ns)
+{
+	return user_copyv(dst, nd, src, ns, false);
 }
 
 int gl_user_iov_get(const struct iovec *uiov, int n, struct iovec *small, struct iovec **out)

@@ -29,6 +29,13 @@ int gl_user_write(void *dst, const void *src, size_t n);
 size_t gl_user_writev(const struct iovec *dst, int nd, const struct iovec *src, int ns);
 
 /*
+ * The other way: the caller's segments @src (@ns) into our @dst (@nd),
+ * in order, in one system call: the bytes copied, fewer at the first
+ * fault (0 < @nd, @ns <= IOV_MAX).
+ */
+size_t gl_user_readv(const struct iovec *dst, int nd, const struct iovec *src, int ns);
+
+/*
  * The caller's iovec array @uiov of @n entries (0 <= @n <= IOV_MAX),
  * copied into @small (GL_USER_IOV_SMALL entries) or, if longer, into
  * memory the caller frees with gl_user_iov_put.  *@out is the copy.

@@ -316,6 +316,10 @@ void t_sendfile(void)
 	lseek(f, 0, SEEK_SET);
 	CHECK("sendfile from position", sendfile(fd, f, NULL, sizeof(data)));
 	CHECK("file position", (long)lseek(f, 0, SEEK_CUR));
+	CHECK("sendfile at the end of the file", sendfile(fd, f, NULL, 4096));
+	off = sizeof(data) - 3000;
+	CHECK("sendfile past the end", sendfile(fd, f, &off, 70000));
+	CHECK("sendfile past the end: offset", (long)off);
 	shutdown(fd, SHUT_WR);
 	wait_ev(fd, POLLIN, 5000);
 	usleep(50000);
