@@ -398,7 +398,7 @@ int gl_chan_post(struct gl_rt *rt, struct gl_waiter *w, enum srpc_type type, uin
 	uint32_t idx;
 	int err;
 
-	if (rt->attached && !rt->broken && (rt->hup || tcr_chan_stale(&rt->ch))) {
+	if (rt->attached && !rt->broken && (rt->hup || chan_gone(rt))) {
 		/*
 		 * The TOE died since we last looked (a process that sleeps
 		 * outside the runtime, as the nginx master): never write into
