@@ -311,7 +311,7 @@ def read_kv(path):
 # growth is one (GROW: fds); every other counter must come back to where it
 # was.  soak.sh's header says why, per resource.
 INFO = ("toe.channels_open", "toe.channels_held", "toe.bufs_free", "region.rx", "region.unaccounted",
-        "guest.detached")
+        "guest.detached", "threads.guest", "threads.nginx_master", "threads.nginx_workers", "threads.echo")
 GROW = ("fds.",)
 
 
@@ -347,6 +347,8 @@ def report(recs, events, access, before, after, checks):
             return True
         if k.startswith(GROW):
             return int(a[k]) > int(b[k])
+        if k.startswith("eventfds."):	# the runtime's pool: a wake-up fd per thread at most
+            return int(a[k]) - int(b[k]) > int(a.get("threads." + k.split(".", 1)[1], 0))
         return a[k] != b[k]
     leaks = [(k, b.get(k, "missing"), a.get(k, "missing")) for k in sorted(set(a) | set(b)) if leaked(k)]
     chk = [l.rstrip("\n").split(" ", 2) + [""] for l in open(checks) if l.strip()]

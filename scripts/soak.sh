@@ -61,7 +61,13 @@
 #   fds        per role (tochaind, TOE, VNFs, the guest's processes, and
 #              its nginx master, nginx workers and echo server): growth
 #              is a leak, fewer is not (a detached process has two fewer
-#              on each side).
+#              on each side).  The guest's eventfds are counted apart
+#              (eventfds.ROLE): the runtime keeps a pool of wake-up
+#              eventfds, one made the first time a thread waits in a
+#              call and kept (gl_wait.c kick_get), so they may grow by at
+#              most the role's thread count (threads.ROLE, info); more is
+#              a leak.  A master that never waited before the load has
+#              one more after it.
 #   processes  per role, zombies, cgroups, namespaces, region files, VNF
 #              instances, the chains' queues, the TOE's bad messages:
 #              as before.
@@ -215,8 +221,21 @@ counters() { # FILE: "key value" lines
 		nginx_workers) pids=$(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ' || true) ;;
 		echo) pids=$(pids_of "python3 $work/echo.py") ;;
 		esac
-		n=0
+		n=0 e=0 th=0
 		for p in $pids; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/null | wc -l))); done
+		case $role in
+		guest | nginx_* | echo)
+			# the runtime's eventfds apart: its kick pool (gl_wait.c)
+			# keeps one per thread that ever waited at once
+			for p in $pids; do
+				e=$((e + $(ls -l "/proc/$p/fd" 2>/dev/null | grep -c 'anon_inode:\[eventfd\]' || true)))
+				th=$((th + $(ls "/proc/$p/task" 2>/dev/null | wc -l)))
+			done
+			n=$((n - e))
+			echo "eventfds.$role $e" >>"$f"
+			echo "threads.$role $th" >>"$f"
+			;;
+		esac
 		# what they are, for a count that grew (FILE.fds, not compared)
 		for p in $pids; do
 			echo "== $role $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-60)"
