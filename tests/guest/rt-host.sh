@@ -26,6 +26,15 @@
 
 qpid='' lpid='' tpid=''
 
+# The host's side of a runtime guest, built by make (in $build).
+rg_need_built() {
+	local f
+	for f in bin/tochain-toe bin/tochain-vmlink bin/tochain-run lib/libtochain-preload.so \
+		guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
+		[ -e "$build/$f" ] || fail "$build/$f missing (make)"
+	done
+}
+
 rg_stop() {
 	[ -n "$qpid" ] && { kill "$qpid"; wait "$qpid"; } 2>/dev/null
 	[ -n "$lpid" ] && { kill "$lpid"; wait "$lpid"; } 2>/dev/null

@@ -24,10 +24,7 @@ build=${TOCHAIN_BUILD:-$top/build}
 
 tc_need_root "network namespaces"
 tc_need_cmds ip curl sha256sum cpio "$VM_QEMU"
-for f in bin/tochain-toe bin/tochain-vmlink bin/tochain-run lib/libtochain-preload.so \
-	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
-	[ -e "$build/$f" ] || fail "$build/$f missing (make)"
-done
+rg_need_built
 [ -x /usr/bin/python3 ] || fail "Debian's python3 missing (tests/guest/deps.txt; the guest image copies it)"
 guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || fail "guest build"
 

@@ -35,10 +35,7 @@ build=${TOCHAIN_BUILD:-$top/build}
 
 tc_need_root "network namespaces"
 tc_need_cmds ip curl sha256sum cpio gcc readelf "$VM_QEMU"
-for f in bin/tochain-toe bin/tochain-vmlink bin/tochain-run lib/libtochain-preload.so \
-	guest-drivers/tochain_ivshmem.ko vm/ivshmem-guest-test; do
-	[ -e "$build/$f" ] || fail "$build/$f missing (make)"
-done
+rg_need_built
 [ -e "$(gcc -print-file-name=libc.a)" ] || fail "no libc.a: libc6-dev is part of build-essential (make deps)"
 command -v go >/dev/null || fail "no go: golang-go is in guest-lib/deps.txt (make deps)"
 guest_rt=$("$top/tests/guest/build-guest.sh" "$build" --runtime) || fail "guest build"
