@@ -19,7 +19,8 @@ $(eval $(call unit_test,test_toe_capture,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_ready,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_join,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
 $(eval $(call unit_test,test_toe_hold,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
-$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o $(BUILD)/obj/tests/unit/test_toe_capture.o $(BUILD)/obj/tests/unit/test_toe_ready.o $(BUILD)/obj/tests/unit/test_toe_join.o $(BUILD)/obj/tests/unit/test_toe_hold.o: CPPFLAGS += $(TOE_INC)
+$(eval $(call unit_test,test_toe_stage,$(TOE_ALL_LIBS),$(TOE_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_toe_guest.o $(BUILD)/obj/tests/unit/test_toe_data.o $(BUILD)/obj/tests/unit/test_toe_ctl.o $(BUILD)/obj/tests/unit/test_toe_capture.o $(BUILD)/obj/tests/unit/test_toe_ready.o $(BUILD)/obj/tests/unit/test_toe_join.o $(BUILD)/obj/tests/unit/test_toe_hold.o $(BUILD)/obj/tests/unit/test_toe_stage.o: CPPFLAGS += $(TOE_INC)
 
 # Hostile guest for test 413: rewrites outbound payload after submitting it.
 $(eval $(call test_prog,toe-toctou,$(call objs,tests/progs/toe_toctou.c) $(SRPC_LIB) $(REGION_LIB)))

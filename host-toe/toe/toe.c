@@ -60,7 +60,7 @@ void toe_params_default(struct toe_params *p)
 	p->slot_size = 16384;
 	p->nchannels = 16;
 	p->grants = 64;
-	p->rx_bound = 0;	/* toe_create: 256 KiB worth, at least 16 buffers */
+	p->rx_bound = 0;	/* toe_create: 1 MiB worth, at least 16 buffers */
 	p->max_socks = 4096;
 	p->ready_fd = -1;
 	p->guest_gid = -1;
@@ -131,7 +131,13 @@ struct toe *toe_create(const struct toe_params *p)
 	if (t->chan_cap < p->grants + 4 * 16)
 		t->chan_cap = p->grants + 4 * 16;
 	if (!t->p.rx_bound) {
-		t->p.rx_bound = (256u << 10) / p->slot_size;
+		/*
+		 * 1 MiB: with 256 KiB one stream went in lock-step, the TOE
+		 * reading up to the bound and sleeping while the guest
+		 * copied it out (docs/EVALUATION.md, "Issue 14: the download
+		 * direction").
+		 */
+		t->p.rx_bound = (1024u << 10) / p->slot_size;
 		if (t->p.rx_bound < 16)
 			t->p.rx_bound = 16;
 		if (t->p.rx_bound > p->nbufs / 8)

@@ -14,7 +14,7 @@
  *   inbound:  kernel socket -> input queue -> [chain] -> output queue -> RX ring
  *   outbound: TX ring -> input queue -> [chain] -> output queue -> kernel socket
  *
- * Flow control: at most rx_bound buffers per socket (256 KiB worth by
+ * Flow control: at most rx_bound buffers per socket (1 MiB worth by
  * default) are on their way to
  * or held by the guest; at the bound the TOE stops reading that kernel
  * socket (TCP's window then pushes back on the sender) and resumes when
@@ -36,7 +36,7 @@ struct toe_params {
 	uint32_t nchannels;		/* default 16 */
 	uint32_t grants;		/* buffers granted per channel, default 64 */
 	uint32_t rx_bound;		/* buffers in flight per socket towards the guest;
-					   0: 256 KiB worth, at least 16, at most nbufs/8 */
+					   0: 1 MiB worth, at least 16, at most nbufs/8 */
 	uint32_t max_socks;		/* default 4096 */
 	int ready_fd;			/* -1, or written one byte when serving */
 	unsigned guest_mode;		/* 0: the region file and attach socket are the

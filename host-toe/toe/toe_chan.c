@@ -48,14 +48,22 @@ bool toe_chan_room(struct toe *t, uint32_t ch)
 	return false;
 }
 
-int toe_chan_send_buf(struct toe *t, uint32_t ch, uint32_t idx)
+int toe_chan_send_bufs(struct toe *t, uint32_t ch, const uint32_t *idx, uint32_t n)
 {
 	struct toe_chan *c = &t->ch[ch];
-	int k = tcr_chan_send(&c->c, t->pool, &idx, 1);
+	int k = n ? tcr_chan_send(&c->c, t->pool, idx, n) : 0;
+
+	if (k > 0)
+		c->kick = true;	/* kick_guest, once per turn */
+	return k;
+}
+
+int toe_chan_send_buf(struct toe *t, uint32_t ch, uint32_t idx)
+{
+	int k = toe_chan_send_bufs(t, ch, &idx, 1);
 
 	if (k != 1)
 		return k < 0 ? k : -ENOSPC;
-	c->kick = true;
 	return 0;
 }
 

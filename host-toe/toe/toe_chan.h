@@ -103,6 +103,13 @@ uint32_t toe_chan_count_open(const struct toe *t);
 bool toe_chan_room(struct toe *t, uint32_t ch);
 /* Put buffer @idx (descriptor stored) on @ch's RX ring: 0 or -errno. */
 int toe_chan_send_buf(struct toe *t, uint32_t ch, uint32_t idx);
+/*
+ * Put buffers @idx[@n] (descriptors stored) on @ch's RX ring in order, in
+ * one ring operation; the guest is woken at most once, at the end of the
+ * turn, if it sleeps.  How many went (a prefix of @idx; the rest are
+ * still the host's), or -errno (none went).
+ */
+int toe_chan_send_bufs(struct toe *t, uint32_t ch, const uint32_t *idx, uint32_t n);
 /* Grant guest buffer @idx back to the channel it came from (FREE; TXDONE for @sock_id). */
 void toe_chan_regrant(struct toe *t, uint32_t idx, uint32_t sock_id);
 

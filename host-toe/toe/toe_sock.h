@@ -37,7 +37,7 @@
 
 #define TOE_OPTQ	4	/* ordered socket options waiting for earlier data */
 #define TOE_TX_IOV	64	/* send-queue buffers written by one sendmsg */
-#define TOE_RX_IOV	32	/* buffers one readv of a stream fills */
+#define TOE_RX_IOV	64	/* buffers one readv of a stream fills */
 
 struct toe_sock {
 	uint32_t id;		/* 0: slot unused */

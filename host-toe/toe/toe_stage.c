@@ -325,28 +325,76 @@ static void drain_out(struct toe *t)
 	}
 }
 
+/*
+ * Inbound buffers for one channel's RX ring, published together: the
+ * buffers one readv filled cost one ring operation (and one ownership
+ * change in the pool) instead of one per slot; the guest is woken at
+ * most once per turn (kick_guest).
+ */
+#define RXB_MAX 64
+
+struct rx_burst {
+	uint32_t ch, n;
+	uint32_t idx[RXB_MAX];
+};
+
+/*
+ * Publish @b.  Its buffers already left their sockets' queues (rx_queued);
+ * one the ring did not take (it cannot happen: the ring holds every
+ * buffer) is dropped as rx_drop would, after those that went.
+ */
+static void rxb_flush(struct toe *t, struct rx_burst *b)
+{
+	int k = toe_chan_send_bufs(t, b->ch, b->idx, b->n);
+
+	for (uint32_t i = k > 0 ? (uint32_t)k : 0; i < b->n; i++) {
+		uint32_t idx = b->idx[i];
+		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
+
+		if (s && s->rx_inflight)
+			s->rx_inflight--;
+		t->buf_sock[idx] = 0;
+		tcr_pool_free(t->pool, &idx, 1);
+	}
+	b->n = 0;
+}
+
+/* Buffer @idx of @s into the burst (a burst of another channel, or a full one, goes first). */
+static void rxb_add(struct toe *t, struct rx_burst *b, struct toe_sock *s, uint32_t idx)
+{
+	if (b->n && (b->ch != s->owner || b->n == RXB_MAX))
+		rxb_flush(t, b);
+	b->ch = s->owner;
+	b->idx[b->n++] = idx;
+	s->rx_queued--;
+	s->tx_in_at_rx = s->tx_in;
+	s->rx_given = true;
+}
+
 /* Output queues: inbound to the guest's RX ring, outbound to socket queues. */
 void toe_stage_drain(struct toe *t)
 {
+	struct rx_burst b = { .n = 0 };
 	uint32_t idx;
 
 	while ((idx = toe_bufq_pop(t, &t->in_output)) != NO_BUF) {
 		struct toe_sock *s = toe_sock_get(t, t->buf_sock[idx]);
 
-		if (!s || s->denied || !t->ch[s->owner].open || toe_chan_send_buf(t, s->owner, idx)) {
+		if (!s || s->denied || !t->ch[s->owner].open)
 			rx_drop(t, s, idx);
-		} else {
-			s->rx_queued--;
-			s->tx_in_at_rx = s->tx_in;
-			s->rx_given = true;
-		}
-		/* the EOF follows the last byte before it (srpc.h) */
+		else
+			rxb_add(t, &b, s, idx);
+		/* the EOF follows the last byte before it (srpc.h): publish those first */
 		if (s && s->eof_pending && !s->rx_queued) {
 			s->eof_pending = false;
+			if (b.n)
+				rxb_flush(t, &b);
 			if (!s->denied)
 				toe_chan_event(t, s->owner, SRPC_EV_EOF, s->id, 0, 0);
 		}
 	}
+	if (b.n)
+		rxb_flush(t, &b);
 	while (t->out_output.n)
 		drain_out(t);
 }

@@ -4,7 +4,7 @@
 # tochain-run) accepts a connection and does not read for 2 s while a
 # client pushes 64 MiB.  The sender must be held back by TCP (it cannot
 # have handed over more than a few MiB: kernel buffers + the TOE's bound
-# of 16 buffers per socket), nothing is dropped (the server then reads
+# of 1 MiB of buffers per socket), nothing is dropped (the server then reads
 # everything and the sha256 matches), and the TOE stays alive.  Small
 # slots (2 KiB, as tochaind uses) on purpose.
 set -euo pipefail
