@@ -2,8 +2,10 @@
 /* tochain-sched: lookups in the registry, counter regions, and the
  * library configuration built from the registry (hsd_rebuild). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,23 +35,28 @@ bool hsd_thread_exists(pid_t tid)
 	return access(path, F_OK) == 0;
 }
 
+/* open, read and close: no stdio buffer to allocate, no scanf. */
 bool hsd_busy_ns(pid_t tid, uint64_t *ns)
 {
-	char path[64];
-	uint64_t run, wait;
-	FILE *f;
-	int n;
+	char path[64], buf[96], *end;
+	unsigned long long run;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	n = fscanf(f, "%" SCNu64 " %" SCNu64, &run, &wait);
-	fclose(f);
-	if (n != 2)
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
 		return false;
-	*ns = run;	/* CPU time; waiting for a CPU is not work */
-	(void)wait;
+	buf[n] = '\0';
+	errno = 0;
+	run = strtoull(buf, &end, 10);
+	if (end == buf || errno || *end != ' ')
+		return false;
+	*ns = run;	/* CPU time; the second field, waiting for a CPU, is not work */
 	return true;
 }
 
