@@ -115,6 +115,8 @@ struct hsd_thread {
 	uint64_t busy_ns;		/* running + runnable so far (schedstat),
 					 * read at the last period start */
 	bool have_busy;			/* busy_ns read at least once */
+	uint64_t seen_ns;		/* busy time read during this period ... */
+	uint32_t seen_k;		/* ... at this tick (NONE: not yet) */
 	bool lv;			/* a vCPU of libvirt domain dom[dom] */
 	uint32_t dom;
 	int vcpu_index;			/* its libvirt/QEMU vCPU index */

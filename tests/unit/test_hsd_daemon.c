@@ -636,8 +636,15 @@ START_TEST(gang_members_present_through_the_window)
 	ck_assert(d->chain[0].standby);
 	ck_assert(d->co_thawed[i] && !d->thread[i].enf.frozen);
 	ck_assert(d->co_thawed[w] && !d->thread[w].enf.frozen);
+	/* waf's budget (10 ticks) cannot be spent 4 ticks after a read
+	 * found it unused: its busy time is not read again meanwhile */
+	ck_assert_uint_eq(d->thread[w].seen_k, 10);
+	for (k = 11; k < 15; k++)
+		hsd_tick(d, k);
+	ck_assert_uint_eq(d->thread[w].seen_k, 10);
+	ck_assert(!d->thread[w].enf.frozen);
 	d->ticks_of[i] = d->ticks_of[w] = 0;
-	hsd_tick(d, 11);
+	hsd_tick(d, 15);
 	ck_assert(d->thread[i].enf.frozen);
 	ck_assert(d->thread[w].enf.frozen);
 	ck_assert(!d->co_thawed[i]);
