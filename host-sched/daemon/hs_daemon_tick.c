@@ -273,6 +273,29 @@ static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
  * did).  After an end by (b) (the receiver has enough): no standby.
  */
 /*
+ * VM ticks are pooled.  A tick of pCPU j that a VM thread owns thaws
+ * every VM thread of j with VM ticks this period (or owning this one),
+ * and CFS shares the pCPU among them; at VNF ticks they are frozen.
+ * Algorithm 2 gives each of them an equal share, floor((g - g_vnf)/l)
+ * ticks, which equal weights give each busy one at least as well, and
+ * an idle one lends its share instead of holding it; the per-tick owner
+ * stays on the timeline (interleave_vms) for what reads it.  Gating each
+ * tick's owner alone cost two freezer writes per pCPU at every tick,
+ * most of the daemon's CPU in the closed-loop bench (README, "The
+ * daemon's own CPU"); pooled, the writes happen where a pCPU changes
+ * between VNF and VM ticks.
+ */
+static bool vm_pooled(const struct hsd *d, uint32_t t, uint32_t k)
+{
+	uint32_t j = d->pcpu_of[t];
+	int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+	if (o < 0 || d->thread[o].role != HSD_ROLE_VM)
+		return false;
+	return o == (int32_t)t || d->ticks_of[t] > 0;
+}
+
+/*
  * The busy time is read from /proc only when the budget may be spent: a
  * thread uses at most one CPU, so after a read at tick k0 it cannot have
  * spent more than (k - k0 + 1) ticks more by tick k (one tick of margin
@@ -287,8 +310,11 @@ static bool co_wanted(struct hsd *d, const bool *active, uint32_t t, uint32_t k)
 	uint64_t tick_ns = (uint64_t)d->cfg.tick_us * 1000u;
 	uint64_t budget = (uint64_t)d->ticks_of[t] * tick_ns, now;
 
-	if (th->role != HSD_ROLE_VNF || th->dead || !th->enforced || d->pcpu_of[t] == NONE ||
-	    th->chain >= d->nchain)
+	if (th->dead || !th->enforced || d->pcpu_of[t] == NONE)
+		return false;
+	if (th->role == HSD_ROLE_VM)
+		return vm_pooled(d, t, k);
+	if (th->role != HSD_ROLE_VNF || th->chain >= d->nchain)
 		return false;
 	if (th->chain < HSD_MAX_CHAINS && active[th->chain])
 		return true;

@@ -555,6 +555,66 @@ START_TEST(timeline_gang_and_early_end)
 }
 END_TEST
 
+/* VM ticks are pooled: the VM threads of a pCPU are thawed together for
+ * its VM ticks (CFS shares them), frozen at its VNF ticks, and the
+ * freezer is not written while a pCPU passes from one VM tick to the
+ * next (hs_daemon_tick.c, vm_pooled). */
+START_TEST(vm_ticks_pooled)
+{
+	uint32_t j, k, a = UINT32_MAX, b = UINT32_MAX, vm_k = UINT32_MAX;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vm_reg(3, "web2"));
+	reg_ok(vm_reg(5, "web2"));	/* two VM threads share a pCPU */
+	reg_ok(vnf_reg(4, "small", "web2", 1000, 5000, 1, 1));	/* 10 ticks */
+	traffic(1, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	for (j = 0; j < 2 && b == UINT32_MAX; j++) {
+		a = b = UINT32_MAX;
+		for (uint32_t t = 0; t < d->nthread; t++)
+			if (d->pcpu_of[t] == j && d->thread[t].role == HSD_ROLE_VM)
+				*(a == UINT32_MAX ? &a : &b) = t;
+	}
+	ck_assert_uint_ne(b, UINT32_MAX);
+	j = d->pcpu_of[a];
+	for (k = 0; k < 50; k++) {
+		int32_t o = hsd_owner(d, j, k);
+
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VM && vm_k == UINT32_MAX &&
+		    k + 1 < 50 && hsd_owner(d, j, k + 1) >= 0 && hsd_owner(d, j, k + 1) != o)
+			vm_k = k;
+	}
+	ck_assert_uint_ne(vm_k, UINT32_MAX);
+	for (k = 0; k <= vm_k; k++)
+		hsd_tick(d, k);
+	ck_assert(!d->thread[a].enf.frozen);
+	ck_assert(!d->thread[b].enf.frozen);
+	{
+		uint64_t w = d->gate_writes;
+
+		hsd_tick(d, vm_k + 1);	/* the other VM thread owns this tick */
+		ck_assert(!d->thread[a].enf.frozen);
+		ck_assert(!d->thread[b].enf.frozen);
+		if (hsd_owner(d, 1 - j, vm_k + 1) == hsd_owner(d, 1 - j, vm_k))
+			ck_assert_uint_eq(d->gate_writes, w);
+	}
+	/* the next period, at a tick where a VNF slot runs on the pCPU */
+	traffic(1, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	for (k = 0; k < 50; k++) {
+		int32_t o;
+
+		hsd_tick(d, k);
+		o = hsd_owner(d, j, k);
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF)
+			break;
+	}
+	ck_assert_uint_lt(k, 50);
+	ck_assert(d->thread[a].enf.frozen);
+	ck_assert(d->thread[b].enf.frozen);
+}
+END_TEST
+
 /* (a) from the counters: a chain whose slot starts with nothing waiting
  * or in processing hands it off without any thread raising a flag, and
  * takes it back when a packet comes (README, "Latency at light load"). */
@@ -855,6 +915,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
 	tcase_add_test(tc, idle_slot_ended_from_counters);
+	tcase_add_test(tc, vm_ticks_pooled);
 	tcase_add_test(tc, gang_members_present_through_the_window);
 	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
