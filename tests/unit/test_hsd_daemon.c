@@ -561,7 +561,8 @@ END_TEST
  * next (hs_daemon_tick.c, vm_pooled). */
 START_TEST(vm_ticks_pooled)
 {
-	uint32_t j, k, a = UINT32_MAX, b = UINT32_MAX, vm_k = UINT32_MAX;
+	uint32_t j, k, a = UINT32_MAX, b = UINT32_MAX, vm_k = UINT32_MAX, v = UINT32_MAX;
+	bool tested_beside = false;
 
 	reg_ok(vm_reg(0, "web"));
 	reg_ok(vm_reg(3, "web2"));
@@ -585,6 +586,11 @@ START_TEST(vm_ticks_pooled)
 			vm_k = k;
 	}
 	ck_assert_uint_ne(vm_k, UINT32_MAX);
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].role == HSD_ROLE_VNF)
+			v = t;
+	ck_assert_uint_ne(v, UINT32_MAX);
+	d->ticks_of[v] = 0;	/* small's budget spent: no standby beside */
 	for (k = 0; k <= vm_k; k++)
 		hsd_tick(d, k);
 	ck_assert(!d->thread[a].enf.frozen);
@@ -598,6 +604,22 @@ START_TEST(vm_ticks_pooled)
 		if (hsd_owner(d, 1 - j, vm_k + 1) == hsd_owner(d, 1 - j, vm_k))
 			ck_assert_uint_eq(d->gate_writes, w);
 	}
+	/* a VNF thread in standby beside them on that pCPU (budget left):
+	 * only the tick's owner runs with it */
+	if (d->pcpu_of[v] == j && d->chain[d->thread[v].chain].standby) {
+		int32_t o;
+
+		d->ticks_of[v] = 10;
+		hsd_tick(d, vm_k + 2);
+		o = hsd_owner(d, j, vm_k + 2);
+		ck_assert(!d->thread[v].enf.frozen);
+		ck_assert_int_ge(o, 0);
+		ck_assert_int_eq(d->thread[o].role, HSD_ROLE_VM);
+		ck_assert(!d->thread[o].enf.frozen);
+		ck_assert(d->thread[o == (int32_t)a ? b : a].enf.frozen);
+		tested_beside = true;
+	}
+	ck_assert(tested_beside);
 	/* the next period, at a tick where a VNF slot runs on the pCPU */
 	traffic(1, 60);
 	ck_assert_int_eq(hsd_period_begin(d), 0);
