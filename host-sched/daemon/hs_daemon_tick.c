@@ -150,10 +150,10 @@ void hsd_timeline_build(struct hsd *d)
 
 /* Ends the running VNF slots of registry chain @c on every pCPU from tick
  * @k on: their ticks go to the pCPU's VM threads in turn (given_up keeps
- * the count for a re-wake). */
-static void early_end(struct hsd *d, uint32_t c, uint32_t k)
+ * the count for a re-wake).  Returns how many slots it ended. */
+static uint32_t early_end(struct hsd *d, uint32_t c, uint32_t k)
 {
-	uint32_t g = d->cfg.g;
+	uint32_t g = d->cfg.g, ended = 0;
 
 	for (uint32_t j = 0; j < d->cfg.npcpu; j++) {
 		int32_t *tl = d->timeline + (size_t)j * g;
@@ -174,7 +174,9 @@ static void early_end(struct hsd *d, uint32_t c, uint32_t k)
 		}
 		d->chain[c].early_ends++;
 		d->early_total++;
+		ended++;
 	}
+	return ended;
 }
 
 /*
@@ -384,9 +386,17 @@ void hsd_tick(struct hsd *d, uint32_t k)
 		if (!fl && gate && k < d->cfg.g && runs_at(d, c, k) && !has_input(d, ch))
 			fl = TCR_EARLY_INPUT_EMPTY;
 		if (fl && gate) {
-			early_end(d, c, k);
+			/*
+			 * Standby only if a slot ended: a flag raised late in
+			 * the last period and taken before this period's window
+			 * put the gang's members in standby from tick 0 on,
+			 * beside whatever owned their pCPUs (our reading of
+			 * test 310's gang skew of 130-140 ms, the length of the
+			 * slot ahead of the gang on one pCPU).
+			 */
+			if (early_end(d, c, k))
+				ch->standby = true;
 			/* (b): the receiver has enough; no re-wake, no standby */
-			ch->standby = true;
 			ch->ended_b = ch->ended_b || (fl & TCR_EARLY_OUTPUT_FULL);
 			if (fl & TCR_EARLY_OUTPUT_FULL)
 				forget_given_up(d, c);

@@ -470,8 +470,14 @@ START_TEST(timeline_gang_and_early_end)
 		tested_interleave = true;
 	}
 	ck_assert(tested_interleave);
-	/* Tick 0: at most one thread per pCPU thawed, the others frozen. */
+	/* Tick 0, with an early end raised before the gang's window (late
+	 * in the last period): it ends nothing and puts nobody in standby;
+	 * at most one thread per pCPU thawed, the others frozen. */
+	tcr_counters_raise_early(tcr_region_chain(reg, 0), TCR_EARLY_INPUT_EMPTY);
 	hsd_tick(d, 0);
+	ck_assert(!d->chain[1].standby);
+	ck_assert(d->thread[g0].enf.frozen);
+	ck_assert(d->thread[g1].enf.frozen);
 	for (uint32_t j = 0; j < 2; j++) {
 		uint32_t running = 0;
 
