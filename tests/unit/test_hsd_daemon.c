@@ -736,6 +736,16 @@ START_TEST(gang_members_present_through_the_window)
 	ck_assert(d->thread[i].enf.frozen);
 	ck_assert(d->thread[w].enf.frozen);
 	ck_assert(!d->co_thawed[i]);
+	/* a new period begins with every VNF thread frozen, also one in
+	 * standby (budget left again) or owning the last tick, until tick 0
+	 * thaws whom the new plan starts */
+	d->ticks_of[i] = d->ticks_of[w] = 10;
+	hsd_tick(d, 16);
+	ck_assert(d->co_thawed[i] && !d->thread[i].enf.frozen);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[i].enf.frozen);
+	ck_assert(d->thread[w].enf.frozen);
+	ck_assert(!d->co_thawed[i]);
 }
 END_TEST
 
