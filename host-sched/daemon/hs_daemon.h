@@ -233,6 +233,8 @@ struct hsd {
 						 * a gang member whose chain runs */
 	uint32_t given_up[HSD_MAX_THREADS];	/* VNF ticks early end handed off
 						 * this period, not taken back yet */
+	int busy_fd[HSD_MAX_THREADS];	/* /proc/TID/schedstat kept open, -1 none */
+	pid_t busy_fd_tid[HSD_MAX_THREADS];	/* ... of this tid */
 	enum hsd_mode mode_applied;
 	uint64_t period;		/* periods run */
 

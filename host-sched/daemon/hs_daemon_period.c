@@ -76,7 +76,7 @@ static void read_busy(struct hsd *d, struct hs_chain_stats *st)
 
 		if (th->dead || th->role != HSD_ROLE_VNF || th->lv)
 			continue;
-		if (!hsd_busy_ns(th->tid, &now)) {
+		if (!hsd_busy_ns(d, t, &now)) {
 			th->have_busy = false;
 			continue;
 		}

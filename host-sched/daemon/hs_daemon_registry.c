@@ -35,22 +35,50 @@ bool hsd_thread_exists(pid_t tid)
 	return access(path, F_OK) == 0;
 }
 
-/* open, read and close: no stdio buffer to allocate, no scanf. */
-bool hsd_busy_ns(pid_t tid, uint64_t *ns)
+void hsd_busy_close(struct hsd *d, uint32_t t)
 {
-	char path[64], buf[96], *end;
-	unsigned long long run;
-	ssize_t n;
-	int fd;
+	if (t < HSD_MAX_THREADS && d->busy_fd[t] >= 0) {
+		close(d->busy_fd[t]);
+		d->busy_fd[t] = -1;
+	}
+}
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+static int busy_open(struct hsd *d, uint32_t t)
+{
+	char path[64];
+
+	hsd_busy_close(d, t);
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)d->thread[t].tid);
+	d->busy_fd[t] = open(path, O_RDONLY | O_CLOEXEC);
+	d->busy_fd_tid[t] = d->thread[t].tid;
+	return d->busy_fd[t];
+}
+
+/*
+ * The file stays open between reads and is read again from offset 0
+ * (a /proc seq file renders anew then): the open and close of
+ * /proc/TID/schedstat, a path walk each, were most of what reading it
+ * cost, and the daemon reads standby threads' files at nearly every tick
+ * (README, "The daemon's own CPU").  An open file names the task it was
+ * opened for: once that thread is gone it reads nothing, so a failed
+ * read opens the path once more (a new thread with the same tid).
+ */
+bool hsd_busy_ns(struct hsd *d, uint32_t t, uint64_t *ns)
+{
+	char buf[96], *end;
+	unsigned long long run;
+	ssize_t n = -1;
+
+	if (t >= HSD_MAX_THREADS)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
+	if (d->busy_fd[t] >= 0 && d->busy_fd_tid[t] == d->thread[t].tid)
+		n = pread(d->busy_fd[t], buf, sizeof(buf) - 1, 0);
+	if (n <= 0 && busy_open(d, t) >= 0)
+		n = pread(d->busy_fd[t], buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		hsd_busy_close(d, t);
 		return false;
+	}
 	buf[n] = '\0';
 	errno = 0;
 	run = strtoull(buf, &end, 10);

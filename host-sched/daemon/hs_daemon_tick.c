@@ -334,7 +334,7 @@ static bool co_wanted(struct hsd *d, const bool *active, uint32_t t, uint32_t k)
 		if (used + (uint64_t)(k - th->seen_k + 1) * tick_ns < budget)
 			return true;
 	}
-	if (!hsd_busy_ns(th->tid, &now))
+	if (!hsd_busy_ns(d, t, &now))
 		return false;
 	th->seen_ns = now;
 	th->seen_k = k;

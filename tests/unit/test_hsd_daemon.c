@@ -749,6 +749,46 @@ START_TEST(gang_members_present_through_the_window)
 }
 END_TEST
 
+/* A VNF thread's busy time (read at each period's start) comes from its
+ * /proc/TID/schedstat kept open (hs_daemon_registry.c, hsd_busy_ns): the
+ * same file at every read, opened again for a new tid in the slot,
+ * closed when unreadable. */
+START_TEST(busy_time_file_kept_open)
+{
+	uint32_t t = UINT32_MAX;
+	int fd;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "c1", "web", 1000, 5000, 0, 1));
+	for (uint32_t i = 0; i < d->nthread; i++)
+		if (d->thread[i].tid == tids[1])
+			t = i;
+	ck_assert_uint_ne(t, UINT32_MAX);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	fd = d->busy_fd[t];
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	ck_assert_int_eq(d->busy_fd[t], fd);
+	/* the slot holds another tid now: that thread's file */
+	d->thread[t].tid = tids[2];
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	ck_assert_int_eq(d->busy_fd_tid[t], tids[2]);
+	ck_assert_int_ge(d->busy_fd[t], 0);
+	/* a tid that does not exist: unreadable, no file left open */
+	d->thread[t].tid = 0x3ffffff0;
+	hsd_period_begin(d);
+	ck_assert(!d->thread[t].have_busy);
+	ck_assert_int_eq(d->busy_fd[t], -1);
+	d->thread[t].tid = tids[1];
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	ck_assert_int_ge(d->busy_fd[t], 0);
+}
+END_TEST
+
 static void *short_lived(void *arg)
 {
 	int *fds = arg;
@@ -778,6 +818,8 @@ START_TEST(reap_dead_threads)
 	reg_ok(r);
 	ck_assert_uint_eq(d->cs->nchain, 1);
 	ck_assert_int_eq(hsd_reap(d), 0);
+	ck_assert_int_eq(hsd_period_begin(d), 0);	/* its schedstat, kept open */
+	ck_assert_int_ge(d->busy_fd[1], 0);
 	close(fds[1]);
 	pthread_join(th, NULL);
 	close(fds[0]);
@@ -794,6 +836,7 @@ START_TEST(reap_dead_threads)
 		}
 		ck_assert_int_eq(reaped, 1);
 	}
+	ck_assert_int_eq(d->busy_fd[1], -1);	/* closed with the thread */
 	ck_assert(d->chain[0].dead);
 	ck_assert_uint_eq(d->cs->nchain, 0);
 	ck_assert_ptr_null(d->region[0].r);
@@ -959,6 +1002,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
 	tcase_add_test(tc, chain_over_both_directions);
+	tcase_add_test(tc, busy_time_file_kept_open);
 	tcase_add_test(tc, reap_dead_threads);
 	suite_add_tcase(s, tc);
 	return s;
