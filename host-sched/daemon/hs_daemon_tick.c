@@ -252,6 +252,35 @@ static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
 }
 
 /*
+ * VM ticks are pooled.  A tick of pCPU j that a VM thread owns thaws
+ * every VM thread of j with VM ticks this period (or owning this one),
+ * and CFS shares the pCPU among them; at VNF ticks they are frozen.
+ * Algorithm 2 gives each of them an equal share, floor((g - g_vnf)/l)
+ * ticks, which equal weights give each busy one at least as well, and
+ * an idle one lends its share instead of holding it; the per-tick owner
+ * stays on the timeline (interleave_vms) for what reads it.  Gating each
+ * tick's owner alone cost two freezer writes per pCPU at every tick,
+ * most of the daemon's CPU in the closed-loop bench (perf on branch
+ * gang); pooled, the writes happen where a pCPU changes between VNF and
+ * VM ticks.  But while a VNF thread of the pCPU waits thawed beside the
+ * tick's owner (standby, gang presence), only the owner runs with it,
+ * as before pooling: a standby thread shared its pCPU with every VM
+ * thread there (three spinning tenant vCPUs in test 310) and gang B fell
+ * to 85% of its SLA at 1.0 x SLA once.  In bench 92 a standby thread
+ * sits on most VM ticks, so the writes there stay (README, "The
+ * daemon's own CPU").
+ */
+static bool vm_pooled(const struct hsd *d, uint32_t t, uint32_t k)
+{
+	uint32_t j = d->pcpu_of[t];
+	int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
+
+	if (o < 0 || d->thread[o].role != HSD_ROLE_VM)
+		return false;
+	return o == (int32_t)t || d->ticks_of[t] > 0;
+}
+
+/*
  * Gang presence.  A chain's VNFs get different quotas (eq. 2 per VNF),
  * but a descriptor leaves a hop only when every VNF of the hop answered
  * it: on the real chain ids (1 tick) and waf (20 ticks) run in one hop,
@@ -273,35 +302,7 @@ static bool runs_at(const struct hsd *d, uint32_t c, uint32_t k)
  * window is served at once instead of at the next period (re-wake gives
  * back only ticks handed off, which a 1-tick slot that ran out never
  * did).  After an end by (b) (the receiver has enough): no standby.
- */
-/*
- * VM ticks are pooled.  A tick of pCPU j that a VM thread owns thaws
- * every VM thread of j with VM ticks this period (or owning this one),
- * and CFS shares the pCPU among them; at VNF ticks they are frozen.
- * Algorithm 2 gives each of them an equal share, floor((g - g_vnf)/l)
- * ticks, which equal weights give each busy one at least as well, and
- * an idle one lends its share instead of holding it; the per-tick owner
- * stays on the timeline (interleave_vms) for what reads it.  Gating each
- * tick's owner alone cost two freezer writes per pCPU at every tick,
- * most of the daemon's CPU in the closed-loop bench (README, "The
- * daemon's own CPU"); pooled, the writes happen where a pCPU changes
- * between VNF and VM ticks.  But while a VNF thread of the pCPU waits
- * thawed beside the tick's owner (standby, gang presence), only the
- * owner runs with it, as before pooling: a standby thread shared its
- * pCPU with every VM thread there (three spinning tenant vCPUs in test
- * 310) and gang B fell to 85% of its SLA at 1.0 x SLA once.
- */
-static bool vm_pooled(const struct hsd *d, uint32_t t, uint32_t k)
-{
-	uint32_t j = d->pcpu_of[t];
-	int32_t o = d->timeline[(size_t)j * d->cfg.g + k];
-
-	if (o < 0 || d->thread[o].role != HSD_ROLE_VM)
-		return false;
-	return o == (int32_t)t || d->ticks_of[t] > 0;
-}
-
-/*
+ *
  * The busy time is read from /proc only when the budget may be spent: a
  * thread uses at most one CPU, so after a read at tick k0 it cannot have
  * spent more than (k - k0 + 1) ticks more by tick k (one tick of margin
