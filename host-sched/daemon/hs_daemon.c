@@ -94,8 +94,10 @@ int hsd_init(struct hsd *d, const struct hsd_cfg *cfg, struct hse *enf)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < cfg->npcpu; j++)
 		d->cur_owner[j] = -1;
-	for (uint32_t i = 0; i < HSD_MAX_THREADS; i++)
+	for (uint32_t i = 0; i < HSD_MAX_THREADS; i++) {
 		d->pcpu_of[i] = NONE;
+		d->busy_fd[i] = -1;
+	}
 	pthread_mutex_init(&d->lock, NULL);
 	return 0;
 }
@@ -148,6 +150,8 @@ void hsd_fini(struct hsd *d)
 			hse_thread_del(d->enf, &d->thread[i].enf);
 			d->thread[i].enforced = false;
 		}
+	for (uint32_t i = 0; i < HSD_MAX_THREADS; i++)
+		hsd_busy_close(d, i);
 	for (uint32_t i = 0; i < d->nregion; i++)
 		if (d->region[i].r)
 			tcr_region_destroy(d->region[i].r);

@@ -115,6 +115,8 @@ struct hsd_thread {
 	uint64_t busy_ns;		/* running + runnable so far (schedstat),
 					 * read at the last period start */
 	bool have_busy;			/* busy_ns read at least once */
+	uint64_t seen_ns;		/* busy time read during this period ... */
+	uint32_t seen_k;		/* ... at this tick (NONE: not yet) */
 	bool lv;			/* a vCPU of libvirt domain dom[dom] */
 	uint32_t dom;
 	int vcpu_index;			/* its libvirt/QEMU vCPU index */
@@ -231,6 +233,8 @@ struct hsd {
 						 * a gang member whose chain runs */
 	uint32_t given_up[HSD_MAX_THREADS];	/* VNF ticks early end handed off
 						 * this period, not taken back yet */
+	int busy_fd[HSD_MAX_THREADS];	/* /proc/TID/schedstat kept open, -1 none */
+	pid_t busy_fd_tid[HSD_MAX_THREADS];	/* ... of this tid */
 	enum hsd_mode mode_applied;
 	uint64_t period;		/* periods run */
 

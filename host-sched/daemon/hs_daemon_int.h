@@ -39,9 +39,11 @@ static inline uint64_t hsd_period_us(const struct hsd *d)
 bool hsd_name_ok(const char *s);
 /* Does thread @tid exist (/proc/TID)? */
 bool hsd_thread_exists(pid_t tid);
-/* CPU time thread @tid used so far, in ns (/proc/TID/schedstat's
- * first field); false if unreadable. */
-bool hsd_busy_ns(pid_t tid, uint64_t *ns);
+/* CPU time registry thread @t used so far, in ns (/proc/TID/schedstat's
+ * first field, read through a file kept open: busy_fd); false if
+ * unreadable.  hsd_busy_close closes @t's file (a thread dropped). */
+bool hsd_busy_ns(struct hsd *d, uint32_t t, uint64_t *ns);
+void hsd_busy_close(struct hsd *d, uint32_t t);
 /* Registry index of VM @name / live chain @name, or NONE. */
 uint32_t hsd_find_vm(const struct hsd *d, const char *name);
 uint32_t hsd_find_chain(const struct hsd *d, const char *name);

@@ -76,7 +76,7 @@ static void read_busy(struct hsd *d, struct hs_chain_stats *st)
 
 		if (th->dead || th->role != HSD_ROLE_VNF || th->lv)
 			continue;
-		if (!hsd_busy_ns(th->tid, &now)) {
+		if (!hsd_busy_ns(d, t, &now)) {
 			th->have_busy = false;
 			continue;
 		}
@@ -198,12 +198,42 @@ static void close_periods(struct hsd *d)
 	}
 }
 
+/*
+ * Under freezer gating a period ends with every VNF thread frozen, before
+ * its counters see the next one (close_periods): tick 0 thaws whoever the
+ * new plan starts.  A thread still thawed in standby, or owning the last
+ * tick, otherwise ran into the next period under the old plan until tick
+ * 0's gating (the time to plan it): hsd-worker stamped that as the
+ * thread's first run, and a gang's other member, waiting for its slot,
+ * stamped 130-140 ms later (test 310's skew).
+ */
+static void freeze_vnfs(struct hsd *d)
+{
+	if (d->mode_applied != HSD_SYNC || d->cfg.gating != HSD_GATE_FREEZER ||
+	    !d->timeline_valid)
+		return;
+	for (uint32_t t = 0; t < d->nthread; t++) {
+		struct hsd_thread *th = &d->thread[t];
+
+		if (th->role != HSD_ROLE_VNF || !th->enforced || th->enf.frozen)
+			continue;
+		hse_gate(d->enf, &th->enf, false);
+		d->gate_writes++;
+		d->co_thawed[t] = false;
+		for (uint32_t j = 0; j < d->cfg.npcpu; j++)
+			if (d->cur_owner[j] == (int32_t)t)
+				d->cur_owner[j] = -1;
+	}
+}
+
 int hsd_period_begin(struct hsd *d)
 {
 	struct hs_chain_stats st[HSD_MAX_CHAINS] = { 0 };
 	const struct hsd_cfgset *cs = d->cs;
 	uint64_t now = cpu_used_us();
 	int err = 0;
+
+	freeze_vnfs(d);
 
 	if (d->cpu_mark_us) {
 		d->cpu_us_last = now - d->cpu_mark_us;

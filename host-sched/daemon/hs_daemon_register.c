@@ -302,6 +302,7 @@ int hsd_register_domain(struct hsd *d, const char *domain, const char *vm,
 static void drop_thread(struct hsd *d, struct hsd_thread *th)
 {
 	th->dead = true;
+	hsd_busy_close(d, (uint32_t)(th - d->thread));
 	if (th->enforced) {
 		hse_thread_del(d->enf, &th->enf);
 		th->enforced = false;

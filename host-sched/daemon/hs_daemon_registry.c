@@ -2,8 +2,10 @@
 /* tochain-sched: lookups in the registry, counter regions, and the
  * library configuration built from the registry (hsd_rebuild). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,23 +35,56 @@ bool hsd_thread_exists(pid_t tid)
 	return access(path, F_OK) == 0;
 }
 
-bool hsd_busy_ns(pid_t tid, uint64_t *ns)
+void hsd_busy_close(struct hsd *d, uint32_t t)
+{
+	if (t < HSD_MAX_THREADS && d->busy_fd[t] >= 0) {
+		close(d->busy_fd[t]);
+		d->busy_fd[t] = -1;
+	}
+}
+
+static int busy_open(struct hsd *d, uint32_t t)
 {
 	char path[64];
-	uint64_t run, wait;
-	FILE *f;
-	int n;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	hsd_busy_close(d, t);
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)d->thread[t].tid);
+	d->busy_fd[t] = open(path, O_RDONLY | O_CLOEXEC);
+	d->busy_fd_tid[t] = d->thread[t].tid;
+	return d->busy_fd[t];
+}
+
+/*
+ * The file stays open between reads and is read again from offset 0
+ * (a /proc seq file renders anew then): the open and close of
+ * /proc/TID/schedstat, a path walk each, were most of what reading it
+ * cost, and the daemon reads standby threads' files at nearly every tick
+ * (README, "The daemon's own CPU").  An open file names the task it was
+ * opened for: once that thread is gone it reads nothing, so a failed
+ * read opens the path once more (a new thread with the same tid).
+ */
+bool hsd_busy_ns(struct hsd *d, uint32_t t, uint64_t *ns)
+{
+	char buf[96], *end;
+	unsigned long long run;
+	ssize_t n = -1;
+
+	if (t >= HSD_MAX_THREADS)
 		return false;
-	n = fscanf(f, "%" SCNu64 " %" SCNu64, &run, &wait);
-	fclose(f);
-	if (n != 2)
+	if (d->busy_fd[t] >= 0 && d->busy_fd_tid[t] == d->thread[t].tid)
+		n = pread(d->busy_fd[t], buf, sizeof(buf) - 1, 0);
+	if (n <= 0 && busy_open(d, t) >= 0)
+		n = pread(d->busy_fd[t], buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		hsd_busy_close(d, t);
 		return false;
-	*ns = run;	/* CPU time; waiting for a CPU is not work */
-	(void)wait;
+	}
+	buf[n] = '\0';
+	errno = 0;
+	run = strtoull(buf, &end, 10);
+	if (end == buf || errno || *end != ' ')
+		return false;
+	*ns = run;	/* CPU time; the second field, waiting for a CPU, is not work */
 	return true;
 }
 

@@ -470,8 +470,14 @@ START_TEST(timeline_gang_and_early_end)
 		tested_interleave = true;
 	}
 	ck_assert(tested_interleave);
-	/* Tick 0: at most one thread per pCPU thawed, the others frozen. */
+	/* Tick 0, with an early end raised before the gang's window (late
+	 * in the last period): it ends nothing and puts nobody in standby;
+	 * at most one thread per pCPU thawed, the others frozen. */
+	tcr_counters_raise_early(tcr_region_chain(reg, 0), TCR_EARLY_INPUT_EMPTY);
 	hsd_tick(d, 0);
+	ck_assert(!d->chain[1].standby);
+	ck_assert(d->thread[g0].enf.frozen);
+	ck_assert(d->thread[g1].enf.frozen);
 	for (uint32_t j = 0; j < 2; j++) {
 		uint32_t running = 0;
 
@@ -552,6 +558,88 @@ START_TEST(timeline_gang_and_early_end)
 	/* The period is closed in the counters at the next boundary. */
 	ck_assert_int_eq(hsd_period_begin(d), 0);
 	ck_assert_uint_eq(tcr_region_chain(reg, 0)->period, 1);
+}
+END_TEST
+
+/* VM ticks are pooled: the VM threads of a pCPU are thawed together for
+ * its VM ticks (CFS shares them), frozen at its VNF ticks, and the
+ * freezer is not written while a pCPU passes from one VM tick to the
+ * next (hs_daemon_tick.c, vm_pooled). */
+START_TEST(vm_ticks_pooled)
+{
+	uint32_t j, k, a = UINT32_MAX, b = UINT32_MAX, vm_k = UINT32_MAX, v = UINT32_MAX;
+	bool tested_beside = false;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vm_reg(3, "web2"));
+	reg_ok(vm_reg(5, "web2"));	/* two VM threads share a pCPU */
+	reg_ok(vnf_reg(4, "small", "web2", 1000, 5000, 1, 1));	/* 10 ticks */
+	traffic(1, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	for (j = 0; j < 2 && b == UINT32_MAX; j++) {
+		a = b = UINT32_MAX;
+		for (uint32_t t = 0; t < d->nthread; t++)
+			if (d->pcpu_of[t] == j && d->thread[t].role == HSD_ROLE_VM)
+				*(a == UINT32_MAX ? &a : &b) = t;
+	}
+	ck_assert_uint_ne(b, UINT32_MAX);
+	j = d->pcpu_of[a];
+	for (k = 0; k < 50; k++) {
+		int32_t o = hsd_owner(d, j, k);
+
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VM && vm_k == UINT32_MAX &&
+		    k + 1 < 50 && hsd_owner(d, j, k + 1) >= 0 && hsd_owner(d, j, k + 1) != o)
+			vm_k = k;
+	}
+	ck_assert_uint_ne(vm_k, UINT32_MAX);
+	for (uint32_t t = 0; t < d->nthread; t++)
+		if (d->thread[t].role == HSD_ROLE_VNF)
+			v = t;
+	ck_assert_uint_ne(v, UINT32_MAX);
+	d->ticks_of[v] = 0;	/* small's budget spent: no standby beside */
+	for (k = 0; k <= vm_k; k++)
+		hsd_tick(d, k);
+	ck_assert(!d->thread[a].enf.frozen);
+	ck_assert(!d->thread[b].enf.frozen);
+	{
+		uint64_t w = d->gate_writes;
+
+		hsd_tick(d, vm_k + 1);	/* the other VM thread owns this tick */
+		ck_assert(!d->thread[a].enf.frozen);
+		ck_assert(!d->thread[b].enf.frozen);
+		if (hsd_owner(d, 1 - j, vm_k + 1) == hsd_owner(d, 1 - j, vm_k))
+			ck_assert_uint_eq(d->gate_writes, w);
+	}
+	/* a VNF thread in standby beside them on that pCPU (budget left):
+	 * only the tick's owner runs with it */
+	if (d->pcpu_of[v] == j && d->chain[d->thread[v].chain].standby) {
+		int32_t o;
+
+		d->ticks_of[v] = 10;
+		hsd_tick(d, vm_k + 2);
+		o = hsd_owner(d, j, vm_k + 2);
+		ck_assert(!d->thread[v].enf.frozen);
+		ck_assert_int_ge(o, 0);
+		ck_assert_int_eq(d->thread[o].role, HSD_ROLE_VM);
+		ck_assert(!d->thread[o].enf.frozen);
+		ck_assert(d->thread[o == (int32_t)a ? b : a].enf.frozen);
+		tested_beside = true;
+	}
+	ck_assert(tested_beside);
+	/* the next period, at a tick where a VNF slot runs on the pCPU */
+	traffic(1, 60);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	for (k = 0; k < 50; k++) {
+		int32_t o;
+
+		hsd_tick(d, k);
+		o = hsd_owner(d, j, k);
+		if (o >= 0 && d->thread[o].role == HSD_ROLE_VNF)
+			break;
+	}
+	ck_assert_uint_lt(k, 50);
+	ck_assert(d->thread[a].enf.frozen);
+	ck_assert(d->thread[b].enf.frozen);
 }
 END_TEST
 
@@ -636,11 +724,68 @@ START_TEST(gang_members_present_through_the_window)
 	ck_assert(d->chain[0].standby);
 	ck_assert(d->co_thawed[i] && !d->thread[i].enf.frozen);
 	ck_assert(d->co_thawed[w] && !d->thread[w].enf.frozen);
+	/* waf's budget (10 ticks) cannot be spent 4 ticks after a read
+	 * found it unused: its busy time is not read again meanwhile */
+	ck_assert_uint_eq(d->thread[w].seen_k, 10);
+	for (k = 11; k < 15; k++)
+		hsd_tick(d, k);
+	ck_assert_uint_eq(d->thread[w].seen_k, 10);
+	ck_assert(!d->thread[w].enf.frozen);
 	d->ticks_of[i] = d->ticks_of[w] = 0;
-	hsd_tick(d, 11);
+	hsd_tick(d, 15);
 	ck_assert(d->thread[i].enf.frozen);
 	ck_assert(d->thread[w].enf.frozen);
 	ck_assert(!d->co_thawed[i]);
+	/* a new period begins with every VNF thread frozen, also one in
+	 * standby (budget left again) or owning the last tick, until tick 0
+	 * thaws whom the new plan starts */
+	d->ticks_of[i] = d->ticks_of[w] = 10;
+	hsd_tick(d, 16);
+	ck_assert(d->co_thawed[i] && !d->thread[i].enf.frozen);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[i].enf.frozen);
+	ck_assert(d->thread[w].enf.frozen);
+	ck_assert(!d->co_thawed[i]);
+}
+END_TEST
+
+/* A VNF thread's busy time (read at each period's start) comes from its
+ * /proc/TID/schedstat kept open (hs_daemon_registry.c, hsd_busy_ns): the
+ * same file at every read, opened again for a new tid in the slot,
+ * closed when unreadable. */
+START_TEST(busy_time_file_kept_open)
+{
+	uint32_t t = UINT32_MAX;
+	int fd;
+
+	reg_ok(vm_reg(0, "web"));
+	reg_ok(vnf_reg(1, "c1", "web", 1000, 5000, 0, 1));
+	for (uint32_t i = 0; i < d->nthread; i++)
+		if (d->thread[i].tid == tids[1])
+			t = i;
+	ck_assert_uint_ne(t, UINT32_MAX);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	fd = d->busy_fd[t];
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	ck_assert_int_eq(d->busy_fd[t], fd);
+	/* the slot holds another tid now: that thread's file */
+	d->thread[t].tid = tids[2];
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	ck_assert_int_eq(d->busy_fd_tid[t], tids[2]);
+	ck_assert_int_ge(d->busy_fd[t], 0);
+	/* a tid that does not exist: unreadable, no file left open */
+	d->thread[t].tid = 0x3ffffff0;
+	hsd_period_begin(d);
+	ck_assert(!d->thread[t].have_busy);
+	ck_assert_int_eq(d->busy_fd[t], -1);
+	d->thread[t].tid = tids[1];
+	ck_assert_int_eq(hsd_period_begin(d), 0);
+	ck_assert(d->thread[t].have_busy);
+	ck_assert_int_ge(d->busy_fd[t], 0);
 }
 END_TEST
 
@@ -673,6 +818,8 @@ START_TEST(reap_dead_threads)
 	reg_ok(r);
 	ck_assert_uint_eq(d->cs->nchain, 1);
 	ck_assert_int_eq(hsd_reap(d), 0);
+	ck_assert_int_eq(hsd_period_begin(d), 0);	/* its schedstat, kept open */
+	ck_assert_int_ge(d->busy_fd[1], 0);
 	close(fds[1]);
 	pthread_join(th, NULL);
 	close(fds[0]);
@@ -689,6 +836,7 @@ START_TEST(reap_dead_threads)
 		}
 		ck_assert_int_eq(reaped, 1);
 	}
+	ck_assert_int_eq(d->busy_fd[1], -1);	/* closed with the thread */
 	ck_assert(d->chain[0].dead);
 	ck_assert_uint_eq(d->cs->nchain, 0);
 	ck_assert_ptr_null(d->region[0].r);
@@ -848,11 +996,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, plan_to_quota_writes);
 	tcase_add_test(tc, timeline_gang_and_early_end);
 	tcase_add_test(tc, idle_slot_ended_from_counters);
+	tcase_add_test(tc, vm_ticks_pooled);
 	tcase_add_test(tc, gang_members_present_through_the_window);
 	tcase_add_test(tc, period_set_at_run_time);
 	tcase_add_test(tc, control_commands);
 	tcase_add_test(tc, unregister_chain_then_register_again);
 	tcase_add_test(tc, chain_over_both_directions);
+	tcase_add_test(tc, busy_time_file_kept_open);
 	tcase_add_test(tc, reap_dead_threads);
 	suite_add_tcase(s, tc);
 	return s;
