@@ -8,18 +8,20 @@
  * the scheduler at once, and nobody polls.
  *
  * DEAF CHAINS (issue 15).  When every VNF thread that holds work of ours
- * still has some of it untaken on its RX ring (frozen by the CPU
- * scheduler outside its slot, or busy), and we wait on the verdict word
- * of each, a chain with descriptors in processing is deaf while we
+ * is stalled: still has some of it untaken on its RX ring and gave no
+ * verdict for STALL_NS (frozen by the CPU scheduler outside its slot, or
+ * waiting for a CPU), and we wait on the verdict word of each, a chain
+ * with descriptors in processing is deaf while we
  * sleep: its submits ring no doorbell (chain_rt.deaf, read by
  * ch_psched_submit after F2) and its waiting input does not keep us
  * awake.  Such input could only join the untaken work, and what it needs
  * is the chain's head, whose VNF's verdicts wake us anyway; then one
  * wake-up admits everything that arrived meanwhile.  Before, under sync,
  * every request that arrived while its VNFs were frozen woke the
- * scheduler once for nothing but that (bench 92: 2-3 wake-ups a
- * request).  A chain with nothing in processing is never deaf, so an
- * idle or pass-through chain's first arrival is dispatched at once.
+ * scheduler once for nothing but that (bench 92, heavy load: more
+ * wake-ups than requests).  A chain with nothing in processing is never deaf, so an
+ * idle or pass-through chain's first arrival is dispatched at once, and
+ * a VNF that keeps answering (the unscheduled path) never stalls.
  * The sleep's timeout (SLEEP_NS) bounds the delay if a VNF stops ringing;
  * the chains' queue counters are written before every sleep, so the CPU
  * scheduler never judges a chain idle from numbers older than its input.
@@ -44,6 +46,7 @@
 #include <tochain/barrier.h>
 #include <tochain/chan.h>
 #include <tochain/ring.h>
+#include <tochain/util.h>
 
 #include "ch_psched_sla.h"
 #include "ch_psched_wait.h"
@@ -52,6 +55,7 @@
 #define NAP_NS		50000ull	/* work out at a VNF that does not ring */
 #define FRUITLESS_MAX	8		/* wake-ups that found nothing, in a row */
 #define FRUITLESS_NS	1000000ull	/* then: doorbell only, look again this often */
+#define STALL_NS	1000000ull	/* untaken work and no verdict this long: stalled */
 
 /* Input waits on a chain that is not deaf: a reason not to sleep. */
 static bool inputs_waiting(struct ch_psched *s, bool deaf)
@@ -81,6 +85,7 @@ bool ch_psched_wait(struct ch_psched *s)
 	bool stalled = out && !fruitless;	/* every holder of work stalled (top) */
 	uint64_t ns = SLEEP_NS;
 	uint32_t bell = tc_load_acquire(&s->doorbell);
+	uint64_t t = tu_now_ns();
 	struct timespec now, end;
 	unsigned int n = 1;
 	long r;
@@ -113,8 +118,10 @@ bool ch_psched_wait(struct ch_psched *s)
 			n++;
 			if (tcr_ring_count(tx) != 0)
 				ready = true;
-			if (tcr_ring_count(&vn->chan[c].ring[TCR_CH_RX]) <= 0)
-				stalled = false;	/* it has taken all we gave */
+			/* stalled: work untaken, no verdict for STALL_NS (top) */
+			if (tcr_ring_count(&vn->chan[c].ring[TCR_CH_RX]) <= 0 ||
+			    t - vc->last_progress < STALL_NS)
+				stalled = false;
 		}
 	}
 	stalled = stalled && !quiet && !ready;
