@@ -11,17 +11,18 @@
  * is stalled: still has some of it untaken on its RX ring and gave no
  * verdict for STALL_NS (frozen by the CPU scheduler outside its slot, or
  * waiting for a CPU), and we wait on the verdict word of each, a chain
- * with descriptors in processing is deaf while we
- * sleep: its submits ring no doorbell (chain_rt.deaf, read by
+ * with descriptors in processing (and room for more results) is deaf
+ * while we sleep: its submits ring no doorbell (chain_rt.deaf, read by
  * ch_psched_submit after F2) and its waiting input does not keep us
  * awake.  Such input could only join the untaken work, and what it needs
  * is the chain's head, whose VNF's verdicts wake us anyway; then one
  * wake-up admits everything that arrived meanwhile.  Before, under sync,
  * every request that arrived while its VNFs were frozen woke the
  * scheduler once for nothing but that (bench 92, heavy load: more
- * wake-ups than requests).  A chain with nothing in processing is never deaf, so an
- * idle or pass-through chain's first arrival is dispatched at once, and
- * a VNF that keeps answering (the unscheduled path) never stalls.
+ * wake-ups than requests).  A chain with nothing in processing is never
+ * deaf, so an idle or pass-through chain's first arrival is dispatched
+ * at once, and a VNF that keeps answering (the unscheduled path) never
+ * stalls.
  * The sleep's timeout (SLEEP_NS) bounds the delay if a VNF stops ringing;
  * the chains' queue counters are written before every sleep, so the CPU
  * scheduler never judges a chain idle from numbers older than its input.
@@ -57,11 +58,23 @@
 #define FRUITLESS_NS	1000000ull	/* then: doorbell only, look again this often */
 #define STALL_NS	1000000ull	/* untaken work and no verdict this long: stalled */
 
+/*
+ * Deaf (top): the VNF threads holding work are @stalled and chain @c has
+ * descriptors in processing; not when its output queue is what holds
+ * admission back (results wait for the TOE, whose takes ring nothing).
+ */
+static bool chain_deaf(struct ch_psched *s, uint32_t c, bool stalled)
+{
+	struct chain_rt *ch = &s->chain[c];
+
+	return stalled && ch->inflight && ch_queue_room(ch->out) > ch->inflight;
+}
+
 /* Input waits on a chain that is not deaf: a reason not to sleep. */
-static bool inputs_waiting(struct ch_psched *s, bool deaf)
+static bool inputs_waiting(struct ch_psched *s, bool stalled)
 {
 	for (uint32_t c = 0; c < s->cfg.nchains; c++)
-		if (!(deaf && s->chain[c].inflight) && ch_queue_len(s->chain[c].in))
+		if (!chain_deaf(s, c, stalled) && ch_queue_len(s->chain[c].in))
 			return true;
 	return false;
 }
@@ -83,6 +96,7 @@ bool ch_psched_wait(struct ch_psched *s)
 	bool out = s->nfree != s->cfg.max_flight || s->shead != s->stail;
 	bool fruitless = s->fruitless >= FRUITLESS_MAX, quiet = fruitless, ready = false;
 	bool stalled = out && !fruitless;	/* every holder of work stalled (top) */
+	bool held = false;			/* some VNF thread holds work */
 	uint64_t ns = SLEEP_NS;
 	uint32_t bell = tc_load_acquire(&s->doorbell);
 	uint64_t t = tu_now_ns();
@@ -103,6 +117,7 @@ bool ch_psched_wait(struct ch_psched *s)
 
 			if (!vc->outstanding)
 				continue;
+			held = true;
 			if (!vc->rings)
 				quiet = true;
 			if (fruitless || n == FUTEX_WAITV_MAX) {
@@ -124,9 +139,9 @@ bool ch_psched_wait(struct ch_psched *s)
 				stalled = false;
 		}
 	}
-	stalled = stalled && !quiet && !ready;
+	stalled = stalled && held && !quiet && !ready;
 	for (uint32_t c = 0; c < s->cfg.nchains; c++)
-		tc_store_relaxed(&s->chain[c].deaf, stalled && s->chain[c].inflight);
+		tc_store_relaxed(&s->chain[c].deaf, chain_deaf(s, c, stalled));
 	/* Pairs with the submitter's load-acquire: it sees this sleep's deaf flags. */
 	tc_store_release(&s->sleeping, 1);
 	/* F1: the flag is visible before we re-check the queues; pairs with F2. */
