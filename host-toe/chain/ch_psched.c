@@ -409,9 +409,13 @@ unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct 
 	if (!k)
 		return 0;
 	tcr_counters_arrived(s->chain[chain].ctr, k);
-	/* F2: the records are visible before we look at the flag; pairs with F1. */
+	/*
+	 * F2: the records are visible before we look at the flag; pairs with
+	 * F1.  A chain the sleeper made deaf (its VNFs hold work they have not
+	 * taken: ch_psched_wait.c) needs no ring: their verdicts wake it.
+	 */
 	tc_fence_seq_cst();
-	if (tc_load_relaxed(&s->sleeping)) {
+	if (tc_load_acquire(&s->sleeping) && !tc_load_relaxed(&s->chain[chain].deaf)) {
 		tc_fetch_add_release(&s->doorbell, 1);
 		syscall(SYS_futex, &s->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}

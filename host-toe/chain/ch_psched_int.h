@@ -134,6 +134,7 @@ struct chain_rt {
 	uint32_t inflight;
 	uint32_t early_pend;		/* TCR_EARLY_* asked by VNFs (ch_psched_sla.c) */
 	uint64_t early_arrivals;	/* arrivals when (a) was asked */
+	uint32_t deaf;			/* atomic: while asleep, arrivals ring no doorbell (ch_psched_wait.c) */
 };
 
 struct ch_psched {

@@ -64,14 +64,24 @@ static uint32_t confirm(struct chain_rt *ch, uint32_t in_total, uint32_t out_qle
 	return fl;
 }
 
+void ch_psched_sla_queues(struct ch_psched *s)
+{
+	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
+		struct chain_rt *ch = &s->chain[c];
+
+		tcr_counters_queues(ch->ctr, ch_queue_len(ch->in) + ch->inflight,
+				    ch_queue_len(ch->out), out_head_tsc(ch));
+	}
+}
+
 void ch_psched_sla_tick(struct ch_psched *s, uint32_t nvnfs)
 {
+	ch_psched_sla_queues(s);
 	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
 		struct chain_rt *ch = &s->chain[c];
 		uint32_t waiting = ch_queue_len(ch->in), out_qlen = ch_queue_len(ch->out);
 		uint32_t in_total = waiting + ch->inflight, fl;
 
-		tcr_counters_queues(ch->ctr, in_total, out_qlen, out_head_tsc(ch));
 		for (uint32_t v = 0; v < nvnfs; v++) {
 			struct tcr_chain_counters *vc;
 

@@ -32,4 +32,12 @@
  */
 void ch_psched_sla_tick(struct ch_psched *s, uint32_t nvnfs);
 
+/*
+ * The first point of the tick alone: each chain's queue lengths and
+ * output-queue head, written again before the scheduler sleeps, so that
+ * the CPU scheduler never reads an empty input queue (early end, issue
+ * 15) from a tick older than what waits now (ch_psched_wait.c).
+ */
+void ch_psched_sla_queues(struct ch_psched *s);
+
 #endif /* TOCHAIN_CH_PSCHED_SLA_H */

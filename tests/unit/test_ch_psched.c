@@ -6,6 +6,8 @@
  * hostile VNF, by raw writes to its region.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +23,8 @@
 
 #include "tochain/ch_flow.h"
 #include "ch_harness.h"
+#include "ch_psched_int.h"
+#include "ch_psched_wait.h"
 #include "tc_check.h"
 #include "vnf.h"
 #include "vnf_early.h"
@@ -1224,6 +1228,86 @@ START_TEST(bad_dispatch_policy_is_refused)
 END_TEST
 
 /* The eventfd fires for results released after an arm, and only then. */
+/* The scheduler's sleep, run by a thread of the test's (the only one polling). */
+struct sleeper {
+	pthread_t th;
+	bool woke;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *z = arg;
+
+	z->woke = ch_psched_wait(s);
+	return NULL;
+}
+
+/* Start a sleep and return once the scheduler announced it (sleeping, deaf flags). */
+static void sleep_start(struct sleeper *z)
+{
+	ck_assert_int_eq(pthread_create(&z->th, NULL, sleeper_main, z), 0);
+	while (!tc_load_acquire(&s->sleeping))
+		sched_yield();
+}
+
+/*
+ * Issue 15: while the VNF thread holding a chain's work has not taken it
+ * nor answered for a while (frozen by the CPU scheduler outside its
+ * slot), that chain's arrivals ring no doorbell; another chain's do;
+ * the VNF's verdicts wake the scheduler, whose
+ * next poll admits what waited.  A lost wake-up shows as a sleep that
+ * ends by its timeout (woke false).
+ */
+START_TEST(chain_waiting_on_a_frozen_vnf_is_deaf)
+{
+	uint32_t hops[1] = { 0x1 };
+	struct ch_result r[4];
+	struct vnf_pkt pk[4];
+	struct vnf_thread *t;
+	struct sleeper z;
+	uint32_t bell;
+
+	s->cfg.hang_ns = 600000000000ull;	/* a loaded machine's pauses are no hang here */
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(1, 1, hops);
+	chain(2, 0, NULL);	/* pass-through, nothing in processing */
+	t = vnf_attach(vpath[0], 0, 100);
+	ck_assert_ptr_nonnull(t);
+	submit(1, 1, 1);
+	polls(2);		/* on the VNF thread's RX ring, not taken */
+	s->vnf[0].vc[0].rings = true;	/* as learnt from its earlier verdicts */
+
+	chh_sleep_us(2000);	/* no verdict for longer than STALL_NS */
+	sleep_start(&z);
+	ck_assert(tc_load_relaxed(&s->chain[1].deaf));
+	ck_assert(!tc_load_relaxed(&s->chain[2].deaf));
+	bell = tc_load_relaxed(&s->doorbell);
+	submit(1, 2, 2);
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);	/* deaf: no ring */
+	submit(2, 3, 3);
+	ck_assert_uint_ne(tc_load_relaxed(&s->doorbell), bell);
+	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
+	ck_assert(z.woke);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, 3);
+
+	sleep_start(&z);	/* both of chain 1 untaken: still deaf */
+	ck_assert(tc_load_relaxed(&s->chain[1].deaf));
+	ck_assert_int_eq(recv_now(t, pk, 4), 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(vnf_post(t, &pk[i], VNF_VERDICT_ALLOW, 0), 0);
+	vnf_flush(t);		/* rings the scheduler's wait on its verdict ring */
+	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
+	ck_assert(z.woke);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
+	for (uint64_t i = 0; i < 2; i++)
+		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
+	vnf_detach(t);
+}
+END_TEST
+
 START_TEST(notify_fd_signals_released_results_when_armed)
 {
 	int fd = ch_psched_notify_fd(s);
@@ -1286,6 +1370,7 @@ int main(void)
 	tcase_add_test(tc, round_robin_dispatches_only_to_running_threads);
 	tcase_add_test(tc, flow_dispatch_moves_only_connections_of_stopped_threads);
 	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
+	tcase_add_test(tc, chain_waiting_on_a_frozen_vnf_is_deaf);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
