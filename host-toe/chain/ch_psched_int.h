@@ -152,6 +152,7 @@ struct ch_psched {
 	uint32_t *stall, shead, stail;	/* ring of flight ids, max_flight slots */
 	uint32_t flight_mask;		/* order/stall ring mask */
 	uint64_t next_check;
+	uint32_t live_round;		/* liveness checks so far (ch_psched_live.c) */
 	uint32_t in_flight;		/* atomic for readers */
 	/* thread */
 	pthread_t thread;
