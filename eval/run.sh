@@ -134,7 +134,8 @@ done
 # process and object, and as CPU-ms per request (DIR/perf-CFG.txt), and
 # adds the samples by process and object to DIR/perf.tsv (report.py
 # splits them into the IDS and WAF engines' libraries and the rest), and
-# by process and symbol (DIR/perf-CFG-sym.txt).
+# by process and symbol (DIR/perf-CFG-sym.txt) and by thread and symbol
+# (DIR/perf-CFG-thr.txt).
 perf_run() {
 	local c=$1 size=$2 data=$out/perf-$1.data rep=$out/perf-$1.txt log=$EV_TMP/wrk-perf-$1.log n
 	perf record -e cpu-clock -F 999 -a -g -o "$data" -- sleep "$secs" >/dev/null 2>&1 &
@@ -165,6 +166,10 @@ perf_run() {
 	# the same run by process and symbol: where each role's cycles go
 	perf report -i "$data" --stdio --no-children -g none --pid "$pids" --sort comm,dso,sym \
 		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-sym.txt"
+	# and by thread (perf's "pid" is TID:COMM): the TOE's loop (TID = its
+	# pid) apart from its packet-scheduler thread, each VNF service thread
+	perf report -i "$data" --stdio --no-children -g none --pid "$pids" --sort pid,sym \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-thr.txt"
 	rm -f "$rep.raw" "$data"
 	cat "$rep"
 }

@@ -2,6 +2,8 @@
 # timeout: 120
 #
 # The evaluation's measuring tools, without a chain:
+#   - eval/ev_threads.py splits perf samples by role and system call
+#     (the TOE's loop and packet scheduler apart, PIDS filtering);
 #   - eval/ev_proc.py counts a role's CPU time and context switches
 #     wherever its threads live: a busy process (and its child) moved out
 #     of the cgroup it started in, as tochain-sched moves VNF threads, is
@@ -69,6 +71,44 @@ read -r cpu sys csw <"$dir/ru"
 rc=0
 python3 "$proc" bogus 2>/dev/null || rc=$?
 [ $rc = 2 ] || fail "ev_proc.py with a bad command: exit $rc, want 2"
+
+# --- ev_threads.py: roles and system calls from perf script text ---
+# TOE 100 (loop 100, packet scheduler 101, a quiet thread 102), a VNF
+# thread, and a TOE 200 of another configuration that PIDS leaves out.
+smp() { # COMM PID/TID FRAME... (leaf first): one sample
+	printf '%s %s\n' "$1" "$2"
+	shift 2
+	for f in "$@"; do printf '\tffff %s ([kernel.kallsyms])\n' "$f"; done
+	printf '\n'
+}
+{
+	for i in 1 2 3; do smp tochain-toe 100/101 try_to_wake_up futex_wake __x64_sys_futex do_syscall_64; done
+	smp tochain-toe 100/101 ch_psched_poll
+	for i in 1 2; do smp tochain-toe 100/100 finish_task_switch __x64_sys_epoll_wait do_syscall_64; done
+	smp tochain-toe 100/102 finish_task_switch
+	smp svc0 300/301 vnf_recv
+	for i in 1 2 3 4 5; do smp tochain-toe 200/201 ch_psched_poll; done
+} >"$dir/perf.txt"
+python3 "$top/eval/ev_threads.py" 1000 2 100,300 <"$dir/perf.txt" >"$dir/thr.txt"
+grep -q '^TOE packet scheduler  *0\.0040 CPU-ms/req' "$dir/thr.txt" ||
+	fail "ev_threads: the scheduler's 4 samples: $(cat "$dir/thr.txt")"
+grep -q '0\.0030  *75\.0%  futex: try_to_wake_up' "$dir/thr.txt" ||
+	fail "ev_threads: its futex calls: $(cat "$dir/thr.txt")"
+grep -q '^TOE loop  *0\.0020 CPU-ms/req' "$dir/thr.txt" &&
+	grep -q 'epoll_wait: finish_task_switch' "$dir/thr.txt" ||
+	fail "ev_threads: the loop: $(cat "$dir/thr.txt")"
+grep -q '^TOE other threads  *0\.0010' "$dir/thr.txt" &&
+	grep -q '^VNF service threads  *0\.0010' "$dir/thr.txt" ||
+	fail "ev_threads: other roles: $(cat "$dir/thr.txt")"
+# without PIDS, TOE 200's thread is counted too
+python3 "$top/eval/ev_threads.py" 1000 <"$dir/perf.txt" | grep -q '^TOE packet scheduler  *0\.0090' ||
+	fail "ev_threads without PIDS"
+for bad in "0" "x" "10 0" "10 2 1 extra"; do
+	rc=0
+	# shellcheck disable=SC2086
+	python3 "$top/eval/ev_threads.py" $bad </dev/null 2>/dev/null || rc=$?
+	[ $rc = 2 ] || fail "ev_threads.py $bad: exit $rc, want 2"
+done
 
 # --- ev-load ---
 tc_isolated srvns srv
