@@ -92,6 +92,7 @@ void gl_chan_detach(struct gl_rt *rt)
 	gl_wake_close(&rt->wake);
 	rt->attached = false;
 	rt->nstash = 0;
+	rt->stash_peak = 0;
 	rt->ndone = 0;
 }
 
@@ -272,6 +273,8 @@ static void take_free(struct gl_rt *rt, uint32_t idx)
 		}
 	}
 	rt->stash[rt->nstash++] = idx;
+	if (rt->nstash > rt->stash_peak)
+		rt->stash_peak = rt->nstash;
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "gl_poll.h"
 #include "gl_real.h"
 #include "gl_rt.h"
+#include "gl_send.h"
 #include "gl_sock.h"
 
 short gl_poll_revents(struct gl_rt *rt, struct gl_sock *s)
@@ -49,7 +50,7 @@ short gl_poll_revents(struct gl_rt *rt, struct gl_sock *s)
 		if (s->rx_n || s->shut_rd)
 			ev |= POLLIN | POLLRDNORM;
 		if (s->shut_wr ||
-		    (s->tx_inflight < rt->tx_bound && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
+		    gl_tx_room(rt, s, (uint32_t)freebufs))
 			ev |= POLLOUT | POLLWRNORM;
 		if (s->err)
 			ev |= POLLERR;
@@ -73,7 +74,7 @@ short gl_poll_revents(struct gl_rt *rt, struct gl_sock *s)
 	if (freebufs < 0)
 		freebufs = 0;
 	if (s->shut_wr || s->reset ||
-	    (s->tx_inflight < rt->tx_bound && rt->nstash + (uint32_t)freebufs > GL_CTRL_RESERVE))
+	    gl_tx_room(rt, s, (uint32_t)freebufs))
 		ev |= POLLOUT | POLLWRNORM;
 	if ((s->eof && s->shut_wr) || s->reset)
 		ev |= POLLHUP;

@@ -71,6 +71,7 @@ struct gl_rt {
 	uint32_t stash_gen;
 	bool starved;
 	uint32_t tx_bound;	/* buffers in flight per socket (GL_TX_*, gl_chan.h) */
+	uint32_t stash_peak;	/* the most the stash held since attaching: about the grants */
 	uint32_t *buf_off, *buf_len;	/* private copy of RX descriptors */
 	uint32_t done[64];
 	uint32_t ndone;

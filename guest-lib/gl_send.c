@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Sending: bytes are copied into FREE buffers and go out on TX; a socket
- * has at most gl_rt.tx_bound buffers in flight (its send buffer), and
- * GL_CTRL_RESERVE FREE buffers are left for requests.  A blocking send
+ * has at most gl_rt.tx_bound buffers in flight (its send buffer),
+ * GL_CTRL_RESERVE FREE buffers are left for requests, and a socket past
+ * its first GL_TX_MIN buffers leaves a quarter of the grants to the
+ * others (gl_tx_room, gl_send.h).  A blocking send
  * waits for TX completions (the pump lowers tx_inflight), a non-blocking
  * one returns a short count or EAGAIN.  A stream send fills all the
  * buffers it can take with one copy call and publishes them in one TX
@@ -50,7 +52,7 @@ static uint16_t tx_flags(int flags, bool last)
  */
 static void starve(struct gl_rt *rt, struct gl_sock *s)
 {
-	if (s->tx_inflight < rt->tx_bound && rt->nstash <= GL_CTRL_RESERVE) {
+	if (s->tx_inflight < rt->tx_bound && !gl_tx_room(rt, s, 0)) {
 		s->tx_starved = true;
 		s->starved_gen = rt->stash_gen;
 		rt->starved = true;
@@ -117,11 +119,9 @@ static ssize_t send_burst(struct gl_rt *rt, struct gl_sock *s, struct send_src *
 	size_t want = 0;
 	ssize_t got;
 
-	if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+	room = gl_tx_room(rt, s, 0);
+	if (!room)
 		return 0;
-	room = rt->tx_bound - s->tx_inflight;
-	if (room > rt->nstash - GL_CTRL_RESERVE)
-		room = rt->nstash - GL_CTRL_RESERVE;
 	if (room > GL_IOV_SEGS)
 		room = GL_IOV_SEGS;
 	for (; nb < room && want < total - sent; nb++) {
@@ -180,7 +180,7 @@ static ssize_t send_stream(struct gl_rt *rt, struct gl_sock *s, struct send_src 
 		ssize_t got;
 		int err;
 
-		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+		if (!gl_tx_room(rt, s, 0))
 			gl_chan_pump(rt);
 		if (s->reset)
 			break;
@@ -260,10 +260,9 @@ ssize_t gl_send_dgram(struct gl_rt *rt, struct gl_sock *s, const struct iovec *i
 		uint32_t idx;
 		int err;
 
-		if (s->tx_inflight >= rt->tx_bound || rt->nstash <= GL_CTRL_RESERVE)
+		if (!gl_tx_room(rt, s, 0))
 			gl_chan_pump(rt);
-		if (s->tx_inflight < rt->tx_bound && rt->nstash > GL_CTRL_RESERVE &&
-		    gl_chan_take_buf(rt, &idx) == 0) {
+		if (gl_tx_room(rt, s, 0) && gl_chan_take_buf(rt, &idx) == 0) {
 			uint8_t *slot = tcr_region_slot(rt->r, idx);
 
 			memcpy(slot, &h, sizeof(h));

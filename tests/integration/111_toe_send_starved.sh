@@ -2,12 +2,14 @@
 # timeout: 90
 # A process's granted buffers are shared by its sockets (guest-lib
 # README, Sending).  In the stand-in VM (python3 under tochain-run, 2 KiB
-# slots as tochaind uses) connection A fills them towards a peer that
-# does not read, until its non-blocking send says EAGAIN; connection B,
-# which never sent a byte, then gets EAGAIN too.  B is in an
-# edge-triggered epoll set: once the peer reads A's data and the buffers
-# come back, B must be reported writable (no TXDONE of its own will ever
-# come to say so) and its send must go through.
+# slots as tochaind uses) connections A1, A2, ... each send towards a
+# peer that does not read until their non-blocking sends say EAGAIN; one
+# connection alone cannot take them all (test 118), so the guest opens
+# them until a fresh connection B, which never sent a byte, gets EAGAIN
+# at its first send.  B is in an edge-triggered epoll set: once the peer
+# reads the A's data and the buffers come back, B must be reported
+# writable (no TXDONE of its own will ever come to say so) and its send
+# must go through.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -24,59 +26,73 @@ cat >$work/peer.py <<'PY'
 import os, socket, sys, time
 l = socket.socket()
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("0.0.0.0", 9000)); l.listen(2)
-a, _ = l.accept(); b, _ = l.accept()
+l.bind(("0.0.0.0", 9000)); l.listen(16)
+l.setblocking(False)
 go = sys.argv[1]
-for _ in range(600):               # not reading until the guest says so
+cs = []
+for _ in range(600):               # accept, not reading until the guest says so
+    try:
+        cs.append(l.accept()[0])
+        continue
+    except BlockingIOError:
+        pass
     if os.path.exists(go): break
     time.sleep(0.1)
-a.setblocking(False); b.setblocking(False)
-while True:                        # read both until both close
-    for c in (a, b):
+for c in cs: c.setblocking(False)
+while cs:                          # read all until all close
+    for c in list(cs):
         try:
             d = c.recv(1 << 20)
             if not d:
-                (a if c is b else b).close(); sys.exit(0)
+                cs.remove(c); c.close()
         except BlockingIOError:
             pass
     time.sleep(0.001)
 PY
 cat >$work/guest.py <<'PY'
-import errno, select, socket, sys, time
-for _ in range(100):               # until the peer listens
-    try:
-        a = socket.create_connection((sys.argv[1], 9000)); break
-    except ConnectionRefusedError:
-        time.sleep(0.1)
-b = socket.create_connection((sys.argv[1], 9000))
-a.setblocking(False); b.setblocking(False)
-ep = select.epoll()
-ep.register(b.fileno(), select.EPOLLOUT | select.EPOLLET)
-ep.poll(1)                         # B's first edge: writable
+import select, socket, sys, time
+def connect():
+    for _ in range(100):           # until the peer listens
+        try:
+            return socket.create_connection((sys.argv[1], 9000))
+        except ConnectionRefusedError:
+            time.sleep(0.1)
+    print("FAIL: no peer"); sys.exit(2)
 blob = b"a" * 65536
-# A sends until EAGAIN stays: the peer's buffers are full, the TOE holds A's
-full = False
-for _ in range(2000):
+ep = select.epoll()
+As, b = [], None
+for i in range(12):
+    c = connect()
+    c.setblocking(False)
+    ep.register(c.fileno(), select.EPOLLOUT | select.EPOLLET)
+    ep.poll(1)                     # its first edge: writable
     try:
-        a.send(blob)
+        c.send(b"x" * 100)
     except BlockingIOError:
-        pa = select.poll(); pa.register(a.fileno(), select.POLLOUT)
-        if not pa.poll(1000):
-            full = True
-            break
-if not full:
-    print("FAIL: A never filled its buffers"); sys.exit(2)
-try:
-    b.send(b"b" * 100)
-    print("FAIL: B could send: its socket was not starved (nothing tested)"); sys.exit(2)
-except BlockingIOError:
-    pass
+        b = c                      # fresh, and starved: the A's hold every buffer
+        break
+    ep.unregister(c.fileno())
+    # c sends until EAGAIN stays: the peer does not read, the TOE holds c's
+    for _ in range(2000):
+        try:
+            c.send(blob)
+        except BlockingIOError:
+            pa = select.poll(); pa.register(c.fileno(), select.POLLOUT)
+            if not pa.poll(1000):
+                break
+    else:
+        print("FAIL: A%d never filled its buffers" % (i + 1)); sys.exit(2)
+    As.append(c)
+if b is None:
+    print("FAIL: no fresh connection was starved (nothing tested)"); sys.exit(2)
+print("B starved behind %d connections" % len(As))
 open(sys.argv[2], "w").close()     # the peer reads now
 ev = ep.poll(20)
 if not any(fd == b.fileno() and m & select.EPOLLOUT for fd, m in ev):
     print("FAIL: B never reported writable after the buffers came back", ev); sys.exit(1)
 b.setblocking(True); b.sendall(b"b" * 100)
-a.close(); b.close()
+for c in As: c.close()
+b.close()
 print("B writable again:", ev)
 PY
 ip netns exec "$CL" python3 $work/peer.py $work/go >$work/peer.log 2>&1 &
