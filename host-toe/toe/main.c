@@ -109,6 +109,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/*
+	 * At least 256 KiB worth of grants per process: with 2 KiB slots
+	 * (tochaind's) 64 buffers were 128 KiB, two of nginx's 64 KiB
+	 * responses, and a worker's third connection waited for grants.
+	 */
+	if (p.grants < TOE_GRANT_BYTES / p.slot_size)
+		p.grants = TOE_GRANT_BYTES / p.slot_size;
 	/* Keep the grants a fraction of the buffers when the caller picks few. */
 	while (p.grants > 4 && (uint64_t)p.nchannels * p.grants + 16 > p.nbufs / 2)
 		p.grants /= 2;

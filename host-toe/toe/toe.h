@@ -28,13 +28,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What tochain-toe grants each process at least, in bytes of slots. */
+#define TOE_GRANT_BYTES	(256u << 10)
+
 struct toe_params {
 	const char *region_path;	/* created/formatted; "<path>.sock" is the attach socket */
 	const char *name;		/* region name */
 	uint32_t nbufs;			/* default 1024 */
 	uint32_t slot_size;		/* default 16384 */
 	uint32_t nchannels;		/* default 16 */
-	uint32_t grants;		/* buffers granted per channel, default 64 */
+	uint32_t grants;		/* buffers granted per channel, default 64;
+					   tochain-toe: at least TOE_GRANT_BYTES worth */
 	uint32_t rx_bound;		/* buffers in flight per socket towards the guest;
 					   0: 1 MiB worth, at least 16, at most nbufs/8 */
 	uint32_t max_socks;		/* default 4096 */
