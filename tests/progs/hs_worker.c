@@ -188,10 +188,14 @@ static void *vnf_thread(void *arg)
 		uint64_t out = __atomic_load_n(&c->done, RLX) - __atomic_load_n(&c->vm_claimed, RLX);
 
 		stamp(c, a->r, cc, &last);
-		if (cl < ar && out < cap &&
-		    __atomic_compare_exchange_n(&c->claimed, &cl, cl + 1, false, RLX, RLX)) {
-			uint64_t end = cpu_ns() + c->vnf_ns, i;
+		if (cl < ar && out < cap) {
+			uint64_t end, i;
 
+			/* Lost the packet to another service thread: try the
+			 * next one (the queue was not empty: no early end). */
+			if (!__atomic_compare_exchange_n(&c->claimed, &cl, cl + 1, false, RLX, RLX))
+				continue;
+			end = cpu_ns() + c->vnf_ns;
 			while (cpu_ns() < end)
 				stamp(c, a->r, cc, &last);
 			/* Release: pairs with the acquire loads of done by the
