@@ -34,19 +34,19 @@
  *
  * Threading: queues are lock-free counters (atomics, relaxed unless
  * noted): a frozen thread never holds anything another one waits for.
- * Pairs: chain.arrived is stored with release by the main thread and
- * loaded with acquire by service threads; the sleep: a service thread
- * bumps chain.sleepers, then loads chain.arrived, the main thread stores
- * chain.arrived, bumps chain.kick, then loads chain.sleepers, all four
- * seq_cst, so either the thread sees the packets or the main thread sees
- * the sleeper and wakes it (a kick after the thread read it fails its
- * FUTEX_WAIT); chain.done is bumped with
- * release by a service thread and loaded with acquire by VM threads and
- * the main thread; fin_ts[i] (the head's arrival time, for Algorithm 2)
- * is written right after and may be read one lap stale for a moment,
- * which only misorders heads briefly; stamp_p[r][s] is stored
- * with release after stamp_ns[r][s] and loaded with acquire by the
- * report.  Claims (claimed, vm_claimed) are relaxed CAS: they order
+ * Pairs: chain.arrived is stored (seq_cst, so release) by the main
+ * thread and loaded with acquire by service threads.  The sleep: a
+ * service thread reads chain.kick, bumps chain.sleepers, then loads
+ * chain.arrived; the main thread stores chain.arrived, bumps chain.kick,
+ * then loads chain.sleepers; all of them seq_cst, so either the thread
+ * sees the packets or the main thread sees the sleeper and wakes it (a
+ * kick after the thread read chain.kick fails its FUTEX_WAIT).
+ * chain.done is bumped with release by a service thread and loaded
+ * with acquire by VM threads and the main thread; fin_ts[i] (the head's
+ * arrival time, for Algorithm 2) is written right after and may be read
+ * one lap stale for a moment, which only misorders heads briefly;
+ * stamp_p[r][s] is stored with release after stamp_ns[r][s] and loaded
+ * with acquire by the report.  Claims (claimed, vm_claimed) are relaxed CAS: they order
  * nothing but themselves.
  */
 #ifndef HS_WORKER_H
