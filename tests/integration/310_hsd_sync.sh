@@ -43,6 +43,8 @@ run() { # load -> worker JSON in $tmp/w-$load.json; sched.show mid-run
 	jq -r '"jain \(.jain*1000|floor/1000), tenants cpu \([.tenants[].cpu]|add*100|floor/100)"' "$tmp/w-$load.json"
 	jq -r '"daemon: \(.cpu_us_mean|floor) us cpu/period, \(.early_ends) early ends, mode \(.mode), gating \(.gating)"' "$tmp/show-$load.json"
 	jq -r '.text' "$tmp/show-$load.json" | grep '^pcpu'
+	jq -r '"quota feedback: " + ([.chains[] | select(.vnfs | length > 0) | "\(.chain) f_est \(.vnfs[0].f_est|floor) quota \(.vnfs[0].quota)"] | join(", "))' \
+		"$tmp/show-$load.json"
 	for c in $(jq -r '.chains[] | select(.ratio < 0.95) | .chain' "$tmp/w-$load.json"); do
 		echo "FAIL: load $load: chain $c below 95% of its SLA"; fail=1
 	done

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -31,6 +33,27 @@ static void nap_us(long us)
 	struct timespec t = { 0, us * 1000 };
 
 	nanosleep(&t, NULL);
+}
+
+/* Sleeps until the main thread admits packets to @c; at most 50 ms, so
+ * that a stop is seen.  Pairs: see hs_worker.h. */
+static void wait_input(struct hsw_chain *c)
+{
+	struct timespec t = { 0, 50 * 1000000L };
+	uint32_t seq = __atomic_load_n(&c->kick, __ATOMIC_SEQ_CST);
+
+	__atomic_fetch_add(&c->sleepers, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->claimed, RLX) >= __atomic_load_n(&c->arrived, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &c->kick, FUTEX_WAIT_PRIVATE, seq, &t, NULL, 0);
+	__atomic_fetch_sub(&c->sleepers, 1, RLX);
+}
+
+/* Wakes @c's sleeping service threads after new arrivals were stored. */
+static void kick_input(struct hsw_chain *c)
+{
+	__atomic_fetch_add(&c->kick, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->sleepers, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &c->kick, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 static uint64_t qcap(const struct hsw *w, const struct hsw_chain *c)
@@ -188,10 +211,14 @@ static void *vnf_thread(void *arg)
 		uint64_t out = __atomic_load_n(&c->done, RLX) - __atomic_load_n(&c->vm_claimed, RLX);
 
 		stamp(c, a->r, cc, &last);
-		if (cl < ar && out < cap &&
-		    __atomic_compare_exchange_n(&c->claimed, &cl, cl + 1, false, RLX, RLX)) {
-			uint64_t end = cpu_ns() + c->vnf_ns, i;
+		if (cl < ar && out < cap) {
+			uint64_t end, i;
 
+			/* Lost the packet to another service thread: try the
+			 * next one (the queue was not empty: no early end). */
+			if (!__atomic_compare_exchange_n(&c->claimed, &cl, cl + 1, false, RLX, RLX))
+				continue;
+			end = cpu_ns() + c->vnf_ns;
 			while (cpu_ns() < end)
 				stamp(c, a->r, cc, &last);
 			/* Release: pairs with the acquire loads of done by the
@@ -207,7 +234,10 @@ static void *vnf_thread(void *arg)
 						 TCR_EARLY_OUTPUT_FULL);
 			raised = last;
 		}
-		nap_us(100);
+		if (cl >= ar)
+			wait_input(c);
+		else
+			nap_us(1000);	/* the receiver is behind */
 	}
 	return NULL;
 }
@@ -395,7 +425,9 @@ static void step(struct hsw *w, uint64_t t0, uint64_t now)
 		c->gen = target;
 		__atomic_store_n(&c->dropped, c->dropped + fresh - acc, RLX);
 		arrived += acc;
-		__atomic_store_n(&c->arrived, arrived, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->arrived, arrived, __ATOMIC_SEQ_CST);
+		if (acc)
+			kick_input(c);
 		done = __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
 		taken = __atomic_load_n(&c->taken, RLX);
 		vc = __atomic_load_n(&c->vm_claimed, RLX);

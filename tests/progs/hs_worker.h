@@ -19,6 +19,13 @@
  * (CLOCK_THREAD_CPUTIME_ID) has advanced by the cost, so a packet costs
  * the same CPU whether the thread is preempted, frozen or not.
  *
+ * An idle service thread sleeps on a futex (the chain's kick word) that
+ * the main thread bumps when it admits packets, as the real runtime's
+ * threads sleep on their ring (vnf_recv): tochain-sched sizes a VNF's
+ * quota from its threads' CPU time per packet, and a thread that polled
+ * while idle (100 us naps cost ~14% of a CPU here) read as a dearer
+ * packet the more it idled.
+ *
  * Service threads raise early end (a) in the region when they find
  * their input queue empty (once per period), and stamp CLOCK_MONOTONIC
  * when they first run in each period (the period number the daemon
@@ -27,14 +34,19 @@
  *
  * Threading: queues are lock-free counters (atomics, relaxed unless
  * noted): a frozen thread never holds anything another one waits for.
- * Pairs: chain.arrived is stored with release by the main thread and
- * loaded with acquire by service threads; chain.done is bumped with
- * release by a service thread and loaded with acquire by VM threads and
- * the main thread; fin_ts[i] (the head's arrival time, for Algorithm 2)
- * is written right after and may be read one lap stale for a moment,
- * which only misorders heads briefly; stamp_p[r][s] is stored
- * with release after stamp_ns[r][s] and loaded with acquire by the
- * report.  Claims (claimed, vm_claimed) are relaxed CAS: they order
+ * Pairs: chain.arrived is stored (seq_cst, so release) by the main
+ * thread and loaded with acquire by service threads.  The sleep: a
+ * service thread reads chain.kick, bumps chain.sleepers, then loads
+ * chain.arrived; the main thread stores chain.arrived, bumps chain.kick,
+ * then loads chain.sleepers; all of them seq_cst, so either the thread
+ * sees the packets or the main thread sees the sleeper and wakes it (a
+ * kick after the thread read chain.kick fails its FUTEX_WAIT).
+ * chain.done is bumped with release by a service thread and loaded
+ * with acquire by VM threads and the main thread; fin_ts[i] (the head's
+ * arrival time, for Algorithm 2) is written right after and may be read
+ * one lap stale for a moment, which only misorders heads briefly;
+ * stamp_p[r][s] is stored with release after stamp_ns[r][s] and loaded
+ * with acquire by the report.  Claims (claimed, vm_claimed) are relaxed CAS: they order
  * nothing but themselves.
  */
 #ifndef HS_WORKER_H
@@ -61,6 +73,8 @@ struct hsw_chain {
 	uint32_t nthreads;
 	/* queues (atomics) */
 	uint64_t arrived, claimed, done, vm_claimed, taken, dropped;
+	uint32_t kick;			/* futex word: bumped on arrivals */
+	uint32_t sleepers;		/* service threads asleep on kick */
 	uint64_t *fin_ts;		/* [HSW_RING] finish time of packet i */
 	/* per-thread first-run stamps: stamp[r][p % HSW_STAMPS] = (p, ns) */
 	uint64_t stamp_p[HSW_MAX_THREADS][HSW_STAMPS];
