@@ -398,8 +398,8 @@ int ch_psched_chain_set(struct ch_psched *s, uint32_t chain, const struct ch_cha
 
 /* ---- TOE side ------------------------------------------------------ */
 
-unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
-			      unsigned int n)
+unsigned int ch_psched_push(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
+			    unsigned int n)
 {
 	unsigned int k;
 
@@ -409,16 +409,48 @@ unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct 
 	if (!k)
 		return 0;
 	tcr_counters_arrived(s->chain[chain].ctr, k);
+	s->chain[chain].unrung = true;
+	s->unrung = true;
+	return k;
+}
+
+void ch_psched_ring(struct ch_psched *s)
+{
+	bool wake = false;
+
+	if (!s->unrung)
+		return;
+	s->unrung = false;
 	/*
 	 * F2: the records are visible before we look at the flag; pairs with
 	 * F1.  A chain the sleeper made deaf (its VNFs hold work they have not
 	 * taken: ch_psched_wait.c) needs no ring: their verdicts wake it.
 	 */
 	tc_fence_seq_cst();
-	if (tc_load_acquire(&s->sleeping) && !tc_load_relaxed(&s->chain[chain].deaf)) {
+	if (!tc_load_acquire(&s->sleeping)) {
+		for (uint32_t c = 0; c < s->cfg.nchains; c++)
+			s->chain[c].unrung = false;
+		return;
+	}
+	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
+		if (!s->chain[c].unrung)
+			continue;
+		s->chain[c].unrung = false;
+		if (!tc_load_relaxed(&s->chain[c].deaf))
+			wake = true;
+	}
+	if (wake) {
 		tc_fetch_add_release(&s->doorbell, 1);
 		syscall(SYS_futex, &s->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
+}
+
+unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
+			      unsigned int n)
+{
+	unsigned int k = ch_psched_push(s, chain, p, n);
+
+	ch_psched_ring(s);
 	return k;
 }
 

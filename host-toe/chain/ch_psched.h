@@ -205,9 +205,20 @@ uint32_t ch_psched_vnf_running(struct ch_psched *s, uint32_t vnf);
 int ch_psched_chain_set(struct ch_psched *s, uint32_t chain, const struct ch_chain_cfg *cfg,
 			uint64_t *version);
 
-/* TOE side (one producer and one consumer thread per chain). */
+/*
+ * TOE side (one producer and one consumer thread per chain).
+ * ch_psched_submit() queues @p[@n] on @chain's input and wakes the
+ * scheduler if it sleeps; ch_psched_push() only queues, and the producer
+ * calls ch_psched_ring() once after a batch of pushes (before it sleeps
+ * or waits for the results): one wake-up per batch instead of one per
+ * descriptor.  Pushes the producer never rings wait for the scheduler's
+ * timeout.  Each returns how many descriptors it queued.
+ */
 unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
 			      unsigned int n);
+unsigned int ch_psched_push(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
+			    unsigned int n);
+void ch_psched_ring(struct ch_psched *s);
 unsigned int ch_psched_take(struct ch_psched *s, uint32_t chain, struct ch_result *r,
 			    unsigned int n);
 /* The chain's counters (region_layout.h), NULL for a bad id. */

@@ -135,6 +135,7 @@ struct chain_rt {
 	uint32_t early_pend;		/* TCR_EARLY_* asked by VNFs (ch_psched_sla.c) */
 	uint64_t early_arrivals;	/* arrivals when (a) was asked */
 	uint32_t deaf;			/* atomic: while asleep, arrivals ring no doorbell (ch_psched_wait.c) */
+	bool unrung;			/* producer's: pushed since its last ch_psched_ring() */
 };
 
 struct ch_psched {
@@ -163,6 +164,7 @@ struct ch_psched {
 	uint32_t fruitless;		/* scheduler thread: wake-ups in a row that found nothing */
 	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
 	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
+	bool unrung;			/* producer's: some chain_rt.unrung is set */
 	/* result notification (ch_psched_notify_*) */
 	int notify_fd;
 	uint32_t notify_armed;		/* set by the consumer, cleared by a release */

@@ -432,6 +432,7 @@ int toe_run(struct toe *t)
 		if (toe_stage_step(t))
 			busy = true;
 		toe_stage_drain(t);
+		toe_chain_ring(t->tc);	/* this turn's submits: one wake-up */
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
 			toe_sock_fork_check(t, ch);
 			toe_chan_end_turn(t, ch);

@@ -232,11 +232,16 @@ bool toe_chain_active(struct toe_chain *tc, uint32_t dir)
 
 bool toe_chain_submit(struct toe_chain *tc, uint32_t dir, const struct ch_pkt *p)
 {
-	if (ch_psched_submit(tc->s, dir, p, 1) != 1)
+	if (ch_psched_push(tc->s, dir, p, 1) != 1)
 		return false;
 	tc->dir[dir].outstanding++;
 	tc->dir[dir].arrivals++;
 	return true;
+}
+
+void toe_chain_ring(struct toe_chain *tc)
+{
+	ch_psched_ring(tc->s);
 }
 
 unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result *r,

@@ -77,8 +77,13 @@ void toe_chain_destroy(struct toe_chain *tc);
 
 /* Must descriptors of direction @dir go through the scheduler now? */
 bool toe_chain_active(struct toe_chain *tc, uint32_t dir);
-/* Submit one descriptor on @dir's chain; false: the input queue is full. */
+/*
+ * Submit one descriptor on @dir's chain; false: the input queue is full.
+ * The scheduler learns of a turn's submits from toe_chain_ring(), which
+ * the loop calls once at the end of every turn, before it can sleep.
+ */
 bool toe_chain_submit(struct toe_chain *tc, uint32_t dir, const struct ch_pkt *p);
+void toe_chain_ring(struct toe_chain *tc);
 /* Take up to @n results of @dir; returns how many. */
 unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result *r,
 			    unsigned int n);

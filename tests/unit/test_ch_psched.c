@@ -1308,6 +1308,49 @@ START_TEST(chain_waiting_on_a_frozen_vnf_is_deaf)
 }
 END_TEST
 
+/*
+ * Issue 14: the TOE pushes a turn's descriptors without waking the
+ * scheduler and rings once at the end of the turn: the sleeping
+ * scheduler's doorbell moves once for the whole batch, not per push, and
+ * the one wake-up admits all of it, in order.  A ring with nothing pushed
+ * since the last one is a no-op.
+ */
+START_TEST(pushes_of_a_batch_ring_the_scheduler_once)
+{
+	struct ch_result r[4];
+	struct sleeper z;
+	struct ch_pkt p;
+	uint32_t bell;
+
+	chain(2, 0, NULL);	/* pass-through: the results show the admission */
+	sleep_start(&z);
+	bell = tc_load_relaxed(&s->doorbell);
+	for (uint32_t i = 1; i <= 3; i++) {
+		chh_pkt(&p, 3, i, chh_fill(data, i, i, NULL), i);
+		ck_assert_uint_eq(ch_psched_push(s, 2, &p, 1), 1);
+	}
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);	/* pushes ring nothing */
+	ch_psched_ring(s);
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
+	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
+	ck_assert(z.woke);	/* by the ring, not by the sleep's timeout */
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
+	for (uint64_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
+
+	sleep_start(&z);
+	bell = tc_load_relaxed(&s->doorbell);
+	ch_psched_ring(s);	/* nothing pushed since the last ring */
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);
+	chh_pkt(&p, 3, 4, chh_fill(data, 4, 4, NULL), 4);
+	ck_assert_uint_eq(ch_psched_submit(s, 2, &p, 1), 1);	/* push + ring */
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
+	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
+	ck_assert(z.woke);
+}
+END_TEST
+
 START_TEST(notify_fd_signals_released_results_when_armed)
 {
 	int fd = ch_psched_notify_fd(s);
@@ -1371,6 +1414,7 @@ int main(void)
 	tcase_add_test(tc, flow_dispatch_moves_only_connections_of_stopped_threads);
 	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
 	tcase_add_test(tc, chain_waiting_on_a_frozen_vnf_is_deaf);
+	tcase_add_test(tc, pushes_of_a_batch_ring_the_scheduler_once);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
