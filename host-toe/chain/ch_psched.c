@@ -416,7 +416,7 @@ unsigned int ch_psched_push(struct ch_psched *s, uint32_t chain, const struct ch
 
 void ch_psched_ring(struct ch_psched *s)
 {
-	bool wake = false;
+	bool asleep, wake = false;
 
 	if (!s->unrung)
 		return;
@@ -427,16 +427,12 @@ void ch_psched_ring(struct ch_psched *s)
 	 * taken: ch_psched_wait.c) needs no ring: their verdicts wake it.
 	 */
 	tc_fence_seq_cst();
-	if (!tc_load_acquire(&s->sleeping)) {
-		for (uint32_t c = 0; c < s->cfg.nchains; c++)
-			s->chain[c].unrung = false;
-		return;
-	}
+	asleep = tc_load_acquire(&s->sleeping);
 	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
 		if (!s->chain[c].unrung)
 			continue;
 		s->chain[c].unrung = false;
-		if (!tc_load_relaxed(&s->chain[c].deaf))
+		if (asleep && !tc_load_relaxed(&s->chain[c].deaf))
 			wake = true;
 	}
 	if (wake) {

@@ -107,12 +107,19 @@ static void chain(uint32_t id, uint32_t nhops, const uint32_t *hop_masks)
 	ck_assert_int_eq(ch_psched_chain_set(s, id, &c, NULL), 0);
 }
 
-static void submit(uint32_t chain_id, uint32_t buf, uint64_t cookie)
+/* Buffer @buf of region 3 filled for @cookie, as a descriptor. */
+static struct ch_pkt pkt(uint32_t buf, uint64_t cookie)
 {
 	struct ch_pkt p;
-	uint32_t len = chh_fill(data, buf, cookie, NULL);
 
-	chh_pkt(&p, 3, buf, len, cookie);
+	chh_pkt(&p, 3, buf, chh_fill(data, buf, cookie, NULL), cookie);
+	return p;
+}
+
+static void submit(uint32_t chain_id, uint32_t buf, uint64_t cookie)
+{
+	struct ch_pkt p = pkt(buf, cookie);
+
 	ck_assert_uint_eq(ch_psched_submit(s, chain_id, &p, 1), 1);
 }
 
@@ -1326,7 +1333,7 @@ START_TEST(pushes_of_a_batch_ring_the_scheduler_once)
 	sleep_start(&z);
 	bell = tc_load_relaxed(&s->doorbell);
 	for (uint32_t i = 1; i <= 3; i++) {
-		chh_pkt(&p, 3, i, chh_fill(data, i, i, NULL), i);
+		p = pkt(i, i);
 		ck_assert_uint_eq(ch_psched_push(s, 2, &p, 1), 1);
 	}
 	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);	/* pushes ring nothing */
@@ -1343,8 +1350,7 @@ START_TEST(pushes_of_a_batch_ring_the_scheduler_once)
 	bell = tc_load_relaxed(&s->doorbell);
 	ch_psched_ring(s);	/* nothing pushed since the last ring */
 	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);
-	chh_pkt(&p, 3, 4, chh_fill(data, 4, 4, NULL), 4);
-	ck_assert_uint_eq(ch_psched_submit(s, 2, &p, 1), 1);	/* push + ring */
+	submit(2, 4, 4);	/* push + ring */
 	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
 	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
 	ck_assert(z.woke);
