@@ -25,8 +25,8 @@ struct cli {
 static const char usage_text[] =
 	"usage: sfc-ctl [--socket PATH] [--json] COMMAND ...\n"
 	"       sfc-ctl --version      this client's protocol, without a daemon\n"
-	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN [--wait doorbell|poll]]\n"
-	"         [--guest-mode MODE] [--guest-group GROUP]\n"
+	"  vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--slot-size SIZE]\n"
+	"         [--domain LIBVIRT_DOMAIN [--wait doorbell|poll]] [--guest-mode MODE] [--guest-group GROUP]\n"
 	"  vm ls | vm show NAME | vm del NAME\n"
 	"  vnf add NAME --kind fw|ids|waf|null [--threads N] [--rate PPS] [--rules FILE] [--vars FILE]\n"
 	"          [--on-failure open|closed] [--arg --OPTION[=VALUE]]... [--domain LIBVIRT_DOMAIN]\n"
@@ -159,10 +159,11 @@ static int cmd_vm(struct cli *c)
 	if (!strcmp(sub, "add")) {
 		json_t *args;
 		const char *ip = NULL, *domain = NULL, *wait = NULL, *gmode = NULL, *ggroup = NULL;
-		long long size = -1;
+		long long size = -1, slot = -1;
 
 		if (c->argc < 3 || c->argv[2][0] == '-')
-			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--domain LIBVIRT_DOMAIN "
+			return usage("vm add NAME --ip ADDR/PREFIX [--region-size SIZE] [--slot-size SIZE] "
+				     "[--domain LIBVIRT_DOMAIN "
 				     "[--wait doorbell|poll]] [--guest-mode MODE] [--guest-group GROUP]");
 		for (int i = 3; i < c->argc; i++) {
 			if (!strcmp(c->argv[i], "--ip") && i + 1 < c->argc) {
@@ -180,6 +181,9 @@ static int cmd_vm(struct cli *c)
 			} else if (!strcmp(c->argv[i], "--region-size") && i + 1 < c->argc) {
 				if (sc_parse_size(c->argv[++i], &size))
 					return usage("--region-size: expected a size such as 16M");
+			} else if (!strcmp(c->argv[i], "--slot-size") && i + 1 < c->argc) {
+				if (sc_parse_size(c->argv[++i], &slot))	/* tochaind checks the range */
+					return usage("--slot-size: expected a size such as 8K");
 			} else {
 				fprintf(stderr, "sfc-ctl: vm add: unexpected argument '%s'\n", c->argv[i]);
 				return usage(NULL);
@@ -190,6 +194,8 @@ static int cmd_vm(struct cli *c)
 		args = json_pack("{s:s, s:s}", "name", c->argv[2], "ip", ip);
 		if (size > 0)
 			json_object_set_new(args, "region_size", json_integer(size));
+		if (slot > 0)
+			json_object_set_new(args, "slot_size", json_integer(slot));
 		if (domain)
 			json_object_set_new(args, "domain", json_string(domain));
 		if (wait)

@@ -107,6 +107,7 @@ static json_t *word(struct ctx *c, const char *what, char *w, const char *dir, j
 	val = eq + 1;
 	if (strcmp(w, "hop") && strcmp(w, "arg")) {
 		const char *key = !strcmp(w, "region-size") ? "region_size" :
+				  !strcmp(w, "slot-size") ? "slot_size" :
 				  !strcmp(w, "guest-mode") ? "guest_mode" :
 				  !strcmp(w, "guest-group") ? "guest_group" :
 				  !strcmp(w, "on-failure") ? "on_failure" : w;
@@ -121,13 +122,17 @@ static json_t *word(struct ctx *c, const char *what, char *w, const char *dir, j
 			if (sc_parse_size(val, &n))
 				return fail(c, o, "vm: region-size '%.40s' is not a size such as 16M", val);
 			json_object_set_new(o, "region_size", json_integer(n));
+		} else if (!strcmp(w, "slot-size")) {
+			if (sc_parse_size(val, &n))
+				return fail(c, o, "vm: slot-size '%.40s' is not a size such as 8K", val);
+			json_object_set_new(o, "slot_size", json_integer(n));
 		} else if (!strcmp(w, "guest-mode") || !strcmp(w, "guest-group"))
 			/* tochaind validates both */
 			json_object_set_new(o, w[6] == 'm' ? "guest_mode" : "guest_group",
 					    json_string(val));
 		else
-			return fail(c, o, "vm: unknown key '%.40s' (ip, region-size, guest-mode, "
-				    "guest-group)", w);
+			return fail(c, o, "vm: unknown key '%.40s' (ip, region-size, slot-size, "
+				    "guest-mode, guest-group)", w);
 	} else if (!strcmp(what, "vnf")) {
 		if (!strcmp(w, "kind"))
 			json_object_set_new(o, "kind", json_string(val));

@@ -7,6 +7,7 @@
 
 #include "hs_admit.h"
 #include "td_apply.h"
+#include "td_vm.h"
 
 bool td_vnf_runtime_differs(const struct td_vnf *a, const struct td_vnf *b)
 {
@@ -69,10 +70,13 @@ static const char *used_by(const struct td_state *st, const char *vnf)
 static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char *err,
 		   size_t errlen)
 {
-	static const char *const keys[] = { "name", "ip", "region_size", "guest_mode",
-					    "guest_group", "line" };
+	static const char *const keys[] = { "name", "ip", "region_size", "slot_size",
+					    "guest_mode", "guest_group", "line" };
+	const size_t nkeys = sizeof(keys) / sizeof(keys[0]);
 	json_t *name = json_object_get(o, "name"), *ip = json_object_get(o, "ip");
-	json_t *size = json_object_get(o, "region_size"), *v;
+	json_t *size = json_object_get(o, "region_size"), *slot = json_object_get(o, "slot_size");
+	json_t *v;
+	char msg[256];
 	const char *why = NULL, *key;
 	struct td_vm vm, *old;
 
@@ -88,9 +92,9 @@ static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char 
 	json_object_foreach(o, key, v) {
 		size_t k = 0;
 
-		while (k < 6 && strcmp(key, keys[k]))
+		while (k < nkeys && strcmp(key, keys[k]))
 			k++;
-		if (k == 6) {
+		if (k == nkeys) {
 			snprintf(err, errlen, "vm %s: unknown field '%.40s'", vm.name, key);
 			return at_line(o, err, errlen);
 		}
@@ -101,20 +105,12 @@ static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char 
 			 json_is_string(ip) ? why : "is missing");
 		return at_line(o, err, errlen);
 	}
-	vm.region_size = TD_REGION_SIZE_DEFAULT;
-	if (size) {
-		if (!json_is_integer(size) ||
-		    json_integer_value(size) < (json_int_t)TD_REGION_SIZE_MIN ||
-		    json_integer_value(size) > (json_int_t)TD_REGION_SIZE_MAX) {
-			snprintf(err, errlen, "vm %s: region-size must be between 1M and 4G", vm.name);
-			return at_line(o, err, errlen);
-		}
-		vm.region_size = (uint64_t)json_integer_value(size);
+	if (td_vm_sizes_from_json(o, &vm, msg, sizeof(msg))) {
+		snprintf(err, errlen, "vm %s: %s", vm.name, msg);
+		return at_line(o, err, errlen);
 	}
 	/* who in the stand-in VM may use the runtime (td_guest.h) */
 	if (td_guest_from_json(o, true, &vm.guest_mode, vm.guest_group, err, errlen)) {
-		char msg[256];
-
 		snprintf(msg, sizeof(msg), "%s", err);
 		snprintf(err, errlen, "vm %s: %s", vm.name, msg);
 		return at_line(o, err, errlen);
@@ -128,10 +124,12 @@ static int plan_vm(json_t *o, struct td_state *next, struct td_plan *plan, char 
 		return at_line(o, err, errlen);
 	}
 	if (old) {
-		if (strcmp(old->ip.text, vm.ip.text) || (size && old->region_size != vm.region_size)) {
+		if (strcmp(old->ip.text, vm.ip.text) || (size && old->region_size != vm.region_size) ||
+		    (slot && old->slot_size != vm.slot_size)) {
 			snprintf(err, errlen,
-				 "vm %s exists with ip %s and region size %llu: changing them needs 'vm del' first",
-				 vm.name, old->ip.text, (unsigned long long)old->region_size);
+				 "vm %s exists with ip %s, region size %llu and slot size %u: changing them "
+				 "needs 'vm del' first", vm.name, old->ip.text,
+				 (unsigned long long)old->region_size, old->slot_size);
 			return at_line(o, err, errlen);
 		}
 		return 0;

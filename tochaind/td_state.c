@@ -620,10 +620,11 @@ int td_state_check(const struct td_state *cst, char *err, size_t errlen)
 
 json_t *td_vm_json(const struct td_vm *vm)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i}",
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:i}",
 			      "name", vm->name, "ip", vm->ip.text, "netns", vm->netns,
 			      "veth", vm->veth, "cgroup", vm->cgroup, "region", vm->region,
 			      "region_size", (json_int_t)vm->region_size,
+			      "slot_size", (json_int_t)vm->slot_size,
 			      "toe_pid", (int)vm->toe_pid);
 
 	/* only VMs that have a libvirt domain carry the field */
@@ -686,6 +687,17 @@ static int vm_from_json(json_t *o, struct td_vm *vm, const char **why)
 		return -EINVAL;
 	}
 	vm->region_size = (uint64_t)json_integer_value(v);
+	/* absent: a state written before slot sizes, whose TOEs ran 2 KiB */
+	v = json_object_get(o, "slot_size");
+	vm->slot_size = TD_SLOT_SIZE_OLD;
+	if (v && (!json_is_integer(v) || json_integer_value(v) < TD_SLOT_SIZE_MIN ||
+		  json_integer_value(v) > TD_SLOT_SIZE_MAX ||
+		  (json_integer_value(v) & (json_integer_value(v) - 1)))) {
+		*why = "a VM entry has an invalid slot_size";
+		return -EINVAL;
+	}
+	if (v)
+		vm->slot_size = (uint32_t)json_integer_value(v);
 	v = json_object_get(o, "toe_pid");
 	if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		  json_integer_value(v) > 4194304)) {

@@ -21,10 +21,22 @@
 
 #define TD_NAME_MAX 13		/* VM names: [a-z0-9-], 1..12 chars (interface names) */
 #define TD_MAX_VMS 256
-#define TD_DOMAIN_MAX 64
+#define TD_DOMAIN_MAX 64	/* libvirt domain names: 1..63 of [A-Za-z0-9._+-] */
 #define TD_REGION_SIZE_DEFAULT (16ull << 20)
 #define TD_REGION_SIZE_MIN (1ull << 20)
-#define TD_REGION_SIZE_MAX (4ull << 30)	/* libvirt domain names: 1..63 of [A-Za-z0-9._+-] */
+#define TD_REGION_SIZE_MAX (4ull << 30)
+/*
+ * Bytes per region slot (td_vm.c, td_vm_sizes_from_json): a power of two
+ * in [MIN, MAX].  Without --slot-size: DEFAULT when the region still holds
+ * TD_SLOT_BUFS_MIN buffers of it, else the largest smaller one that does,
+ * at least MIN_AUTO.  State files from before slot sizes: OLD.
+ */
+#define TD_SLOT_SIZE_MIN 1024u
+#define TD_SLOT_SIZE_MAX 65536u
+#define TD_SLOT_SIZE_DEFAULT 8192u
+#define TD_SLOT_SIZE_MIN_AUTO 2048u
+#define TD_SLOT_SIZE_OLD 2048u
+#define TD_SLOT_BUFS_MIN 1024u
 
 struct td_addr {
 	int family;		/* AF_INET or AF_INET6 */
@@ -37,6 +49,7 @@ struct td_vm {
 	char name[TD_NAME_MAX];
 	struct td_addr ip;
 	uint64_t region_size;	/* bytes */
+	uint32_t slot_size;	/* bytes per region slot: one descriptor's payload */
 	char netns[64];		/* the TOE container's network namespace */
 	char veth[16];		/* its port on the fabric bridge */
 	char cgroup[128];	/* its cgroup, relative to the hierarchy root */

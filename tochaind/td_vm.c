@@ -26,7 +26,6 @@
 #include "td_vm.h"
 #include "tochain/util.h"
 
-#define TOE_SLOT_SIZE 2048
 #define TOE_READY_MS 15000
 
 static int ns_exists(const char *ns)
@@ -86,17 +85,18 @@ static void stop_toe(struct td_vm *vm)
 }
 
 /*
- * The most buffers whose region (the TOE's geometry: slots, descriptors,
- * TD_TOE_CHANNELS channels with their rings) fits in @size bytes, at
- * least 64.  It must fit: a libvirt VM's ivshmem-plain BAR is @size
- * bytes, and a region larger than its BAR is of no use to the guest.
+ * The most buffers of @slot bytes whose region (the TOE's geometry:
+ * slots, descriptors, TD_TOE_CHANNELS channels with their rings) fits in
+ * @size bytes, 0 when not even one does.  It must fit: a libvirt VM's
+ * ivshmem-plain BAR is @size bytes, and a region larger than its BAR is
+ * of no use to the guest.
  */
-static uint32_t toe_nbufs(uint64_t size)
+static uint32_t region_nbufs(uint64_t size, uint32_t slot)
 {
-	struct tcr_params p = { .name = "x", .kind = TCR_KIND_GUEST, .slot_size = TOE_SLOT_SIZE,
+	struct tcr_params p = { .name = "x", .kind = TCR_KIND_GUEST, .slot_size = slot,
 				.nchannels = TD_TOE_CHANNELS };
 	struct tcr_geometry g;
-	uint32_t lo = 64, hi = 1u << 20;
+	uint32_t lo = 0, hi = 1u << 20;
 
 	/* the largest n with region_size(n) <= size; region_size grows with n */
 	while (lo < hi) {
@@ -111,16 +111,62 @@ static uint32_t toe_nbufs(uint64_t size)
 	return lo;
 }
 
+#define TOE_NBUFS_MIN 64	/* the fewest buffers a VM's TOE runs with */
+
+int td_vm_sizes_from_json(json_t *o, struct td_vm *vm, char *err, size_t errlen)
+{
+	json_t *size = json_object_get(o, "region_size"), *slot = json_object_get(o, "slot_size");
+	json_int_t v;
+	uint32_t n;
+
+	vm->region_size = TD_REGION_SIZE_DEFAULT;
+	if (size) {
+		v = json_is_integer(size) ? json_integer_value(size) : 0;
+		if (v < (json_int_t)TD_REGION_SIZE_MIN || v > (json_int_t)TD_REGION_SIZE_MAX) {
+			snprintf(err, errlen, "region-size must be between 1M and 4G");
+			return -EINVAL;
+		}
+		vm->region_size = (uint64_t)v;
+	}
+	if (slot) {
+		v = json_is_integer(slot) ? json_integer_value(slot) : 0;
+		if (v < TD_SLOT_SIZE_MIN || v > TD_SLOT_SIZE_MAX || (v & (v - 1))) {
+			snprintf(err, errlen, "slot-size must be a power of two between 1K and 64K");
+			return -EINVAL;
+		}
+		vm->slot_size = (uint32_t)v;
+		n = region_nbufs(vm->region_size, vm->slot_size);
+		if (n < TOE_NBUFS_MIN) {
+			snprintf(err, errlen, "a region of %llu bytes holds %u buffers of slot-size %u, "
+				 "at least %d are needed", (unsigned long long)vm->region_size, n,
+				 vm->slot_size, TOE_NBUFS_MIN);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* the default: large slots while the region keeps enough buffers (td_state.h) */
+	vm->slot_size = TD_SLOT_SIZE_DEFAULT;
+	while (vm->slot_size > TD_SLOT_SIZE_MIN_AUTO &&
+	       region_nbufs(vm->region_size, vm->slot_size) < TD_SLOT_BUFS_MIN)
+		vm->slot_size /= 2;
+	return 0;
+}
+
 int td_vm_start_toe(const struct td_config *cfg, struct td_vm *vm, char *err, size_t errlen)
 {
 	char nsp[128], logp[PATH_MAX + 32], nbufs[32], slot[32], chans[16], c;
-	uint64_t n = toe_nbufs(vm->region_size);
+	uint32_t n = region_nbufs(vm->region_size, vm->slot_size);
 	int ready[2], nsfd;
 	struct pollfd p;
 	pid_t pid;
 
-	snprintf(nbufs, sizeof(nbufs), "%llu", (unsigned long long)n);
-	snprintf(slot, sizeof(slot), "%d", TOE_SLOT_SIZE);
+	if (n < TOE_NBUFS_MIN) {
+		snprintf(err, errlen, "a region of %llu bytes holds %u buffers of %u bytes",
+			 (unsigned long long)vm->region_size, n, vm->slot_size);
+		return -EINVAL;
+	}
+	snprintf(nbufs, sizeof(nbufs), "%u", n);
+	snprintf(slot, sizeof(slot), "%u", vm->slot_size);
 	/* room for a libvirt VM's link (td_link.h): the TOE's default, said here */
 	snprintf(chans, sizeof(chans), "%d", TD_TOE_CHANNELS);
 	snprintf(nsp, sizeof(nsp), "/run/netns/%s", vm->netns);
@@ -419,7 +465,6 @@ json_t *td_vm_cmd_add(struct daemon *d, json_t *args)
 	const char *name, *ip, *domain, *wait, *why = NULL;
 	struct td_vm vm;
 	char err[512] = "";
-	json_t *size;
 	int bad = 0;
 
 	name = td_arg_str(args, "name", &bad);
@@ -432,14 +477,8 @@ json_t *td_vm_cmd_add(struct daemon *d, json_t *args)
 	strcpy(vm.name, name);
 	if (td_addr_parse(ip, &vm.ip, &why))
 		return ctl_reply_fail("--ip '%s': %s", ip, why);
-	size = json_object_get(args, "region_size");
-	vm.region_size = TD_REGION_SIZE_DEFAULT;
-	if (size) {
-		if (!json_is_integer(size) || json_integer_value(size) < (json_int_t)TD_REGION_SIZE_MIN ||
-		    json_integer_value(size) > (json_int_t)TD_REGION_SIZE_MAX)
-			return ctl_reply_fail("--region-size must be between 1M and 4G");
-		vm.region_size = (uint64_t)json_integer_value(size);
-	}
+	if (td_vm_sizes_from_json(args, &vm, err, sizeof(err)))
+		return ctl_reply_fail("vm '%s': %s", name, err);
 	if (td_state_find_vm(&d->st, name))
 		return ctl_reply_fail("vm '%s' already exists", name);
 	for (unsigned int i = 0; i < d->st.nvms; i++)

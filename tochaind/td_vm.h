@@ -37,6 +37,13 @@ int td_fabric_ensure(const struct td_config *cfg, char *err, size_t errlen);
 /* Fill the derived names (netns, veth, cgroup, region) of @vm. */
 void td_vm_names(const struct td_config *cfg, struct td_vm *vm);
 
+/*
+ * @o's "region_size" and "slot_size" (bytes; absent: the defaults of
+ * td_state.h) into @vm, or -EINVAL and why in @err: out of range, or a
+ * region that holds too few buffers of the slot size.
+ */
+int td_vm_sizes_from_json(json_t *o, struct td_vm *vm, char *err, size_t errlen);
+
 /* Build the container and start its TOE. */
 int td_vm_create(const struct td_config *cfg, struct td_vm *vm, char *err, size_t errlen);
 

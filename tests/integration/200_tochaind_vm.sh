@@ -45,6 +45,11 @@ ip -n "$fab" link show "$veth" | grep -q 'master tcbr0' || fail "veth not in the
 [ "$(ip netns identify "$toe")" = "$ns" ] || fail "TOE runs outside its namespace"
 grep -q "^$toe\$" "/sys/fs/cgroup/cpu/$cg/cgroup.procs" 2>/dev/null ||
 	grep -q "^$toe\$" "/sys/fs/cgroup/$cg/cgroup.procs" || fail "TOE is not in its cgroup"
+# the region the TOE built: tochaind's slot size and the buffers that fit
+geo() { "$bin/tochain-region" info "$1" --json | python3 -c "import json,sys; g=json.load(sys.stdin); print(g['slot_size'], g['size'])"; }
+read -r slot size <<<"$(geo "$region")"
+[ "$slot" = 8192 ] && [ "$(field web1 slot_size)" = 8192 ] || fail "default slot size: region $slot"
+[ "$size" -le $((16 << 20)) ] || fail "the region ($size bytes) outgrew its 16M"
 tc_fabric_ns=$fab
 TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host cli client 10.61.0.100/24
 ip netns exec "$cli" ping -c 1 -W 2 10.61.0.2 >/dev/null || fail "the VM address does not answer"
@@ -54,7 +59,9 @@ before=$(sfc --json vm ls)
 for args in "vm add web1 --ip 10.61.0.3/24" "vm add web2 --ip 10.61.0.2/24" \
 	    "vm add Web2 --ip 10.61.0.3/24" "vm add web2 --ip 10.61.0.300/24" \
 	    "vm add web2 --ip 10.61.0.3/40" "vm add web2 --ip fd00::1/200" \
-	    "vm add web2 --ip 10.61.0.3/24 --region-size 1K" "vm del nosuch" "vm show nosuch"; do
+	    "vm add web2 --ip 10.61.0.3/24 --region-size 1K" "vm add web2 --ip 10.61.0.3/24 --slot-size 3K" \
+	    "vm add web2 --ip 10.61.0.3/24 --slot-size 128K" \
+	    "vm add web2 --ip 10.61.0.3/24 --region-size 1M --slot-size 64K" "vm del nosuch" "vm show nosuch"; do
 	set +e; sfc $args 2>"$work/err"; rc=$?; set -e
 	[ $rc -eq 1 ] || fail "'$args' exited $rc, not 1"
 	[ "$(wc -l <"$work/err")" -eq 1 ] || fail "'$args' did not give one line: $(cat "$work/err")"
@@ -72,6 +79,13 @@ for msg in [b"garbage\n", b"{\"v\":1}\n", b"{\"v\":9,\"cmd\":\"vm.ls\"}\n", b"\x
 PY
 [ "$(sfc --json vm ls)" = "$before" ] || fail "garbage changed the state"
 
+echo "--- a slot size of the VM's choosing reaches its TOE, and stays across restarts"
+sfc vm add web3 --ip 10.61.0.4/24 --region-size 4M --slot-size 16K >/dev/null
+region3=$(field web3 region)
+read -r slot size <<<"$(geo "$region3")"
+[ "$slot" = 16384 ] && [ "$size" -le $((4 << 20)) ] || fail "web3's region: slot $slot, $size bytes"
+toe3=$(field web3 toe_pid)
+
 echo "--- the daemon killed with SIGKILL comes back with its VMs"
 pkill -9 -f "tochaind --state-dir $work/state"
 sleep 0.2
@@ -79,6 +93,16 @@ start_daemon
 [ "$(field web1 toe_pid)" = "$toe" ] || fail "the TOE was not kept across the restart"
 [ "$(field web1 toe)" = running ] || fail "TOE not running after the restart"
 ip netns exec "$cli" ping -c 1 -W 2 10.61.0.2 >/dev/null || fail "VM unreachable after restart"
+[ "$(field web3 slot_size)" = 16384 ] || fail "web3's slot size was lost across the restart"
+kill -9 "$toe3"
+for i in $(seq 50); do
+	[ "$(field web3 toe_pid)" != "$toe3" ] && [ "$(field web3 toe)" = running ] && break
+	sleep 0.2
+done
+[ "$(field web3 toe_pid)" != "$toe3" ] || fail "web3's TOE not restarted"
+read -r slot size <<<"$(geo "$region3")"
+[ "$slot" = 16384 ] || fail "web3's restarted TOE runs slot size $slot"
+sfc vm del web3
 
 echo "--- a dead TOE is restarted"
 kill -9 "$toe"

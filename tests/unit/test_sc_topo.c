@@ -16,7 +16,7 @@ static json_t *parse(const char *text)
 START_TEST(good_file)
 {
 	json_t *t = parse("# a web server behind three VNFs\n"
-			  "vm web1 ip=10.0.0.2/24 region-size=32M guest-mode=0660 guest-group=tochain\n"
+			  "vm web1 ip=10.0.0.2/24 region-size=32M slot-size=16K guest-mode=0660 guest-group=tochain\n"
 			  "\n"
 			  "vnf fw kind=fw rules=fw.rules   # relative: from the file's folder\n"
 			  "vnf ids kind=ids rules=/r/ids.rules threads=2 on-failure=closed rate=5000\n"
@@ -28,6 +28,7 @@ START_TEST(good_file)
 	vm = json_array_get(json_object_get(t, "vms"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(vm, "ip")), "10.0.0.2/24");
 	ck_assert_int_eq(json_integer_value(json_object_get(vm, "region_size")), 32 << 20);
+	ck_assert_int_eq(json_integer_value(json_object_get(vm, "slot_size")), 16 << 10);
 	ck_assert_int_eq(json_integer_value(json_object_get(vm, "line")), 2);
 	/* tochaind checks these two (td_guest.h) */
 	ck_assert_str_eq(json_string_value(json_object_get(vm, "guest_mode")), "0660");
@@ -74,6 +75,8 @@ START_TEST(bad_files_name_the_line)
 		{ "vm a ip=1.2.3.4/24 ip=1.2.3.5/24\n", "'ip' given twice" },
 		{ "vm a mac=1\n", "unknown key 'mac'" },
 		{ "vm a region-size=lots\n", "region-size 'lots'" },
+		{ "vm a slot-size=8KB\n", "slot-size '8KB' is not a size" },
+		{ "vm a slot-size=8K slot-size=4K\n", "'slot-size' given twice" },
 		{ "vm a guest-mode=0660 guest-mode=0666\n", "'guest-mode' given twice" },
 		{ "vm a guest-group=g guest-group=h\n", "'guest-group' given twice" },
 		{ "#\n#\nvnf x kind=null threads=-1\n", "t.topo:3: vnf: threads '-1'" },

@@ -138,6 +138,7 @@ START_TEST(state_roundtrip)
 	strcpy(st.vms[0].netns, "f-web1");
 	strcpy(st.vms[0].region, "/dev/shm/x");
 	st.vms[0].region_size = 1 << 20;
+	st.vms[0].slot_size = 2048;
 	strcpy(st.vms[0].domain, "guest-1");
 	st.vms[1] = st.vms[0];
 	strcpy(st.vms[1].name, "web2");

@@ -119,6 +119,7 @@ START_TEST(save_load_roundtrip)
 		snprintf(ip, sizeof(ip), "10.0.0.%d/24", i + 2);
 		ck_assert_int_eq(td_addr_parse(ip, &vm->ip, &why), 0);
 		vm->region_size = 1u << 24;
+		vm->slot_size = 2048u << i;
 		strcpy(vm->netns, "fab-vm");
 		strcpy(vm->veth, "tv00");
 		strcpy(vm->cgroup, "tochain/fab/toe-vm");
@@ -147,6 +148,8 @@ START_TEST(save_load_roundtrip)
 	ck_assert_msg(td_state_load(path, &b, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(b.vms[0].wait, TD_WAIT_POLL);
 	ck_assert_int_eq(b.vms[0].link_pid, 0);
+	/* nor a slot size: its TOE ran the 2 KiB slots of then */
+	ck_assert_uint_eq(b.vms[0].slot_size, TD_SLOT_SIZE_OLD);
 	ck_assert_int_eq(td_state_save(path, &a), 0);
 	ck_assert_int_eq(td_state_load(path, &b, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(td_state_find_vm(&b, "vm1"));
@@ -179,6 +182,7 @@ START_TEST(objects_roundtrip)
 	strcpy(a.vms[0].name, "vm0");
 	ck_assert_int_eq(td_addr_parse("10.0.0.2/24", &a.vms[0].ip, &why), 0);
 	a.vms[0].region_size = 1 << 20;
+	a.vms[0].slot_size = 4096;
 	strcpy(a.vms[0].region, "/r");
 	a.nvms = 1;
 	ck_assert_int_eq(td_vnf_from_json(json_array_get(json_object_get(t, "vnfs"), 0), false,
@@ -249,6 +253,7 @@ START_TEST(vnf_domain_roundtrip)
 	strcpy(a.vms[0].name, "web");
 	ck_assert_int_eq(td_addr_parse("10.0.0.2/24", &a.vms[0].ip, &why), 0);
 	a.vms[0].region_size = 1 << 20;
+	a.vms[0].slot_size = 4096;
 	strcpy(a.vms[0].region, "/r");
 	strcpy(a.vms[0].domain, "web-dom");
 	a.nvms = 1;
@@ -350,6 +355,16 @@ START_TEST(bad_files_are_refused_whole)
 		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
 		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
 		" \"domain\": \"d\", \"guest_mode\": \"0660\"}]}",
+		/* a slot size that is no power of two, or out of range */
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"slot_size\": 3000}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"slot_size\": 0}]}",
+		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
+		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
+		" \"slot_size\": \"8K\"}]}",
 		/* a wait mode without a domain, an unknown one, a bad link pid */
 		"{\"version\": 1, \"vms\": [{\"name\": \"a\", \"ip\": \"1.2.3.4/24\", \"netns\": \"n\","
 		" \"veth\": \"v\", \"cgroup\": \"c\", \"region\": \"r\", \"region_size\": 5,"
