@@ -7,8 +7,8 @@
 # Request/response rate with 1 B and 1 KiB messages, and one bulk stream
 # each way.  The offload path runs twice, on two TOEs: the TOE's
 # defaults (16 KiB slots) and the geometry tochaind gives its VMs' TOEs
-# (2 KiB slots, 6740 of them: what fits its default 16 MiB region; what
-# the evaluation's TOChain configurations run), where one write spans
+# in its default 16 MiB region (8 KiB slots, 1951 of them: td_state.h;
+# what the evaluation's TOChain configurations run), where one write spans
 # many slots.  Medians of REPS runs (default 3) and offload/kernel ratios.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
@@ -26,8 +26,8 @@ tc_isolated GU gu
 tc_isolated GU2 gu2
 work=$(mktemp -d /dev/shm/tcb20.XXXXXX)
 tc_on_exit "rm -rf $work"
-region=$work/region2k
-tt_toe_start "$VM2" bench20s --slot-size 2048 --nbufs 6740
+region=$work/regiontd
+tt_toe_start "$VM2" bench20s --slot-size 8192 --nbufs 1951
 region=$work/region
 tt_toe_start "$VM" bench20
 ip netns exec "$SRV" "$bin" server 5001 &
@@ -41,11 +41,11 @@ run() { # path test args...
 	elif [ "$path" = offload ]; then
 		rb_guest "$GU" "$region" "$1" 10.82.0.1 "${ARGS[@]}"
 	else
-		rb_guest "$GU2" "$work/region2k" "$1" 10.82.0.1 "${ARGS[@]}"
+		rb_guest "$GU2" "$work/regiontd" "$1" 10.82.0.1 "${ARGS[@]}"
 	fi
 }
 
-printf '%-18s %10s %10s %8s %12s %8s\n' test kernel offload ratio offload-2k ratio-2k
+printf '%-18s %10s %10s %8s %12s %8s\n' test kernel offload ratio offload-td ratio-td
 for t in rr1 rr1k up down; do
 	case $t in
 	rr1) name="rr 1 B"; unit="trans/s"; cmd=rr; ARGS=(1 "$rr_secs");;
@@ -54,7 +54,7 @@ for t in rr1 rr1k up down; do
 	down) name="bulk down"; unit="MB/s"; cmd=down; ARGS=("$mib");;
 	esac
 	declare -A med
-	for path in kernel offload offload2k; do
+	for path in kernel offload offloadtd; do
 		vals=()
 		for ((i = 0; i < reps; i++)); do
 			# rr takes SIZE SECONDS after host/port; the others MIB
@@ -64,9 +64,9 @@ for t in rr1 rr1k up down; do
 		med[$path]=$(printf '%s\n' "${vals[@]}" | median)
 	done
 	ratio=$(awk -v a="${med[kernel]}" -v b="${med[offload]}" 'BEGIN{printf "%.2f", (a>0)?b/a:0}')
-	ratio2=$(awk -v a="${med[kernel]}" -v b="${med[offload2k]}" 'BEGIN{printf "%.2f", (a>0)?b/a:0}')
+	ratio2=$(awk -v a="${med[kernel]}" -v b="${med[offloadtd]}" 'BEGIN{printf "%.2f", (a>0)?b/a:0}')
 	printf '%-18s %10s %10s %8s %12s %8s\n' "$name ($unit)" "${med[kernel]}" "${med[offload]}" \
-		"$ratio" "${med[offload2k]}" "$ratio2"
+		"$ratio" "${med[offloadtd]}" "$ratio2"
 done
-echo "(medians of $reps runs; ratio = offload / kernel, offload with 16 KiB slots, offload-2k"
-echo " with 2 KiB slots as tochaind runs it; $(nproc) CPUs shared with other work)"
+echo "(medians of $reps runs; ratio = offload / kernel, offload with 16 KiB slots, offload-td"
+echo " with 8 KiB slots as tochaind runs a 16 MiB region; $(nproc) CPUs shared with other work)"

@@ -6,7 +6,7 @@
 # have handed over more than a few MiB: kernel buffers + the TOE's bound
 # of 1 MiB of buffers per socket), nothing is dropped (the server then reads
 # everything and the sha256 matches), and the TOE stays alive.  Small
-# slots (2 KiB, as tochaind uses) on purpose.
+# slots (2 KiB, as tochaind uses in regions of 4 MiB or less) on purpose.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}

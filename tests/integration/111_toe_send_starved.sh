@@ -2,7 +2,7 @@
 # timeout: 90
 # A process's granted buffers are shared by its sockets (guest-lib
 # README, Sending).  In the stand-in VM (python3 under tochain-run, 2 KiB
-# slots as tochaind uses) connections A1, A2, ... each send towards a
+# slots as tochaind uses in small regions) connections A1, A2, ... each send towards a
 # peer that does not read until their non-blocking sends say EAGAIN; one
 # connection alone cannot take them all (test 118), so the guest opens
 # them until a fresh connection B, which never sent a byte, gets EAGAIN
