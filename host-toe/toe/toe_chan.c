@@ -72,7 +72,8 @@ static int put_msg(struct toe *t, uint32_t ch, const struct srpc_msg *m)
 	struct tcr_desc d = { 0 };
 	uint32_t idx;
 
-	if (tcr_pool_count(t->pool, TCR_HOLDER_FREE) == 0 || !toe_chan_room(t, ch) ||
+	if (tcr_pool_count(t->pool, TCR_HOLDER_FREE) == 0 ||
+	    tcr_pool_count(t->pool, TCR_HOLDER_CH(ch)) >= (int)(t->chan_cap + CTRL_RESERVE) ||
 	    tcr_pool_alloc(t->pool, &idx, 1) != 1)
 		return -ENOBUFS;
 	memcpy(tcr_region_slot(t->r, idx), m, srpc_msg_size(m));

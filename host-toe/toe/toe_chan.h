@@ -26,6 +26,14 @@
 #define TX_BUDGET	256	/* TX/DONE entries per channel per loop turn */
 #define PEND_SLOW	64	/* queued messages: stop taking the channel's requests */
 #define PEND_MAX	4096	/* queued messages: the guest does not consume, drop it */
+/*
+ * Buffers a channel may hold beyond chan_cap for answers and events
+ * (put_msg): the cap stops reading its sockets, not its calls' replies.
+ * Without it a process holding chan_cap buffers of unread data (one
+ * request on each of chan_cap connections) waited forever for the reply
+ * to its next call, and its sends stayed untaken (PEND_SLOW).
+ */
+#define CTRL_RESERVE	64
 
 struct pending {		/* a message waiting for a pool buffer */
 	struct pending *next;
