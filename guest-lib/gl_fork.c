@@ -28,6 +28,7 @@
 #include "gl_real.h"
 #include "gl_rt.h"
 #include "gl_sock.h"
+#include "gl_user.h"
 #include "gl_vm.h"
 #include "gl_wait.h"
 #include "gl_wake.h"
@@ -147,6 +148,7 @@ void gl_fork_child(void)
 {
 	struct gl_rt *rt = &gl_rt;
 
+	gl_user_forked();
 	pthread_mutex_init(&rt->mu, NULL);
 	gl_rt_lock();	/* what follows expects mu held (it sleeps through gl_chan_sleep) */
 	gl_wait_after_fork(rt);

@@ -10,8 +10,16 @@
  * before: a bad pointer then crashes the program as it would without
  * the runtime in a program that touched it itself.
  *
- * Threads: no state but the fallback flag, written once (a benign race:
- * every thread finds the same answer).
+ * The calls name our own process by pid, kept from the first copy: a
+ * getpid(2) per copy was half of these system calls.  fork() clears it
+ * in the child (gl_user_forked, from the runtime's atfork handler); a
+ * vfork or posix_spawn child shares our memory, so our pid names the
+ * same bytes.  A child made without the atfork handlers (_Fork, a raw
+ * clone) also shares the parent's channel, which the runtime does not
+ * support either (gl_fork.c).
+ *
+ * Threads: no state but the fallback flag and the pid, each written with
+ * the one answer every thread finds (a benign race).
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,9 +30,28 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <tochain/barrier.h>
+
 #include "gl_user.h"
 
 static bool plain;	/* process_vm_* refused here: plain copies */
+static pid_t self;	/* our pid, 0: not known yet */
+
+static pid_t me(void)
+{
+	pid_t p = tc_load_relaxed(&self);
+
+	if (!p) {
+		p = getpid();
+		tc_store_relaxed(&self, p);
+	}
+	return p;
+}
+
+void gl_user_forked(void)
+{
+	tc_store_relaxed(&self, 0);
+}
 
 static int vm_copy(void *dst, const void *src, size_t n, bool to_user)
 {
@@ -39,8 +66,8 @@ static int vm_copy(void *dst, const void *src, size_t n, bool to_user)
 	mine.iov_len = n;
 	theirs.iov_base = to_user ? dst : (void *)src;
 	theirs.iov_len = n;
-	k = to_user ? process_vm_writev(getpid(), &mine, 1, &theirs, 1, 0)
-		    : process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0);
+	k = to_user ? process_vm_writev(me(), &mine, 1, &theirs, 1, 0)
+		    : process_vm_readv(me(), &mine, 1, &theirs, 1, 0);
 	if (k == (ssize_t)n)
 		return 0;
 	if (k < 0 && (errno == ENOSYS || errno == EPERM)) {
@@ -94,9 +121,9 @@ static size_t user_copyv(const struct iovec *dst, int nd, const struct iovec *sr
 	if (plain)
 		k = -1;
 	else if (to_user)
-		k = process_vm_writev(getpid(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
+		k = process_vm_writev(me(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
 	else
-		k = process_vm_readv(getpid(), dst, (unsigned long)nd, src, (unsigned long)ns, 0);
+		k = process_vm_readv(me(), dst, (unsigned long)nd, src, (unsigned long)ns, 0);
 	if (k < 0 && (plain || errno == ENOSYS || errno == EPERM)) {
 		const struct iovec *d = dst;
 		size_t doff = 0;

@@ -15,6 +15,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+/* In the child of a fork(), before any copy: our pid changed. */
+void gl_user_forked(void);
+
 /* Copy @n bytes of the caller's @src into our @dst: 0, or -EFAULT (nothing promised of @dst). */
 int gl_user_read(void *dst, const void *src, size_t n);
 
