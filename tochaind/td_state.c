@@ -690,9 +690,7 @@ static int vm_from_json(json_t *o, struct td_vm *vm, const char **why)
 	/* absent: a state written before slot sizes, whose TOEs ran 2 KiB */
 	v = json_object_get(o, "slot_size");
 	vm->slot_size = TD_SLOT_SIZE_OLD;
-	if (v && (!json_is_integer(v) || json_integer_value(v) < TD_SLOT_SIZE_MIN ||
-		  json_integer_value(v) > TD_SLOT_SIZE_MAX ||
-		  (json_integer_value(v) & (json_integer_value(v) - 1)))) {
+	if (v && (!json_is_integer(v) || !td_slot_size_valid(json_integer_value(v)))) {
 		*why = "a VM entry has an invalid slot_size";
 		return -EINVAL;
 	}

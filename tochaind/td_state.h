@@ -38,6 +38,12 @@
 #define TD_SLOT_SIZE_OLD 2048u
 #define TD_SLOT_BUFS_MIN 1024u
 
+/* A slot size a VM may have: a power of two in [MIN, MAX]. */
+static inline bool td_slot_size_valid(long long v)
+{
+	return v >= TD_SLOT_SIZE_MIN && v <= TD_SLOT_SIZE_MAX && !(v & (v - 1));
+}
+
 struct td_addr {
 	int family;		/* AF_INET or AF_INET6 */
 	uint8_t addr[16];

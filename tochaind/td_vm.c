@@ -130,7 +130,7 @@ int td_vm_sizes_from_json(json_t *o, struct td_vm *vm, char *err, size_t errlen)
 	}
 	if (slot) {
 		v = json_is_integer(slot) ? json_integer_value(slot) : 0;
-		if (v < TD_SLOT_SIZE_MIN || v > TD_SLOT_SIZE_MAX || (v & (v - 1))) {
+		if (!td_slot_size_valid(v)) {
 			snprintf(err, errlen, "slot-size must be a power of two between 1K and 64K");
 			return -EINVAL;
 		}
