@@ -12,7 +12,9 @@
 #     and so is a response leaking a password file; Direct serves them all;
 #   - the IDS proxy logged the Snort rules that denied, the WAF's error log
 #     the CRS anomaly-score denial of the SQLi and XSS requests;
-#   - under load: clean requests are all answered 2xx (no false positive),
+#   - under load: every request but those open at the end has an outcome,
+#     every deny in the IDS's and the WAF's logs is of an attack (no false
+#     positive),
 #     the chain's 403s and resets are at most the attacks sent and both
 #     happened, Direct blocked nothing;
 #   - CPU time (and its kernel part) was accounted to each role's cgroup;
@@ -76,7 +78,13 @@ awk -F'\t' -v c=$conns '
 		clean = $9 - $10
 		if ($4 <= 0) { print "no responses for " $2; bad = 1 }
 		if ($10 < 4) { print $2 ": only " $10 " attacks sent"; bad = 1 }
-		if ($11 < clean - c) { print $2 ": clean requests not all answered 2xx: " $11 " of " clean; bad = 1 }
+		# sent but without an outcome: about one per connection at the
+		# end (the counters of wrk are not exact across resets: 9 with 8
+		# connections, 2026-12-04); false positives are checked in the
+		# logs of the engines below.  With the blocks of trad at
+		# most its attacks, clean requests not answered 2xx are open.
+		open = $9 - $11 - $12 - $13 - $14
+		if (open > 2 * c) { print $2 ": " open " requests without an outcome (" clean - $11 " clean not 2xx)"; bad = 1 }
 		if ($13 != 0) { print $2 ": " $13 " responses neither 2xx nor 403"; bad = 1 }
 		if ($2 == "direct" && ($12 != 0 || $14 != 0)) { print "direct blocked something"; bad = 1 }
 		if ($2 == "trad") {
@@ -87,6 +95,15 @@ awk -F'\t' -v c=$conns '
 	}
 	END { if (!seen["direct"] || !seen["trad"]) { print "missing runs"; bad = 1 }; exit bad }
 ' "$out/res/runs.tsv" || fail "load results (runs.tsv above)"
+
+# No false positive, from the engines themselves (probes, load and the
+# perf run alike): every IDS deny names a rule of the IDS-stage attacks of
+# eval/mix.lua (and the probe's leaking response), every WAF denial is of
+# one of its WAF-stage attack requests.
+bad=$(grep ' deny ' "$logs/trad-ids-proxy.log" | grep -Ev ' sid 91000(01|02|10|13|51):' || true)
+[ -z "$bad" ] || fail "the IDS denied something that is no attack: $(echo "$bad" | head -3)"
+bad=$(grep 'Access denied' "$waflog" | grep -Ev 'request: "GET /1k/(products\?id=1%27%20OR|search\?q=%3Cscript|search\?q=1%20UNION|comment\?text=%3Cimg)' || true)
+[ -z "$bad" ] || fail "the WAF denied something that is no attack: $(echo "$bad" | head -3 | cut -c1-300)"
 
 # cpu.tsv (round config size role cpu_ns requests sys_ns): every role of
 # each configuration used some CPU, some of it in the kernel
