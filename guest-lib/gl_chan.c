@@ -108,6 +108,8 @@ int gl_chan_attach(struct gl_rt *rt)
 			return -ENETDOWN;
 		nbufs = rt->r->geo.nbufs;
 		rt->tx_bound = GL_TX_BYTES / rt->r->geo.slot_size;
+		if (rt->tx_bound > nbufs / 8)
+			rt->tx_bound = nbufs / 8;
 		if (rt->tx_bound < GL_TX_MIN)
 			rt->tx_bound = GL_TX_MIN;
 		rt->stash = calloc(nbufs, sizeof(uint32_t));

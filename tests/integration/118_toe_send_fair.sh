@@ -3,8 +3,8 @@
 # One peer that stops reading costs a guest process's other connections
 # nothing but the buffers it holds (guest-lib README, Sending;
 # gl_tx_room).  In the stand-in VM (python3 under tochain-run, 2 KiB
-# slots as tochaind uses in small regions: a socket's own bound, 128 KiB, is 64 buffers,
-# the whole grant) connection A sends to a peer that never reads until
+# slots as tochaind uses in small regions, where a socket's own bound once
+# was 64 buffers, the whole grant) connection A sends to a peer that never reads until
 # its send stops for good; connection B, in the same process, then sends
 # a 256 KiB response, and the peer, reading only B, must get all of it.
 # Before the fair share A held every granted buffer and B's send waited
