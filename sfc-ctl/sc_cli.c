@@ -75,11 +75,15 @@ static void print_vms(json_t *res)
 	json_t *vms = json_object_get(res, "vms"), *vm;
 	size_t i;
 
-	printf("%-13s %-20s %-8s %s\n", "NAME", "IP", "TOE", "REGION");
+	printf("%-13s %-20s %-8s %-6s %s\n", "NAME", "IP", "TOE", "SLOT", "REGION");
 	json_array_foreach(vms, i, vm) {
-		printf("%-13s %-20s %-8s %s\n", json_string_value(json_object_get(vm, "name")),
+		char slot[24];
+
+		snprintf(slot, sizeof(slot), "%lldK",
+			 (long long)json_integer_value(json_object_get(vm, "slot_size")) / 1024);
+		printf("%-13s %-20s %-8s %-6s %s\n", json_string_value(json_object_get(vm, "name")),
 		       json_string_value(json_object_get(vm, "ip")),
-		       json_string_value(json_object_get(vm, "toe")),
+		       json_string_value(json_object_get(vm, "toe")), slot,
 		       json_string_value(json_object_get(vm, "region")));
 	}
 }

@@ -84,6 +84,9 @@ sfc vm add web3 --ip 10.61.0.4/24 --region-size 4M --slot-size 16K >/dev/null
 region3=$(field web3 region)
 read -r slot size <<<"$(geo "$region3")"
 [ "$slot" = 16384 ] && [ "$size" -le $((4 << 20)) ] || fail "web3's region: slot $slot, $size bytes"
+sfc vm ls | tee "$work/ls"
+grep -Eq '^web1 .* 8K +/' "$work/ls" && grep -Eq '^web3 .* 16K +/' "$work/ls" ||
+	fail "vm ls does not show the slot sizes"
 toe3=$(field web3 toe_pid)
 
 echo "--- the daemon killed with SIGKILL comes back with its VMs"
