@@ -21,8 +21,8 @@
  * buffers never the last quarter of the process's grants (stash_peak / 4),
  * which stays for its other sockets.  The stash is the process's, shared
  * by all its sockets: with 2 KiB slots tx_bound (then 128 KiB) was 64
- * buffers, the whole grant, and one peer that stopped reading held every buffer,
- * so every other connection of the process waited for that peer
+ * buffers, the whole grant, and one peer that stopped reading held
+ * every buffer, so every other connection of the process waited for that peer
  * (tests/integration/212, a rate-limited download beside sequential
  * fetches: single fetches took up to 10 s).  One slow peer now costs the
  * others nothing but the buffers it holds.
