@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tochain/util.h>
+
 #include "toe.h"
 #include "toe_perm.h"
 
@@ -119,6 +121,11 @@ int main(int argc, char **argv)
 	/* Keep the grants a fraction of the buffers when the caller picks few. */
 	while (p.grants > 4 && (uint64_t)p.nchannels * p.grants + 16 > p.nbufs / 2)
 		p.grants /= 2;
+	/* before toe_create: its threads inherit the policy (tochain/util.h) */
+	err = tu_sched_batch();
+	if (err)
+		fprintf(stderr, "tochain-toe: SCHED_BATCH: %s (keeping the default policy)\n",
+			strerror(-err));
 	t = toe_create(&p);
 	if (!t) {
 		fprintf(stderr, "tochain-toe: %s: %s\n", p.region_path, strerror(errno));

@@ -2,9 +2,10 @@
 /*
  * Small helpers every part of the host and the guest runtime needs, written
  * once (tu_*): monotonic clocks, FNV-1a hashing, and recognising and
- * stopping a child program by its command line.  The clock and hash
- * helpers are inline (the guest runtime and the data path call them per
- * request); the process helpers live in lib/util/tu_proc.c.
+ * stopping a child program by its command line, and the data path's CPU
+ * policy.  The clock and hash helpers are inline (the guest runtime and
+ * the data path call them per request); the process helpers live in
+ * lib/util/tu_proc.c, the policy in lib/util/tu_sched.c.
  */
 #ifndef TOCHAIN_UTIL_H
 #define TOCHAIN_UTIL_H
@@ -78,5 +79,18 @@ bool tu_proc_stop(pid_t pid, const char *prog, const char *arg, int grace_ms);
  */
 size_t tu_dir_names(int dirfd, const char *suffix, char ***names);
 void tu_dir_names_free(char **names, size_t n);
+
+/*
+ * Put the calling thread (and the threads it creates after this) under
+ * SCHED_BATCH, unless an operator chose a policy other than SCHED_OTHER.
+ * The data path's parties hand descriptors to each other all the time;
+ * under the default policy every hand-off's wake-up preempted the thread
+ * that was producing the next batch, on a host with fewer cores than
+ * runnable threads: a batch thread still gets its fair share and an idle
+ * CPU at once, but it waits for the running thread's slice instead of
+ * cutting it short (docs/EVALUATION.md, "Wake-ups that do not preempt").
+ * Returns 0 or -errno; revert at run time with chrt -o -a -p 0 PID.
+ */
+int tu_sched_batch(void);
 
 #endif

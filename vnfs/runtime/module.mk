@@ -23,7 +23,7 @@ $(BUILD)/obj/vnfs/runtime/%.o: CPPFLAGS += $(VNFK_CPPFLAGS)
 $(call objs,$(VNFK_SRCS) tests/progs/vnf_drive.c): CPPFLAGS += $(VNFK_CPPFLAGS)
 VNFK_ENGINES := $(FW_LIB) $(IDS_LIB) $(WAF_LIB)
 VNFK_LDLIBS := $(FW_LDLIBS) $(IDS_LDLIBS) $(WAF_LDLIBS)
-VNFK_ALL := $(VNFK_LIB) $(VNFK_ENGINES) $(VNF_LIB) $(REGION_LIB)
+VNFK_ALL := $(VNFK_LIB) $(VNFK_ENGINES) $(VNF_LIB) $(REGION_LIB) $(UTIL_LIB)
 
 $(eval $(call program,tochain-vnf,$(call objs,vnfs/runtime/main.c) $(VNFK_ALL),$(VNFK_LDLIBS)))
 $(eval $(call unit_test,test_vnf_rt,$(VNF_LIB) $(CH_LIB) $(REGION_LIB)))

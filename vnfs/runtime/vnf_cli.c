@@ -244,6 +244,10 @@ int vnf_main(int argc, char **argv)
 	if (guest && !so.region)
 		sigaddset(&set, SIGCHLD);	/* the agent reaps with sigtimedwait */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* the service threads inherit it (tochain/util.h); not a calibration */
+	if (!calibrate && (r = tu_sched_batch()))
+		fprintf(stderr, "tochain-vnf: SCHED_BATCH: %s (keeping the default policy)\n",
+			strerror(-r));
 	if (vnf_engines_init(&es, k, &ko, err, sizeof(err))) {
 		fprintf(stderr, "tochain-vnf: %s\n", err);
 		return 1;
