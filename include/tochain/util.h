@@ -84,11 +84,12 @@ void tu_dir_names_free(char **names, size_t n);
  * Put the calling thread (and the threads it creates after this) under
  * SCHED_BATCH, unless an operator chose a policy other than SCHED_OTHER.
  * The data path's parties hand descriptors to each other all the time;
- * under the default policy every hand-off's wake-up preempted the thread
- * that was producing the next batch, on a host with fewer cores than
- * runnable threads: a batch thread still gets its fair share and an idle
- * CPU at once, but it waits for the running thread's slice instead of
- * cutting it short (docs/EVALUATION.md, "Wake-ups that do not preempt").
+ * under the default policy a hand-off's wake-up often preempted the
+ * thread that was producing the next batch, on a host with fewer cores
+ * than runnable threads: a batch thread still gets its fair share and an
+ * idle CPU at once, but it waits for the running thread's slice instead
+ * of cutting it short, and each wake-up finds more work
+ * (docs/EVALUATION.md, "Wake-ups that do not preempt").
  * Returns 0 or -errno; revert at run time with chrt -o -a -p 0 PID.
  */
 int tu_sched_batch(void);
