@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for lib/util: clocks, FNV-1a, process recognition and stopping. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +123,50 @@ START_TEST(dir_names_sorted_with_suffix)
 }
 END_TEST
 
+/* A thread's policy, as a thread created after tu_sched_batch sees it. */
+static void *own_policy(void *arg)
+{
+	*(int *)arg = sched_getscheduler(0);
+	return NULL;
+}
+
+/*
+ * In a child (the policy must not leak into other tests): @pre (-1: none)
+ * set first, then tu_sched_batch; exit 0 when the caller and a thread it
+ * creates afterwards both run @want and the call returned 0.
+ */
+static int batch_in_child(int pre, int want)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	pid_t pid = fork();
+	int st = -1;
+
+	if (pid == 0) {
+		pthread_t th;
+		int thread_policy = -1;
+
+		if (pre >= 0 && sched_setscheduler(0, pre, &sp))
+			_exit(2);
+		if (tu_sched_batch())
+			_exit(3);
+		if (pthread_create(&th, NULL, own_policy, &thread_policy) || pthread_join(th, NULL))
+			_exit(4);
+		_exit(sched_getscheduler(0) == want && thread_policy == want ? 0 : 5);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+START_TEST(sched_batch_is_inherited_and_keeps_an_operators_policy)
+{
+	ck_assert_int_eq(batch_in_child(-1, SCHED_BATCH), 0);
+	/* an idle (or real-time) policy chosen before stays */
+	ck_assert_int_eq(batch_in_child(SCHED_IDLE, SCHED_IDLE), 0);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("tu_util");
@@ -137,6 +183,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, proc_stop_kills_what_ignores_sigterm);
 	tcase_add_test(tc, proc_stop_leaves_other_programs);
 	tcase_add_test(tc, dir_names_sorted_with_suffix);
+	tcase_add_test(tc, sched_batch_is_inherited_and_keeps_an_operators_policy);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);
 }
