@@ -16,6 +16,17 @@
 #include "gl_rt.h"
 #include "gl_wake.h"
 
+/*
+ * After a publication: wake the TOE if it sleeps.  One doorbell serves
+ * TX and DONE, so both flags come down (|, not ||) and it rings once.
+ */
+static inline void gl_ring_kick(struct gl_rt *rt)
+{
+	if (tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_TX]) |
+	    tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_DONE]))
+		gl_wake_host(&rt->wake);
+}
+
 /* Publish the batched DONE buffers. */
 static inline void gl_ring_done_flush(struct gl_rt *rt)
 {
@@ -29,8 +40,8 @@ static inline void gl_ring_done_flush(struct gl_rt *rt)
 		off += (uint32_t)k;
 	}
 	rt->ndone = 0;
-	if (off && tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_DONE]))
-		gl_wake_host(&rt->wake);
+	if (off)
+		gl_ring_kick(rt);
 }
 
 /* Batch RX buffer @idx for DONE (flushed when the batch is full). */
@@ -66,8 +77,7 @@ static inline void gl_ring_publish(struct gl_rt *rt, const uint32_t *idx, uint32
 		rt->broken = true;
 		return;
 	}
-	if (tcr_ring_prod_kick_needed(&rt->ch.ring[TCR_CH_TX]))
-		gl_wake_host(&rt->wake);
+	gl_ring_kick(rt);
 }
 
 /* Send buffer @idx on TX (gl_ring_describe, gl_ring_publish). */

@@ -374,7 +374,8 @@ static void kick_guest(struct toe *t, uint32_t ch)
 	if (!c->open || !c->kick)
 		return;
 	c->kick = false;
-	if (tcr_ring_prod_kick_needed(&c->c.ring[TCR_CH_RX]) ||
+	/* Both flags come down (|, not ||): one doorbell answers both. */
+	if (tcr_ring_prod_kick_needed(&c->c.ring[TCR_CH_RX]) |
 	    tcr_ring_prod_kick_needed(&c->c.ring[TCR_CH_FREE])) {
 		tcr_ring_kick_consumer(&c->c.ring[TCR_CH_RX]);
 		if (write(c->efd_out, &one, sizeof(one)) < 0) {

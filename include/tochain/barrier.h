@@ -32,6 +32,7 @@
 
 #define tc_fetch_add_relaxed(p, v)	__atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define tc_fetch_add_release(p, v)	__atomic_fetch_add((p), (v), __ATOMIC_RELEASE)
+#define tc_xchg_relaxed(p, v)	__atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
 
 /* Full fence: orders an earlier store before a later load (Dekker). */
 #define tc_fence_seq_cst()	__atomic_thread_fence(__ATOMIC_SEQ_CST)

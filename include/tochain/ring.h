@@ -109,7 +109,11 @@ int tcr_ring_count(const struct tcr_ring *r);
  * and only if still empty sleeps until cons_seq changes (see wait.h).
  * A producer calls tcr_ring_prod_kick_needed() after publishing; when it
  * returns true, it bumps cons_seq (tcr_ring_kick_consumer) and wakes the
- * sleeper through its wait backend.
+ * sleeper through its wait backend.  The call takes the flag down as it
+ * reads it, so one sleep gets one wake-up however many producers publish
+ * before the consumer runs: a woken consumer drains the ring and raises
+ * the flag again before its next sleep, and a producer that found the
+ * flag already down published where that re-check sees it (F1/F2).
  */
 uint32_t tcr_ring_cons_wait_prepare(struct tcr_ring *r);
 void tcr_ring_cons_wait_done(struct tcr_ring *r);

@@ -298,7 +298,8 @@ bool tcr_ring_prod_kick_needed(struct tcr_ring *r)
 {
 	/* F2: our publication is visible before we look at the flag; pairs with F1. */
 	tc_fence_seq_cst();
-	return tc_load_relaxed(&r->ctl->cons_wait) != 0;
+	/* Whoever takes the flag down rings; the rest find the consumer woken. */
+	return tc_load_relaxed(&r->ctl->cons_wait) != 0 && tc_xchg_relaxed(&r->ctl->cons_wait, 0) != 0;
 }
 
 __u32 *tcr_ring_kick_consumer(struct tcr_ring *r)

@@ -295,6 +295,26 @@ START_TEST(wakeup_handshake)
 }
 END_TEST
 
+/* One sleep, one wake-up: the second publication before the consumer ran rings nothing. */
+START_TEST(one_kick_per_sleep)
+{
+	uint32_t in[2] = { 3, 4 }, out[2];
+
+	tcr_ring_cons_wait_prepare(&cons);
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&prod, in, 1), 1);
+	ck_assert(tcr_ring_prod_kick_needed(&prod));
+	tcr_ring_kick_consumer(&prod);
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&prod, in + 1, 1), 1);
+	ck_assert(!tcr_ring_prod_kick_needed(&prod));
+	/* the consumer woke, drained, and sleeps again: the next one rings */
+	tcr_ring_cons_wait_done(&cons);
+	ck_assert_int_eq(tcr_ring_dequeue_burst(&cons, out, 2), 2);
+	tcr_ring_cons_wait_prepare(&cons);
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&prod, in, 1), 1);
+	ck_assert(tcr_ring_prod_kick_needed(&prod));
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("region_ring");
@@ -312,6 +332,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, multi_party_waits_end_on_dead_peer);
 	tcase_add_test(tc, mpmc_threads_conserve_entries);
 	tcase_add_test(tc, wakeup_handshake);
+	tcase_add_test(tc, one_kick_per_sleep);
 	suite_add_tcase(s, tc);
 	return s;
 }
