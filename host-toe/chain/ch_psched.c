@@ -160,6 +160,7 @@ void ch_psched_destroy(struct ch_psched *s)
 			continue;
 		for (uint32_t c = 0; c < vn->nthreads; c++)
 			tcr_chan_close(&vn->chan[c], vn->pool);
+		ch_psched_live_forget(vn);
 		tcr_region_kill(vn->r);
 		tcr_pool_destroy(vn->pool);
 		tcr_region_destroy(vn->r);

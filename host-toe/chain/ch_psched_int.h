@@ -113,6 +113,8 @@ struct vnf {
 	bool failed;			/* also read (relaxed) by info */
 	uint32_t pool_free;		/* snapshot of the pool's free stock, for info */
 	uint32_t epoch;
+	int pidfd;			/* of pidfd_of; -1: kill(2) instead (ch_psched_live.c) */
+	int pidfd_of;			/* pid that pidfd is for, 0: none opened */
 	uint64_t dispatched, verdicts, bad_verdicts, bypassed, failures, alerts;
 };
 

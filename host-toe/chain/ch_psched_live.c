@@ -5,10 +5,13 @@
  * State and rules: ch_psched_int.h.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <tochain/barrier.h>
 #include <tochain/chan.h>
@@ -67,12 +70,16 @@ static void vnf_reopen(struct ch_psched *s, struct vnf *vn, int pid)
 }
 
 /*
- * A zombie still answers kill(), so its state is read from /proc, but
- * only every ZOMBIE_EVERY-th check (100 ms): the open, read and close of
- * /proc/PID/stat of every VNF every 2 ms were a sixth of the TOE's CPU
- * in bench 92's closed-loop sync run (perf), a cost per second that
- * weighs most per request where the chain is held at its SLA.  A VNF's
- * parent (tochaind) reaps it at once anyway.
+ * Whether a VNF's process is alive is asked of a pidfd: readable once
+ * the process exited, a zombie included, so one poll(2) answers for
+ * every VNF every check (2 ms) and nothing is read from /proc.  Where
+ * pidfd_open(2) is refused (before Linux 5.3, a seccomp filter), kill(pid,
+ * 0) answers, and since a zombie still answers kill(), its state is read
+ * from /proc every ZOMBIE_EVERY-th check (100 ms): the open, read and
+ * close of /proc/PID/stat of every VNF every 2 ms were a sixth of the
+ * TOE's CPU in bench 92's closed-loop sync run (perf), a cost per second
+ * that weighs most per request where the chain is held at its SLA.  A
+ * VNF's parent (tochaind) reaps it at once anyway.
  */
 #define ZOMBIE_EVERY	50
 
@@ -99,10 +106,71 @@ static bool pid_dead(int pid, bool look)
 	return dead;
 }
 
+void ch_psched_live_forget(struct vnf *vn)
+{
+	if (vn->pidfd_of > 0 && vn->pidfd >= 0)
+		close(vn->pidfd);
+	vn->pidfd_of = 0;
+	vn->pidfd = -1;
+}
+
+/*
+ * The pidfd of @vn's process @pid, opened when @pid is new; -1: ask
+ * kill(2).  *@gone: the process was gone before we could open one.
+ */
+static int vnf_pidfd(struct vnf *vn, int pid, bool *gone)
+{
+	*gone = false;
+	if (pid <= 0)
+		return -1;
+	if (vn->pidfd_of == pid)
+		return vn->pidfd;
+	ch_psched_live_forget(vn);
+	vn->pidfd_of = pid;
+	vn->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (vn->pidfd < 0 && errno == ESRCH) {
+		*gone = true;
+		vn->pidfd_of = 0;	/* a later pid gets its own try */
+	}
+	return vn->pidfd;
+}
+
+/* Of the first @nvnfs VNFs, mark in @dead[] those whose process exited. */
+static void find_dead(struct ch_psched *s, uint32_t nvnfs, bool look, bool *dead)
+{
+	struct pollfd pf[CH_MAX_VNFS];
+	uint32_t who[CH_MAX_VNFS], n = 0;
+
+	for (uint32_t v = 0; v < nvnfs; v++) {
+		struct vnf *vn = &s->vnf[v];
+		int pid = tc_load_acquire(&vn->pid);
+		bool gone;
+		int fd;
+
+		dead[v] = false;
+		if (vn->failed || tc_load_relaxed(&vn->restart_pid) >= 0)
+			continue;
+		fd = vnf_pidfd(vn, pid, &gone);
+		if (gone)
+			dead[v] = true;
+		else if (fd >= 0) {
+			pf[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			who[n++] = v;
+		} else
+			dead[v] = pid_dead(pid, look);
+	}
+	if (n && poll(pf, n, 0) > 0)
+		for (uint32_t i = 0; i < n; i++)
+			if (pf[i].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL))
+				dead[who[i]] = true;
+}
+
 void ch_psched_live_check(struct ch_psched *s, uint32_t nvnfs)
 {
 	bool look = s->live_round++ % ZOMBIE_EVERY == 0;
+	bool dead[CH_MAX_VNFS];
 
+	find_dead(s, nvnfs, look, dead);
 	for (uint32_t v = 0; v < nvnfs; v++) {
 		struct vnf *vn = &s->vnf[v];
 		int rp = tc_load_acquire(&vn->restart_pid);
@@ -116,7 +184,7 @@ void ch_psched_live_check(struct ch_psched *s, uint32_t nvnfs)
 		}
 		if (vn->failed)
 			continue;
-		if (pid_dead(tc_load_acquire(&vn->pid), look)) {
+		if (dead[v]) {
 			ch_psched_live_fail(s, vn, "process died");
 			continue;
 		}

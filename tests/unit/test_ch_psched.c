@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <ftw.h>
 #include <unistd.h>
 
@@ -672,6 +674,55 @@ START_TEST(hung_vnf_fail_open_is_bypassed_then_restarts)
 	ck_assert_uint_eq(r.bypassed, 0);
 	vnf_detach(ta);
 	vnf_detach(tb);
+}
+END_TEST
+
+/* A child that waits to be killed; not reaped by us, it is a zombie then. */
+static pid_t idle_child(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * A VNF whose process exited fails at the next check, a zombie included
+ * (kill(2) still answers for one); its neighbour stays up.
+ */
+START_TEST(exited_vnf_process_fails_at_the_next_check_zombie_too)
+{
+	struct ch_vnf_info info;
+	pid_t a, b;
+	siginfo_t si;
+
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 1);
+	a = idle_child();
+	b = idle_child();
+	ck_assert_int_eq(ch_psched_vnf_set_pid(s, 0, a), 0);
+	ck_assert_int_eq(ch_psched_vnf_set_pid(s, 1, b), 0);
+	chh_sleep_us(3000);
+	polls(2);				/* a check with both alive */
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
+	ck_assert(!info.failed);
+	ck_assert_int_eq(kill(a, SIGKILL), 0);	/* a exits, a zombie: not reaped */
+	memset(&si, 0, sizeof(si));
+	ck_assert_int_eq(waitid(P_PID, (id_t)a, &si, WEXITED | WNOWAIT), 0);
+	ck_assert_int_eq(kill(a, 0), 0);	/* kill(2) alone says alive */
+	chh_sleep_us(3000);
+	polls(2);				/* the next check, not one that reads /proc */
+	ck_assert_int_eq(ch_psched_vnf_info(s, 0, &info), 0);
+	ck_assert(info.failed);
+	ck_assert_int_eq(ch_psched_vnf_info(s, 1, &info), 0);
+	ck_assert(!info.failed);
+	ck_assert_int_eq(kill(b, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(a, NULL, 0), a);
+	ck_assert_int_eq(waitpid(b, NULL, 0), b);
 }
 END_TEST
 
@@ -1407,6 +1458,7 @@ int main(void)
 	tcase_add_test(tc, foreign_index_fails_the_vnf);
 	tcase_add_test(tc, duplicate_index_fails_the_vnf);
 	tcase_add_test(tc, hung_vnf_fail_open_is_bypassed_then_restarts);
+	tcase_add_test(tc, exited_vnf_process_fails_at_the_next_check_zombie_too);
 	tcase_add_test(tc, early_end_flags_reach_the_chain_counters);
 	tcase_add_test(tc, service_thread_raises_early_end_from_real_counters);
 	tcase_add_test(tc, out_head_tsc_is_the_oldest_result_waiting);
