@@ -18,11 +18,25 @@
  * clone) also shares the parent's channel, which the runtime does not
  * support either (gl_fork.c).
  *
- * Threads: no state but the fallback flag and the pid, each written with
- * the one answer every thread finds (a benign race).
+ * The one exception: bytes of the main thread's stack between the
+ * runtime's own frame and the stack's top are mapped while the call runs
+ * (they hold the caller's frames), so they are read with memcpy, no
+ * system call: nginx's option values and iovec arrays live there, three
+ * of its four process_vm_readv per request.  Reads only: a write there
+ * to a pointer below the caller's own frame (a dead local) would land on
+ * the runtime's frames, where the kernel's lands on nothing live.  That
+ * holds only on the main stack itself: a signal handler on an alternate
+ * stack, a coroutine's stack or any other thread takes the system call.
+ * A program that unmaps or protects part of its own live stack would get
+ * SIGSEGV instead of EFAULT there.
+ *
+ * Threads: no state but the fallback flag, the pid and the main thread's
+ * id, each written with the one answer every thread finds (a benign
+ * race), the last by the constructor, before any other thread.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +50,33 @@
 
 static bool plain;	/* process_vm_* refused here: plain copies */
 static pid_t self;	/* our pid, 0: not known yet */
+static pthread_t main_thr;	/* the thread that loaded us: the main thread */
+static bool main_known;
+
+/* The top of the main thread's stack, from the dynamic loader (glibc). */
+extern void *__libc_stack_end;
+
+/* The deepest the runtime's frame may be below the stack's top to count as on the main stack. */
+#define MAIN_STACK_SPAN	(8u << 20)
+
+__attribute__((constructor)) static void note_main_thread(void)
+{
+	main_thr = pthread_self();
+	main_known = true;
+}
+
+/* Is [@p, @p + @n) caller's memory on the live part of the main stack (see the top)? */
+static bool on_live_stack(const void *p, size_t n)
+{
+	char here;
+	uintptr_t lo = (uintptr_t)&here, hi = (uintptr_t)__libc_stack_end, a = (uintptr_t)p;
+
+	if (!main_known || !pthread_equal(pthread_self(), main_thr))
+		return false;
+	if (hi <= lo || hi - lo > MAIN_STACK_SPAN)
+		return false;	/* not running on the main stack */
+	return a >= lo && a < hi && n <= hi - a;
+}
 
 static pid_t me(void)
 {
@@ -58,7 +99,7 @@ static int vm_copy(void *dst, const void *src, size_t n, bool to_user)
 	struct iovec mine, theirs;
 	ssize_t k;
 
-	if (plain) {
+	if (plain || (!to_user && on_live_stack(src, n))) {
 		memcpy(dst, src, n);
 		return 0;
 	}
@@ -113,22 +154,27 @@ static size_t user_copyv(const struct iovec *dst, int nd, const struct iovec *sr
 	int nt = to_user ? nd : ns;
 	size_t done = 0;
 	int e = errno;
+	bool stack = !to_user;	/* reads only (see the top) */
 	ssize_t k;
 
-	for (int i = 0; i < nt; i++)
+	for (int i = 0; i < nt; i++) {
 		if (!theirs[i].iov_base && theirs[i].iov_len)
 			return 0;	/* NULL: no system call (the one-copy rule) */
-	if (plain)
+		if (stack && theirs[i].iov_len && !on_live_stack(theirs[i].iov_base, theirs[i].iov_len))
+			stack = false;
+	}
+	if (plain || stack)
 		k = -1;
 	else if (to_user)
 		k = process_vm_writev(me(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
 	else
 		k = process_vm_readv(me(), dst, (unsigned long)nd, src, (unsigned long)ns, 0);
-	if (k < 0 && (plain || errno == ENOSYS || errno == EPERM)) {
+	if (k < 0 && (plain || stack || errno == ENOSYS || errno == EPERM)) {
 		const struct iovec *d = dst;
 		size_t doff = 0;
 
-		plain = true;
+		if (!stack)
+			plain = true;
 		for (int i = 0; i < ns; i++) {
 			size_t soff = 0;
 
