@@ -328,13 +328,15 @@ static int ordered_sockopt(struct toe_sock *s, const struct srpc_msg *m)
  * tx_off), sent with the flags of the last one: a buffer with MSG_OOB
  * ends a call (its urgent byte is the call's last); buffers sent without
  * MSG_MORE are not joined with later ones that have it (that would hold
- * back bytes the guest pushed); and a call ends at the stream position
- * of the first ordered socket option, which applies between two calls.
- * Returns the number of iovecs, their flags in @flags.
+ * back bytes the guest pushed); and a call ends at stream position @at
+ * (the first ordered socket option's, which applies between two calls),
+ * past the first buffer.  Returns the number of iovecs, their flags in
+ * @flags.
  */
-static int tx_gather(struct toe *t, struct toe_sock *s, struct iovec *iov, int *flags)
+static int tx_gather(struct toe *t, struct toe_sock *s, struct iovec *iov, int *flags,
+		     uint64_t at)
 {
-	uint64_t at = s->optq_n ? s->optq[0].at : UINT64_MAX, pos = s->tx_out;
+	uint64_t pos = s->tx_out;
 	uint32_t idx = s->txq.head, off = s->tx_off;
 	int k = 0;
 
@@ -379,6 +381,39 @@ static void tx_sent(struct toe *t, struct toe_sock *s, size_t n)
 }
 
 /*
+ * One sendmsg of the @k buffers gathered in @iov (@want bytes) with
+ * @flags, the bytes taken accounted (tx_sent).  With an out chain, the
+ * buffers are the TOE's private copies in R.out (what the VNFs
+ * inspected); without one, the guest's slots, zero copy (design section
+ * 3).  Returns the bytes taken (0 when the send buffer is full), or -1:
+ * the socket failed.
+ */
+static ssize_t tx_write(struct toe *t, struct toe_sock *s, struct iovec *iov, int k, size_t want,
+			int flags)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+	ssize_t n = want ? sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | flags) : 0;
+
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		toe_sock_fail(t, s, errno);
+		return -1;
+	}
+	tx_sent(t, s, (size_t)n);
+	return n;
+}
+
+static size_t iov_bytes(const struct iovec *iov, int k)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < k; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/*
  * A cork due now, an uncork queued behind it and every byte between them
  * in the send queue (nginx's tcp_nopush: cork, header, file, uncork, per
  * keep-alive response): those bytes go in one sendmsg that pushes at its
@@ -388,47 +423,28 @@ static void tx_sent(struct toe *t, struct toe_sock *s, size_t n)
  * TOE's five per 1 KiB request.  Bytes the kernel does not take at once
  * are corked for, as the guest asked.  1: the pair is gone (-1 with the
  * socket failed, 2 with the send buffer full); 0: no such pair, or more
- * buffers than one call takes: the options apply as they come.
+ * than one call takes: the options apply as they come.
  */
 static int cork_pair(struct toe *t, struct toe_sock *s)
 {
 	struct iovec iov[TOE_TX_IOV];
-	struct msghdr mh = { .msg_iov = iov };
-	uint64_t end, pos = s->tx_out;
-	uint32_t idx = s->txq.head;
 	int k = 0, flags = 0, one = 1;
 	size_t want = 0;
 	ssize_t n = 0;
+	uint64_t end;
 
 	if (s->optq_n < 2 || s->optq[0].name != TCP_CORK || !s->optq[0].val ||
-	    s->optq[1].name != TCP_CORK || s->optq[1].val || s->optq[0].at != s->tx_out ||
-	    s->tx_off)
+	    s->optq[1].name != TCP_CORK || s->optq[1].val || s->optq[0].at != s->tx_out)
 		return 0;
 	end = s->optq[1].at;
-	for (uint32_t i = 0; i < s->txq.n && pos < end; i++, idx = t->buf_next[idx]) {
-		uint32_t len = t->buf_len[idx];
-
-		if (k == TOE_TX_IOV || pos + len > end || (tx_msg_flags(t, idx) & MSG_OOB))
+	if (end > s->tx_out) {
+		k = tx_gather(t, s, iov, &flags, end);
+		want = iov_bytes(iov, k);
+		if (s->tx_out + want != end)
 			return 0;
-		iov[k].iov_base = toe_item_data(t, idx) + t->buf_off[idx];
-		iov[k].iov_len = len;
-		k++;
-		pos += len;
-		want += len;
-		flags = tx_msg_flags(t, idx) & ~MSG_MORE;	/* the uncork pushes */
-	}
-	if (pos != end)
-		return 0;
-	if (want) {
-		mh.msg_iovlen = (size_t)k;
-		n = sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			toe_sock_fail(t, s, errno);
-			return -1;
-		}
+		n = tx_write(t, s, iov, k, want, flags & ~MSG_MORE);	/* the uncork pushes */
 		if (n < 0)
-			n = 0;
-		tx_sent(t, s, (size_t)n);
+			return -1;
 	}
 	if ((size_t)n < want) {
 		/* the rest waits for room: corked, as the guest asked */
@@ -457,9 +473,8 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 		return;
 	}
 	while (s->txq.n) {
-		struct msghdr mh = { .msg_iov = iov };
 		int flags, k;
-		size_t want = 0;
+		size_t want;
 		ssize_t n;
 
 		if (s->optq_n && s->optq[0].at <= s->tx_out) {
@@ -473,23 +488,11 @@ void toe_sock_flush_tx(struct toe *t, struct toe_sock *s)
 				continue;
 			opts_due(s);	/* a cork that waited for its bytes */
 		}
-		k = tx_gather(t, s, iov, &flags);
-		for (int i = 0; i < k; i++)
-			want += iov[i].iov_len;
-		/*
-		 * With an out chain, the buffers are the TOE's private copies
-		 * in R.out (what the VNFs inspected); without one, the guest's
-		 * slots, zero copy (design section 3).
-		 */
-		mh.msg_iovlen = (size_t)k;
-		n = want ? sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | flags) : 0;
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				break;
-			toe_sock_fail(t, s, errno);
+		k = tx_gather(t, s, iov, &flags, s->optq_n ? s->optq[0].at : UINT64_MAX);
+		want = iov_bytes(iov, k);
+		n = tx_write(t, s, iov, k, want, flags);
+		if (n < 0)
 			return;
-		}
-		tx_sent(t, s, (size_t)n);
 		if (s->optq_n)
 			opts_due(s);
 		if ((size_t)n < want)
