@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <ftw.h>
@@ -677,13 +678,17 @@ START_TEST(hung_vnf_fail_open_is_bypassed_then_restarts)
 }
 END_TEST
 
-/* A child that waits to be killed; not reaped by us, it is a zombie then. */
+/*
+ * A child that waits to be killed; not reaped by us, it is a zombie then.
+ * It dies with the test's process too, should an assertion end that first.
+ */
 static pid_t idle_child(void)
 {
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)
 			pause();
 	}
