@@ -76,8 +76,11 @@ backend_readonly() { # GRANT: readonly of the memory backend its device maps
 	mem=$(qom_get "/machine/peripheral/ua-tochain-grant-$1" memdev | tr -d '"')
 	case $mem in /objects/*) qom_get "$mem" readonly ;; *) echo "no backend: $mem" ;; esac
 }
-scribbles() { # NAME: the scribbler's pass lines for device NAME
-	tr -d '\r' <"$serial" | grep -a "^GUEST-SCRIBBLE $1 pass " || true
+scribbles() { # NAME: the scribbler's pass lines for device NAME, whole lines only
+	# (the guest may be half-way through writing the last one)
+	local n
+	n=$(wc -l <"$serial")
+	head -n "$n" "$serial" | tr -d '\r' | grep -a "^GUEST-SCRIBBLE $1 pass " || true
 }
 last_pass() { scribbles "$1" | tail -n 1 | sed -n 's/.* pass \([0-9]*\) .*/\1/p'; }
 fetch() { # URL -> sha256 of the body, or "" on a failure
