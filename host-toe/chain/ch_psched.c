@@ -436,7 +436,12 @@ void ch_psched_ring(struct ch_psched *s)
 		if (asleep && !tc_load_relaxed(&s->chain[c].deaf))
 			wake = true;
 	}
-	if (wake) {
+	/*
+	 * One wake-up per sleep: the first ring takes the flag down, so the
+	 * rings of later turns before the scheduler runs make no system call.
+	 * It re-arms and re-checks its queues before it sleeps again (F1).
+	 */
+	if (wake && tc_xchg_relaxed(&s->sleeping, 0)) {
 		tc_fetch_add_release(&s->doorbell, 1);
 		syscall(SYS_futex, &s->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}

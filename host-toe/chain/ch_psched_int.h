@@ -164,7 +164,7 @@ struct ch_psched {
 	int stop;
 	struct tcr_spin spin;		/* scheduler thread: poll before sleeping */
 	uint32_t fruitless;		/* scheduler thread: wake-ups in a row that found nothing */
-	uint32_t sleeping;		/* scheduler thread is (about to be) asleep */
+	uint32_t sleeping;		/* scheduler thread is (about to be) asleep; a ring takes it down */
 	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
 	bool unrung;			/* producer's: some chain_rt.unrung is set */
 	/* result notification (ch_psched_notify_*) */

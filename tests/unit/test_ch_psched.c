@@ -1413,6 +1413,34 @@ START_TEST(pushes_of_a_batch_ring_the_scheduler_once)
 }
 END_TEST
 
+/*
+ * One wake-up per sleep: the first ring after the scheduler announced its
+ * sleep takes the flag down; rings of later turns, before it runs, make
+ * no system call (before: one FUTEX_WAKE each).  Nothing is lost: the
+ * sleep that follows finds what they pushed without sleeping.
+ */
+START_TEST(rings_before_the_scheduler_runs_wake_it_once)
+{
+	struct ch_result r[4];
+	uint32_t bell;
+
+	chain(2, 0, NULL);
+	tc_store_release(&s->sleeping, 1);	/* announced, not yet woken */
+	bell = tc_load_relaxed(&s->doorbell);
+	submit(2, 1, 1);
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
+	ck_assert_uint_eq(tc_load_relaxed(&s->sleeping), 0);
+	submit(2, 2, 2);
+	submit(2, 3, 3);
+	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
+	ck_assert(ch_psched_wait(s));	/* work waiting: no sleep, no timeout */
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
+	for (uint64_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
+}
+END_TEST
+
 START_TEST(notify_fd_signals_released_results_when_armed)
 {
 	int fd = ch_psched_notify_fd(s);
@@ -1478,6 +1506,7 @@ int main(void)
 	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
 	tcase_add_test(tc, chain_waiting_on_a_frozen_vnf_is_deaf);
 	tcase_add_test(tc, pushes_of_a_batch_ring_the_scheduler_once);
+	tcase_add_test(tc, rings_before_the_scheduler_runs_wake_it_once);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
