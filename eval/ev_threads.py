@@ -43,7 +43,10 @@ def samples(f):
             continue
         p = line.split()
         if head and len(p) >= 3:
-            frames.append((p[1].split("+")[0], p[-1]))
+            # the object in the last parentheses: "(/usr/lib/.../libc.so.6)", "([JIT] tid 42)"
+            t = line.rstrip()
+            dso = t[t.rfind("(") + 1:-1] if t.endswith(")") else p[-1]
+            frames.append((p[1].split("+")[0], dso))
     if head:
         yield head + (frames,)
 

@@ -135,10 +135,14 @@ done
 # adds the samples by process and object to DIR/perf.tsv (report.py
 # splits them into the IDS and WAF engines' libraries and the rest), and
 # by process and symbol (DIR/perf-CFG-sym.txt) and by thread and symbol
-# (DIR/perf-CFG-thr.txt).
+# (DIR/perf-CFG-thr.txt), and the samples on an engine's behalf by call
+# chain to DIR/perf-engines.tsv (eval/ev_engines.py).
 perf_run() {
 	local c=$1 size=$2 data=$out/perf-$1.data rep=$out/perf-$1.txt log=$EV_TMP/wrk-perf-$1.log n
-	perf record -e cpu-clock -F 999 -a -g -o "$data" -- sleep "$secs" >/dev/null 2>&1 &
+	# DWARF call chains: the engines' callees in libc and libstdc++ (built
+	# without frame pointers) are found under their engine (ev_engines.py)
+	perf record -e cpu-clock -F 999 -a --call-graph dwarf,16384 -o "$data" -- sleep "$secs" \
+		>/dev/null 2>&1 &
 	local pp=$! wp pids
 	ip netns exec "$EV_CLIENT_NS" wrk -t "$threads" -c "$conns" -d "${secs}s" --timeout 5s \
 		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
@@ -170,12 +174,18 @@ perf_run() {
 	# pid) apart from its packet-scheduler thread, each VNF service thread
 	perf report -i "$data" --stdio --no-children -g none --pid "$pids" --sort pid,sym \
 		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-thr.txt"
+	# samples on an engine's behalf by call chain (eval/ev_engines.py)
+	perf script -i "$data" -F comm,pid,tid,ip,sym,dso --pid "$pids" 2>/dev/null |
+		python3 "$EV_TOP/eval/ev_engines.py" |
+		awk -F'\t' -v c="$c" -v s="$size" -v n="$n" '{ printf "%s\t%s\t%s\t%s\n", c, s, n, $0 }' \
+			>>"$out/perf-engines.tsv"
 	rm -f "$rep.raw" "$data"
 	cat "$rep"
 }
 if command -v perf >/dev/null && [ -n "$perf_cfgs" ]; then
 	[ "$perf_cfgs" = all ] && perf_cfgs=$configs
 	printf 'config\tsize\trequests\tseconds\tcomm\tdso\tsamples\n' >"$out/perf.tsv"
+	printf 'config\tsize\trequests\tcomm\tsamples\tengine\n' >"$out/perf-engines.tsv"
 	for c in $perf_cfgs; do
 		case " $configs " in *" $c "*) perf_run "$c" "${sizes%% *}" ;; esac
 	done

@@ -118,4 +118,14 @@ awk -F'\t' '
 ' "$out/res/cpu.tsv" || fail "CPU accounting"
 
 grep -q '^CPU-ms per request' "$out/run.log" || fail "no CPU table printed"
+
+# The perf run (when perf could record here): ModSecurity's samples,
+# found by call chain, are trad's engine samples (eval/ev_engines.py)
+if awk -F'\t' '$1 == "trad" && $5 == "nginx" && $7 > 0 { f = 1 } END { exit !f }' \
+	"$out/res/perf.tsv" 2>/dev/null; then
+	awk -F'\t' '$1 == "trad" && $4 == "nginx" && $6 > 0 && $6 <= $5 { f = 1 } END { exit !f }' \
+		"$out/res/perf-engines.tsv" ||
+		fail "no engine samples by call chain for trad's nginx: $(cat "$out/res/perf-engines.tsv")"
+	grep -q 'outside by chain w/o wrk' "$out/run.log" || fail "no by-chain columns printed"
+fi
 echo "PASS"

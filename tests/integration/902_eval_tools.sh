@@ -4,6 +4,9 @@
 # The evaluation's measuring tools, without a chain:
 #   - eval/ev_threads.py splits perf samples by role and system call
 #     (the TOE's loop and packet scheduler apart, PIDS filtering);
+#   - eval/ev_engines.py counts the samples that ran on an IDS/WAF
+#     engine's behalf by call chain (ModSecurity's malloc in libc is the
+#     engine's; PCRE2's JIT is, wrk's LuaJIT is not);
 #   - eval/ev_proc.py counts a role's CPU time and context switches
 #     wherever its threads live: a busy process (and its child) moved out
 #     of the cgroup it started in, as tochain-sched moves VNF threads, is
@@ -112,6 +115,30 @@ for bad in "0" "x" "10 0" "10 2 1 extra"; do
 	python3 "$top/eval/ev_threads.py" $bad </dev/null 2>/dev/null || rc=$?
 	[ $rc = 2 ] || fail "ev_threads.py $bad: exit $rc, want 2"
 done
+
+# --- ev_engines.py: a sample is an engine's when an engine frame is anywhere in its stack ---
+frame() { printf '\tffff %s (%s)\n' "$1" "$2"; }
+{
+	# ModSecurity's malloc: a libc leaf under libmodsecurity
+	for i in 1 2; do
+		printf 'nginx 400/400\n'
+		frame malloc /usr/lib/x86_64-linux-gnu/libc.so.6
+		frame modsecurity::Rule::evaluate /usr/lib/x86_64-linux-gnu/libmodsecurity.so.3.0.9
+		printf '\n'
+	done
+	printf 'nginx 400/400\n'; frame '[unknown]' '[JIT] tid 400'; printf '\n'	# PCRE2's JIT
+	printf 'nginx 400/400\n'; frame ngx_http_process_request /usr/sbin/nginx; printf '\n'
+	printf 'wrk 500/501\n'; frame '[unknown]' '[JIT] tid 501'; printf '\n'	# LuaJIT: not an engine
+	printf 'svc0 600/601\n'; frame hs_scan /usr/lib/x86_64-linux-gnu/libhs.so.5; printf '\n'
+} >"$dir/perf-eng.txt"
+python3 "$top/eval/ev_engines.py" 400,500 <"$dir/perf-eng.txt" >"$dir/eng.txt"
+[ "$(cat "$dir/eng.txt")" = "$(printf 'nginx\t4\t3\nwrk\t1\t0')" ] ||
+	fail "ev_engines with PIDS: $(cat "$dir/eng.txt")"
+python3 "$top/eval/ev_engines.py" <"$dir/perf-eng.txt" >"$dir/eng-all.txt"
+grep -q "^svc0	1	1$" "$dir/eng-all.txt" || fail "ev_engines without PIDS: $(cat "$dir/eng-all.txt")"
+rc=0
+python3 "$top/eval/ev_engines.py" 1 2 </dev/null 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "ev_engines.py with two arguments: exit $rc, want 2"
 
 # --- ev-load ---
 tc_isolated srvns srv
