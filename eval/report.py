@@ -271,12 +271,11 @@ def aims(tp, total_med, cpu_med, sizes, row, markdown):
           lines)
 
 
-
-
 def perf_table(out, row, markdown):
     """CPU-ms per request from the perf profiles (the configuration's
     processes, wrk and ksoftirqd): all, the engines' libraries, the rest,
-    and the rest without the load generator (wrk)."""
+    and the rest without the load generator (wrk); then the engines and
+    the rest without wrk by call chain (perf-engines.tsv)."""
     path = os.path.join(out, "perf.tsv")
     if not os.path.exists(path):
         return
