@@ -55,30 +55,10 @@ flock 9
 if [ -f "$out/env" ]; then echo "$out"; exit 0; fi
 
 # --- Debian's source package --------------------------------------------
-add_deb_src() {
-	local list=/etc/apt/sources.list.d/tochain-src.sources f
-	if grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list \
-		/etc/apt/sources.list.d/; then
-		return 0
-	fi
-	log "adding deb-src entries mirroring the deb ones ($list)"
-	: >"$list.tmp"
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		# only Debian's own archives: those signed by its keyring
-		grep -q debian-archive-keyring "$f" || continue
-		awk 'BEGIN { RS = ""; ORS = "\n\n" }
-		     /Types:[^\n]*deb/ { sub(/Types:[^\n]*/, "Types: deb-src"); print }' \
-			"$f" >>"$list.tmp"
-	done
-	[ -s "$list.tmp" ] || { rm -f "$list.tmp"; die "no Debian deb entries to mirror"; }
-	mv "$list.tmp" "$list"
-	apt-get update -qq >&2
-}
 
 src=$cache/src-${srcver//:/_}
 if [ ! -f "$src/.unpacked" ]; then
-	add_deb_src
+	"$here/../scripts/deb-src.sh" || die "no deb-src entries for apt-get source"
 	rm -rf "$src" && mkdir -p "$src/dl"
 	log "fetching $srcpkg $srcver"
 	if ! (cd "$src/dl" && apt-get source -qq --download-only \

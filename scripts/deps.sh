@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages every folder lists in its deps.txt.
+# Installs the Debian packages every folder lists in its deps.txt, and
+# makes sure apt has deb-src entries (scripts/deb-src.sh): the patched QEMU
+# and test 218 fetch Debian source packages.
 # Idempotent and non-interactive: asks apt only for what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! scripts/deb-src.sh; then
+	echo "deps: apt-get source will not work (see above)" >&2
+	exit 1
+fi
 
 mapfile -t wanted < <(cat deps.txt */deps.txt */*/deps.txt 2>/dev/null | sed 's/#.*//' | tr -s ' \t' '\n' | grep -v '^$' | sort -u)
 missing=()

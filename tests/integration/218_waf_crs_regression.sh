@@ -35,6 +35,7 @@ per_family=${CRS_PER_FAMILY:-0}
 crsver=$(dpkg-query -W -f '${Version}' modsecurity-crs)
 cache=/var/cache/tochain/crs-tests/$crsver
 if [ ! -d "$cache/tests" ]; then
+	"$top/scripts/deb-src.sh" || fail "no deb-src entries for apt-get source (scripts/deb-src.sh)"
 	dl=$(mktemp -d)
 	tc_on_exit "rm -rf $dl"
 	(cd "$dl" && apt-get source --download-only "modsecurity-crs=$crsver" >/dev/null 2>&1) ||
