@@ -105,12 +105,14 @@ tc_on_exit "kill -9 $!"
 tc_wait_port "$NG" 127.0.0.1 8081 20 || fail "nginx's backend did not come up"
 tc_wait_port "$NG" 127.0.0.1 8080 20 || { cat "$work/nginx/logs/"*; fail "nginx did not come up"; }
 
+# A stall (crs_regress.py exits 3) fails at once, with the chain's state.
+tc_on_fail 'sfc --json chain show web-in; sfc --json vnf show waf; tail -5 "$work/backend-vnf.log"'
 t0=$SECONDS
 ip netns exec "$CL" python3 "$top/tests/progs/crs_regress.py" "$tests" 10.68.0.2 8080 \
-	"$work/vnf.json" --per-family "$per_family"
+	"$work/vnf.json" --per-family "$per_family" || fail "the cases through the waf VNF did not all run (above)"
 t1=$SECONDS
 ip netns exec "$NG" python3 "$top/tests/progs/crs_regress.py" "$tests" 127.0.0.1 8080 \
-	"$work/nginx.json" --per-family "$per_family"
+	"$work/nginx.json" --per-family "$per_family" || fail "the cases through nginx did not all run (above)"
 echo "sent in $((t1 - t0)) s (waf VNF) and $((SECONDS - t1)) s (nginx)"
 
 # The table, and the bar: per family, attacks blocked >= nginx's, false positives <= nginx's.

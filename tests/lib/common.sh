@@ -7,7 +7,9 @@
 #   tc_on_fail CMD...        run CMD (eval) when fail is called, in order
 #   tc_on_exit CMD...        run CMD (eval) at exit, the newest first, also
 #                            on failure and on SIGINT/SIGTERM (the first call
-#                            installs the traps); its output is discarded
+#                            installs the traps; a signal runs what
+#                            tc_on_fail registered first); its output is
+#                            discarded
 #   tc_wait_for SECS CMD...  run CMD every 0.1 s until it succeeds; status 1
 #                            if it did not within SECS
 #   tc_wait_exit SECS PID    wait until PID has exited; status 1 if it still
@@ -47,7 +49,19 @@ tc_trap() {
 	[ -n "$TC_TRAPPED" ] && return 0
 	TC_TRAPPED=1
 	trap tc_cleanup EXIT
-	trap 'exit 130' INT TERM
+	trap 'tc_killed INT' INT
+	trap 'tc_killed TERM' TERM
+}
+
+# tc_killed SIG: a test stopped from outside (run-tests.sh's time limit
+# sends SIGTERM) shows what tc_on_fail registered, as fail does.
+tc_killed() {
+	local c
+	echo "FAIL: SIG$1 (the time limit?)"
+	for c in "${TC_FAIL_CMDS[@]}"; do
+		eval "$c" || true
+	done
+	exit 130
 }
 
 tc_cleanup() {

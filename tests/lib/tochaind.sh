@@ -105,7 +105,9 @@ td_field() {
 td_fail_logs() {
 	local f
 	[ -n "${TD_KEEP:-}" ] && cp -r "$work" /tmp/td-keep
-	for f in "$work"/py-*.log "$work"/state/toe-*.log; do [ -f "$f" ] && { echo "== $f"; tail -5 "$f"; }; done
+	for f in "$work"/py-*.log "$work"/state/toe-*.log "$work"/state/vnf-*.log; do
+		[ -f "$f" ] && { echo "== $f"; tail -5 "$f"; }
+	done
 	[ -f "$work/state/tochaind.log" ] && tail -20 "$work/state/tochaind.log"
 }
 

@@ -26,6 +26,10 @@ reset, or no answer within the timeout).
 With --per-family N, at most N cases per family are sent, picked evenly
 over the family's cases sorted by title: the same sample for every target.
 OUT.json: {title: {"family", "kind": attack|benign, "verdict", "status"}}.
+
+A target that stops answering is not a WAF blocking: after STALL cases in
+a row got no answer at all (no byte, no reset, no connection), the run
+stops with exit status 3, naming the case the silence began with.
 """
 import base64
 import json
@@ -38,6 +42,11 @@ from concurrent.futures import ThreadPoolExecutor
 import yaml
 
 TIMEOUT = 5.0
+STALL = 24  # cases in a row without an answer: the target stalled
+
+
+class Silent(Exception):
+    """No answer within TIMEOUT: no byte, no reset, no connection."""
 
 
 def as_bytes(v):
@@ -142,8 +151,11 @@ def sample(all_cases, per_family):
 
 
 def send(host, port, req):
-    """(verdict, status) for one request on a fresh connection."""
-    s = socket.create_connection((host, port), timeout=TIMEOUT)
+    """(verdict, status) for one request on a fresh connection; Silent."""
+    try:
+        s = socket.create_connection((host, port), timeout=TIMEOUT)
+    except socket.timeout:
+        raise Silent() from None
     buf = b""
     try:
         s.settimeout(TIMEOUT)
@@ -155,6 +167,8 @@ def send(host, port, req):
             try:
                 k = s.recv(65536)
             except socket.timeout:
+                if not buf:
+                    raise Silent() from None
                 break
             except OSError:
                 break  # reset
@@ -239,22 +253,41 @@ def main():
     tests_dir, host, port, out_path = args[0], args[1], int(args[2]), args[3]
     todo = sample(cases(tests_dir), per_family)
     res, lock = {}, threading.Lock()
+    silent = {"run": [], "all": 0}
+    stalled = threading.Event()
 
     def one(c):
         fam, title, kind, req = c
+        if stalled.is_set():
+            return
+        quiet = False
         try:
             verdict, status = send(host, port, req)
+        except Silent:
+            verdict, status, quiet = "blocked", 0, True
         except OSError as e:
             verdict, status = "blocked", 0
             print(f"crs_regress: {title}: {e}", file=sys.stderr)
         with lock:
             res[title] = {"family": fam, "kind": kind, "verdict": verdict, "status": status}
+            if quiet:
+                silent["all"] += 1
+                silent["run"].append(title)
+                if len(silent["run"]) >= STALL:
+                    stalled.set()
+            else:
+                silent["run"] = []
 
     with ThreadPoolExecutor(workers) as ex:
         list(ex.map(one, todo))
+    if stalled.is_set():
+        print(f"crs_regress: {host}:{port} stalled: {STALL} cases in a row without an answer, "
+              f"from {silent['run'][0]} on ({len(res)} of {len(todo)} cases sent)", file=sys.stderr)
+        return 3
     with open(out_path, "w") as f:
         json.dump(res, f, indent=0, sort_keys=True)
-    print(f"crs_regress: {len(res)} cases against {host}:{port}", file=sys.stderr)
+    print(f"crs_regress: {len(res)} cases against {host}:{port}, "
+          f"{silent['all']} without an answer in {TIMEOUT:g} s", file=sys.stderr)
     return 0
 
 
