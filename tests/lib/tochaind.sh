@@ -105,6 +105,9 @@ td_field() {
 td_fail_logs() {
 	local f
 	[ -n "${TD_KEEP:-}" ] && cp -r "$work" /tmp/td-keep
+	# each TOE's counters (SIGUSR1: a stats line in its log, buffers too;
+	# a TOE whose loop is stuck prints none)
+	pkill -USR1 -f "tochain-toe --region $work/" && sleep 0.3
 	for f in "$work"/py-*.log "$work"/state/toe-*.log "$work"/state/vnf-*.log; do
 		[ -f "$f" ] && { echo "== $f"; tail -5 "$f"; }
 	done
