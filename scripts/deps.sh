@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! scripts/deb-src.sh; then
-	echo "deps: apt-get source will not work (see above)" >&2
-	exit 1
+	# not root: the packages may all be there; the tests that fetch a
+	# source package need root anyway (and say so)
+	[ "$(id -u)" -eq 0 ] && { echo "deps: apt-get source will not work (see above)" >&2; exit 1; }
+	echo "deps: warning: apt-get source will not work (see above)" >&2
 fi
 
 mapfile -t wanted < <(cat deps.txt */deps.txt */*/deps.txt 2>/dev/null | sed 's/#.*//' | tr -s ' \t' '\n' | grep -v '^$' | sort -u)
