@@ -8,13 +8,18 @@
 # a source package (218).
 #
 # Exit status: 0 deb-src entries are there, 1 they are not and could not
-# be added (not root, no Debian deb entries to mirror, apt-get update).
+# be added (not root, no Debian deb entries to mirror, apt-get update:
+# then the file is removed again, so that the next run tries anew).
+# For its test (tests/integration/061_deb_src.sh): TOCHAIN_APT_ETC stands
+# for /etc/apt, TOCHAIN_APT_UPDATE for "apt-get update -qq".
 set -euo pipefail
 
-list=/etc/apt/sources.list.d/tochain-src.sources
+etc=${TOCHAIN_APT_ETC:-/etc/apt}
+update=${TOCHAIN_APT_UPDATE:-apt-get update -qq}
+list=$etc/sources.list.d/tochain-src.sources
 
 have_src() {
-	grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/
+	grep -rqs '^Types:.*deb-src\|^deb-src ' "$etc/sources.list" "$etc/sources.list.d/"
 }
 
 have_src && exit 0
@@ -27,12 +32,13 @@ flock 9
 have_src && exit 0
 echo "deb-src: adding deb-src entries mirroring the deb ones ($list)" >&2
 : >"$list.tmp"
-for f in /etc/apt/sources.list.d/*.sources; do
+for f in "$etc"/sources.list.d/*.sources; do
 	[ -f "$f" ] || continue
-	grep -q debian-archive-keyring "$f" || continue
-	# one stanza per paragraph; its Types line becomes deb-src
+	# one stanza per paragraph: those of Debian's archive (signed by its
+	# keyring) with deb in their Types, which becomes deb-src
 	awk 'BEGIN { RS = ""; ORS = "\n\n" }
-	     /Types:[^\n]*deb/ { sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f" >>"$list.tmp"
+	     /Types:[^\n]*deb/ && /debian-archive-keyring/ {
+		sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f" >>"$list.tmp"
 done
 if [ ! -s "$list.tmp" ]; then
 	rm -f "$list.tmp"
@@ -40,7 +46,8 @@ if [ ! -s "$list.tmp" ]; then
 	exit 1
 fi
 mv "$list.tmp" "$list"
-if ! apt-get update -qq >&2; then
-	echo "deb-src: apt-get update failed after adding $list" >&2
+if ! $update >&2; then
+	rm -f "$list"
+	echo "deb-src: apt-get update failed with the deb-src entries; $list removed again" >&2
 	exit 1
 fi
