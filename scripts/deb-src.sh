@@ -30,7 +30,6 @@ fi
 exec 9>/run/lock/tochain-deb-src.lock
 flock 9
 have_src && exit 0
-echo "deb-src: adding deb-src entries mirroring the deb ones ($list)" >&2
 : >"$list.tmp"
 for f in "$etc"/sources.list.d/*.sources; do
 	[ -f "$f" ] || continue
@@ -45,6 +44,7 @@ if [ ! -s "$list.tmp" ]; then
 	echo "deb-src: no entries of Debian's archive (deb822 .sources) to mirror" >&2
 	exit 1
 fi
+echo "deb-src: adding deb-src entries mirroring the deb ones ($list)" >&2
 mv "$list.tmp" "$list"
 if ! $update >&2; then
 	rm -f "$list"

@@ -27,12 +27,17 @@ TC_FAIL_CMDS=()
 TC_TRAPPED=
 
 fail() {
-	local c
 	echo "FAIL: $*"
+	tc_fail_cmds
+	exit 1
+}
+
+# tc_fail_cmds: run what tc_on_fail registered (fail and tc_killed).
+tc_fail_cmds() {
+	local c
 	for c in "${TC_FAIL_CMDS[@]}"; do
 		eval "$c" || true
 	done
-	exit 1
 }
 
 tc_on_fail() {
@@ -56,11 +61,8 @@ tc_trap() {
 # tc_killed SIG: a test stopped from outside (run-tests.sh's time limit
 # sends SIGTERM) shows what tc_on_fail registered, as fail does.
 tc_killed() {
-	local c
 	echo "FAIL: SIG$1 (the time limit?)"
-	for c in "${TC_FAIL_CMDS[@]}"; do
-		eval "$c" || true
-	done
+	tc_fail_cmds
 	exit 130
 }
 
