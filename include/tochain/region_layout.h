@@ -204,7 +204,11 @@ struct tcr_channel {
 	__u32 state;		/* (h) enum tcr_channel_state */
 	__u32 epoch;		/* (h) bumped at each reset of this channel */
 	__u32 owner_pid;	/* (g) informational only, never trusted */
-	__u32 reserved0;
+	__u32 bell;		/* (g) eventfd the guest side rings when a ring's
+				 * consumer waits with TCR_WAKE_BELL, as its fd + 1 in
+				 * the process that serves the channel (0: none); a
+				 * hint, taken only through a pidfd the host opened
+				 * for the pid it knows (never owner_pid) */
 	__u8 pad[TCR_CACHELINE - 16];
 	/* TCR_CH_NRINGS rings of ring_bytes each follow */
 };

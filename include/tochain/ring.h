@@ -118,6 +118,20 @@ int tcr_ring_count(const struct tcr_ring *r);
 uint32_t tcr_ring_cons_wait_prepare(struct tcr_ring *r);
 void tcr_ring_cons_wait_done(struct tcr_ring *r);
 bool tcr_ring_prod_kick_needed(struct tcr_ring *r);
+
+/*
+ * How a sleeping consumer wants its wake-up: the futex on cons_seq
+ * (tcr_ring_cons_wait_prepare) or, with TCR_WAKE_BELL, the eventfd the
+ * producer announced in its channel (struct tcr_channel.bell), for a
+ * consumer that sleeps in epoll.  tcr_ring_prod_kick() takes the flag
+ * down like tcr_ring_prod_kick_needed() and returns what it said
+ * (0: nobody sleeps).  The value is the consumer's word: a producer that
+ * has no bell, or reads a value it does not know, wakes the futex.
+ */
+#define TCR_WAKE_FUTEX	1u
+#define TCR_WAKE_BELL	2u
+uint32_t tcr_ring_cons_wait_arm(struct tcr_ring *r, uint32_t how);
+uint32_t tcr_ring_prod_kick(struct tcr_ring *r);
 __u32 *tcr_ring_kick_consumer(struct tcr_ring *r);
 
 #endif /* TOCHAIN_RING_H */

@@ -279,14 +279,19 @@ int tcr_ring_count(const struct tcr_ring *r)
 	return (int)used;
 }
 
-uint32_t tcr_ring_cons_wait_prepare(struct tcr_ring *r)
+uint32_t tcr_ring_cons_wait_arm(struct tcr_ring *r, uint32_t how)
 {
 	uint32_t seq = tc_load_acquire(&r->ctl->cons_seq);
 
-	tc_store_relaxed(&r->ctl->cons_wait, 1);
+	tc_store_relaxed(&r->ctl->cons_wait, how);
 	/* F1: our wait flag is visible before we re-check the ring; pairs with F2. */
 	tc_fence_seq_cst();
 	return seq;
+}
+
+uint32_t tcr_ring_cons_wait_prepare(struct tcr_ring *r)
+{
+	return tcr_ring_cons_wait_arm(r, TCR_WAKE_FUTEX);
 }
 
 void tcr_ring_cons_wait_done(struct tcr_ring *r)
@@ -294,12 +299,19 @@ void tcr_ring_cons_wait_done(struct tcr_ring *r)
 	tc_store_relaxed(&r->ctl->cons_wait, 0);
 }
 
-bool tcr_ring_prod_kick_needed(struct tcr_ring *r)
+uint32_t tcr_ring_prod_kick(struct tcr_ring *r)
 {
 	/* F2: our publication is visible before we look at the flag; pairs with F1. */
 	tc_fence_seq_cst();
 	/* Whoever takes the flag down rings; the rest find the consumer woken. */
-	return tc_load_relaxed(&r->ctl->cons_wait) != 0 && tc_xchg_relaxed(&r->ctl->cons_wait, 0) != 0;
+	if (!tc_load_relaxed(&r->ctl->cons_wait))
+		return 0;
+	return tc_xchg_relaxed(&r->ctl->cons_wait, 0);
+}
+
+bool tcr_ring_prod_kick_needed(struct tcr_ring *r)
+{
+	return tcr_ring_prod_kick(r) != 0;
 }
 
 __u32 *tcr_ring_kick_consumer(struct tcr_ring *r)

@@ -315,6 +315,21 @@ START_TEST(one_kick_per_sleep)
 }
 END_TEST
 
+/* The consumer says how it sleeps; the producer's kick returns it, once. */
+START_TEST(kick_returns_how_the_consumer_sleeps)
+{
+	uint32_t in[1] = { 3 };
+
+	ck_assert_uint_eq(tcr_ring_prod_kick(&prod), 0);
+	tcr_ring_cons_wait_arm(&cons, TCR_WAKE_BELL);
+	ck_assert_int_eq(tcr_ring_enqueue_burst(&prod, in, 1), 1);
+	ck_assert_uint_eq(tcr_ring_prod_kick(&prod), TCR_WAKE_BELL);
+	ck_assert_uint_eq(tcr_ring_prod_kick(&prod), 0);
+	tcr_ring_cons_wait_prepare(&cons);
+	ck_assert_uint_eq(tcr_ring_prod_kick(&prod), TCR_WAKE_FUTEX);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("region_ring");
@@ -333,6 +348,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, mpmc_threads_conserve_entries);
 	tcase_add_test(tc, wakeup_handshake);
 	tcase_add_test(tc, one_kick_per_sleep);
+	tcase_add_test(tc, kick_returns_how_the_consumer_sleeps);
 	suite_add_tcase(s, tc);
 	return s;
 }

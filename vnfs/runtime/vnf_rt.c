@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -59,6 +60,7 @@ struct vnf_thread {
 	uint64_t idle_ms;		/* first nap since the last work; 0: busy */
 	struct tcr_spin spin;		/* poll before sleeping (vnf_recv) */
 	uint64_t slept_ns;		/* start of the last futex sleep; 0: none since */
+	int bell;			/* eventfd for a scheduler that sleeps in epoll; -1: none */
 };
 
 static void nap_ms(unsigned int ms)
@@ -166,6 +168,7 @@ static int attach(struct vnf_thread *t, int timeout_ms)
 				struct tcr_channel *ch = tcr_region_channel(t->r, t->id);
 
 				tc_store_relaxed(&ch->owner_pid, (__u32)getpid());
+				tc_store_relaxed(&ch->bell, (__u32)(t->bell + 1));
 				if (!t->ret || t->maxret != t->r->geo.nbufs) {
 					free(t->ret);
 					t->maxret = t->r->geo.nbufs;
@@ -207,9 +210,13 @@ struct vnf_thread *vnf_attach_guest(const char *path, uint32_t thread, int timeo
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	t->id = thread;
 	tcr_spin_init(&t->spin, VNF_SPIN_MAX_NS);
+	t->bell = -1;
 	if (dev_dir) {
 		t->guest = true;
 		snprintf(t->dev_dir, sizeof(t->dev_dir), "%s", dev_dir);
+	} else {
+		/* Without it the scheduler waits on our futex or naps (ch_psched_bell.c). */
+		t->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	}
 	err = attach(t, timeout_ms);
 	if (err) {
@@ -226,6 +233,8 @@ void vnf_detach(struct vnf_thread *t)
 		return;
 	drop_data(t);
 	tcr_region_destroy(t->r);
+	if (t->bell >= 0)
+		close(t->bell);
 	free(t->ret);
 	free(t);
 }
@@ -240,6 +249,21 @@ int vnf_region_threads(const char *path)
 	n = (int)r->geo.nchannels;
 	tcr_region_destroy(r);
 	return n;
+}
+
+/*
+ * Wake the scheduler that sleeps on our TX ring, the way it asked: our
+ * bell when it sleeps in the TOE's epoll set, else the futex.
+ */
+static void wake_scheduler(struct vnf_thread *t, struct tcr_ring *tx, uint32_t how)
+{
+	__u32 *seq = tcr_ring_kick_consumer(tx);
+	uint64_t one = 1;
+
+	if (how == TCR_WAKE_BELL && t->bell >= 0 &&
+	    write(t->bell, &one, sizeof(one)) == (ssize_t)sizeof(one))
+		return;
+	syscall(SYS_futex, seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 int vnf_flush(struct vnf_thread *t)
@@ -257,8 +281,12 @@ int vnf_flush(struct vnf_thread *t)
 	 * sleeps (ring.c F2).  Not from a VM: the futex would not reach the
 	 * host, and the scheduler naps for VNFs that do not ring.
 	 */
-	if (k > 0 && !t->guest && tcr_ring_prod_kick_needed(tx))
-		syscall(SYS_futex, tcr_ring_kick_consumer(tx), FUTEX_WAKE, 1, NULL, NULL, 0);
+	if (k > 0 && !t->guest) {
+		uint32_t how = tcr_ring_prod_kick(tx);
+
+		if (how)
+			wake_scheduler(t, tx, how);
+	}
 	memmove(t->ret, t->ret + k, (t->nret - (uint32_t)k) * sizeof(*t->ret));
 	t->nret -= (uint32_t)k;
 	return t->nret ? -EAGAIN : 0;
