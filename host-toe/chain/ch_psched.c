@@ -28,6 +28,7 @@
 #include "ch_psched_collect.h"
 #include "ch_psched_dispatch.h"
 #include "ch_psched_live.h"
+#include "ch_psched_loop.h"
 #include "ch_psched_wait.h"
 #include "ch_psched_sla.h"
 
@@ -73,6 +74,7 @@ struct ch_psched *ch_psched_create(const struct ch_psched_cfg *cfg)
 		return NULL;
 	}
 	pthread_mutex_init(&s->ctl_lock, NULL);
+	s->loop_epfd = -1;
 	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->tables = ch_tables_create(s->cfg.nchains, CH_MAX_VNFS);
 	if (!s->tables)
@@ -160,7 +162,7 @@ void ch_psched_destroy(struct ch_psched *s)
 			continue;
 		for (uint32_t c = 0; c < vn->nthreads; c++)
 			tcr_chan_close(&vn->chan[c], vn->pool);
-		ch_psched_live_forget(vn);
+		ch_psched_live_forget(s, vn);
 		tcr_region_kill(vn->r);
 		tcr_pool_destroy(vn->pool);
 		tcr_region_destroy(vn->r);
@@ -315,6 +317,7 @@ int ch_psched_vnf_add(struct ch_psched *s, const struct ch_vnf_cfg *cfg)
 		if (err)
 			goto out_destroy;
 		vn->vc[c].last_progress = tu_now_ns();
+		vn->vc[c].bell = -1;
 	}
 	vn->pool_free = p.nbufs;
 	tc_store_release(&vn->present, 1);
@@ -380,6 +383,7 @@ int ch_psched_vnf_info(struct ch_psched *s, uint32_t vnf, struct ch_vnf_info *ou
 		outstanding += tc_load_relaxed(&vn->vc[c].outstanding);
 	out->outstanding = outstanding;
 	out->pool_free = tc_load_relaxed(&vn->pool_free);
+	out->bells = ch_psched_loop_bells(vn);
 	return 0;
 }
 
@@ -639,7 +643,7 @@ int ch_psched_start(struct ch_psched *s)
 {
 	int err;
 
-	if (s->running)
+	if (s->running || s->loop_epfd >= 0)
 		return -EBUSY;
 	tc_store_relaxed(&s->stop, 0);
 	err = pthread_create(&s->thread, NULL, sched_main, s);

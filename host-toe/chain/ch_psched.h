@@ -149,6 +149,7 @@ struct ch_vnf_info {
 	uint64_t alerts;		/* Alert verdicts (VNF_VERDICT_ALERT) */
 	uint32_t outstanding;		/* work descriptors it holds now */
 	uint32_t pool_free;		/* work descriptors free in its region */
+	uint32_t bells;			/* threads whose verdicts ring the owner's loop (ch_psched_loop.c) */
 };
 
 struct ch_psched;
@@ -234,6 +235,23 @@ void ch_psched_stop(struct ch_psched *s);
  * liburcu (urcu_memb_register_thread()).
  */
 unsigned int ch_psched_poll(struct ch_psched *s);
+
+/*
+ * Or run it in the caller's epoll loop (the TOE's; ch_psched_loop.c):
+ * ch_psched_loop_attach() once, before the first poll and instead of
+ * ch_psched_start().  The scheduler then adds the bells of its VNF
+ * threads (eventfds their processes announce) to @epfd, edge-triggered,
+ * with data.u64 = @tag (low 32 bits zero) | a bell id.  The loop calls
+ * ch_psched_poll() every turn and ch_psched_bell_rang() with the id of
+ * each such event; before it sleeps, ch_psched_sleep_prepare(): false,
+ * work is ready (do not sleep); true: sleep at most *@ns (UINT64_MAX: no
+ * bound), then call ch_psched_sleep_done().  Nothing here makes a
+ * system call but the epoll changes of a bell taken, muted or dropped.
+ */
+int ch_psched_loop_attach(struct ch_psched *s, int epfd, uint64_t tag);
+void ch_psched_bell_rang(struct ch_psched *s, uint32_t id);
+bool ch_psched_sleep_prepare(struct ch_psched *s, uint64_t *ns);
+void ch_psched_sleep_done(struct ch_psched *s);
 
 /*
  * Result notification for a consumer that sleeps (the TOE's epoll loop):

@@ -180,6 +180,7 @@ unsigned int ch_psched_collect_vnf(struct ch_psched *s, struct vnf *vn, const ch
 		if (n == 0)
 			continue;
 		vc->last_progress = tu_now_ns();
+		vc->taken += (uint32_t)n;
 		for (int i = 0; i < n; i++) {
 			struct tcr_desc *d = tcr_region_desc(vn->r, idx[i]);
 			struct vdesc vd = vn->vd[idx[i]];

@@ -12,6 +12,8 @@
  *                         arrival order
  *   ch_psched_live.c      VNF liveness, failure and restart
  *   ch_psched_wait.c      the scheduler thread's sleep: doorbell and verdicts
+ *   ch_psched_loop.c      or run by its owner's epoll loop: VNF bells, the
+ *                         loop's sleep
  *   ch_psched_sla.c       counters for the CPU scheduler, early-end flags
  *   ch_psched_plan.c      the service threads planned to run get the work
  *
@@ -93,6 +95,15 @@ struct vchan {
 	uint64_t last_progress;		/* ns, monotonic */
 	bool kick;			/* enqueued on RX this round */
 	bool rings;			/* its verdicts wake us (a hint, ch_psched_wait.c) */
+	uint32_t taken;			/* verdicts collected, wrapping */
+	/* owner's loop (ch_psched_loop.c): its bell */
+	uint32_t bell_of;		/* the announcement taken (fd + 1), 0: none */
+	int bell;			/* our fd of it; -1: none (set at vnf_add) */
+	bool bell_pending;		/* rang since the last judgement */
+	uint32_t bell_taken;		/* taken when it rang */
+	uint32_t bell_fruitless;	/* rings in a row that brought no verdict */
+	uint64_t bell_muted;		/* ns until which it is muted, 0: heard */
+	uint32_t bell_takes;		/* announcements taken for this process */
 };
 
 struct vnf {
@@ -167,6 +178,11 @@ struct ch_psched {
 	uint32_t sleeping;		/* scheduler thread is (about to be) asleep; a ring takes it down */
 	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
 	bool unrung;			/* producer's: some chain_rt.unrung is set */
+	/* or the owner's epoll loop (ch_psched_loop.c) */
+	int loop_epfd;			/* -1: none */
+	uint64_t loop_tag;
+	struct tcr_ring *armed[CH_MAX_VNFS * VNF_MAX_THREADS];	/* for this sleep */
+	uint32_t narmed;
 	/* result notification (ch_psched_notify_*) */
 	int notify_fd;
 	uint32_t notify_armed;		/* set by the consumer, cleared by a release */

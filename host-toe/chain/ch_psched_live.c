@@ -25,6 +25,7 @@
 #include "ch_psched_collect.h"
 #include "ch_psched_dispatch.h"
 #include "ch_psched_live.h"
+#include "ch_psched_loop.h"
 
 void ch_psched_live_fail(struct ch_psched *s, struct vnf *vn, const char *why)
 {
@@ -106,8 +107,9 @@ static bool pid_dead(int pid, bool look)
 	return dead;
 }
 
-void ch_psched_live_forget(struct vnf *vn)
+void ch_psched_live_forget(struct ch_psched *s, struct vnf *vn)
 {
+	ch_psched_loop_forget(s, vn);	/* taken through the pidfd */
 	if (vn->pidfd_of > 0 && vn->pidfd >= 0)
 		close(vn->pidfd);
 	vn->pidfd_of = 0;
@@ -118,14 +120,14 @@ void ch_psched_live_forget(struct vnf *vn)
  * The pidfd of @vn's process @pid, opened when @pid is new; -1: ask
  * kill(2).  *@gone: the process was gone before we could open one.
  */
-static int vnf_pidfd(struct vnf *vn, int pid, bool *gone)
+static int vnf_pidfd(struct ch_psched *s, struct vnf *vn, int pid, bool *gone)
 {
 	*gone = false;
 	if (pid <= 0)
 		return -1;
 	if (vn->pidfd_of == pid)
 		return vn->pidfd;
-	ch_psched_live_forget(vn);
+	ch_psched_live_forget(s, vn);
 	vn->pidfd_of = pid;
 	vn->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (vn->pidfd < 0 && errno == ESRCH) {
@@ -150,10 +152,11 @@ static void find_dead(struct ch_psched *s, uint32_t nvnfs, bool look, bool *dead
 		dead[v] = false;
 		if (vn->failed || tc_load_relaxed(&vn->restart_pid) >= 0)
 			continue;
-		fd = vnf_pidfd(vn, pid, &gone);
+		fd = vnf_pidfd(s, vn, pid, &gone);
 		if (gone)
 			dead[v] = true;
 		else if (fd >= 0) {
+			ch_psched_loop_take(s, vn, fd);
 			pf[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
 			who[n++] = v;
 		} else

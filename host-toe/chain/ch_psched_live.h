@@ -22,7 +22,7 @@ void ch_psched_live_fail(struct ch_psched *s, struct vnf *vn, const char *why);
 /* Liveness of the first @nvnfs VNFs: restarts asked for, dead pids, hung threads. */
 void ch_psched_live_check(struct ch_psched *s, uint32_t nvnfs);
 
-/* Close what the checks keep open for @vn (its pidfd). */
-void ch_psched_live_forget(struct vnf *vn);
+/* Close what the checks keep open for @vn (its pidfd, and the bells taken through it). */
+void ch_psched_live_forget(struct ch_psched *s, struct vnf *vn);
 
 #endif /* TOCHAIN_CH_PSCHED_LIVE_H */

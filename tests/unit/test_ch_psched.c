@@ -11,6 +11,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,6 +29,7 @@
 #include "tochain/ch_flow.h"
 #include "ch_harness.h"
 #include "ch_psched_int.h"
+#include "ch_psched.h"
 #include "ch_psched_wait.h"
 #include "tc_check.h"
 #include "vnf.h"
@@ -1441,6 +1444,143 @@ START_TEST(rings_before_the_scheduler_runs_wake_it_once)
 }
 END_TEST
 
+/* ---- run by the owner's epoll loop (ch_psched_loop.c) ---- */
+
+#define TAG	(7ull << 32)
+
+/*
+ * Attach the scheduler to a new epoll set, one VNF of one thread, chain 1
+ * through it, and this process as the VNF's (the bell is taken through a
+ * pidfd of our own pid); the liveness check of the first poll takes it.
+ */
+static int loop_setup(struct vnf_thread **t)
+{
+	uint32_t hops[1] = { 0x1 };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ck_assert_int_ge(ep, 0);
+	s->cfg.hang_ns = 600000000000ull;	/* the test's pauses are no hang */
+	ck_assert_int_eq(ch_psched_loop_attach(s, ep, TAG), 0);
+	ck_assert_int_eq(ch_psched_start(s), -EBUSY);	/* one or the other */
+	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
+	chain(1, 1, hops);
+	*t = vnf_attach(vpath[0], 0, 100);
+	ck_assert_ptr_nonnull(*t);
+	ck_assert_int_eq(ch_psched_vnf_set_pid(s, 0, getpid()), 0);
+	polls(1);
+	return ep;
+}
+
+/*
+ * Issue 14: a VNF thread's verdicts wake a loop that sleeps in epoll: its
+ * bell (an eventfd of its process, taken through the pidfd) is in the
+ * set, and its thread writes it only when the loop armed its verdict ring
+ * before sleeping.  The sleep is then the long one (50 ms), not a nap.
+ */
+START_TEST(loop_sleeps_in_epoll_and_verdicts_ring_it)
+{
+	struct epoll_event ev;
+	struct ch_result r[2];
+	struct vnf_pkt pk[2];
+	struct vnf_thread *t;
+	uint64_t ns = 0;
+	int ep = loop_setup(&t);
+
+	ck_assert_int_ge(s->vnf[0].vc[0].bell, 0);
+	submit(1, 1, 1);
+	polls(2);
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000000ull);
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 0);
+	ck_assert_int_eq(recv_now(t, pk, 2), 1);
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 1);
+	ck_assert_uint_eq(ev.data.u64 & ~0xffffffffull, TAG);
+	ch_psched_sleep_done(s);
+	ch_psched_bell_rang(s, (uint32_t)ev.data.u64);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 2), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, 1);
+
+	/* Not armed (the loop is awake): verdicts ring nothing. */
+	submit(1, 2, 2);
+	polls(2);
+	ck_assert_int_eq(recv_now(t, pk, 2), 1);
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 0);
+	/* Verdicts already there when the loop arms: it must not sleep. */
+	ck_assert(!ch_psched_sleep_prepare(s, &ns));
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 2), 1);
+	/* Nothing out: the sleep is bounded only for the liveness checks. */
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000000ull);
+	ch_psched_sleep_done(s);
+	vnf_detach(t);
+}
+END_TEST
+
+/*
+ * The announcement is a hint (TRUST in ch_psched_loop.c): a file that is
+ * not an eventfd is refused and the thread napped while it holds work; a
+ * bell that rings without verdicts is muted after FRUITLESS_MAX (8)
+ * wake-ups in a row, its thread napped meanwhile, and heard again after
+ * FRUITLESS_NS (1 ms).
+ */
+START_TEST(loop_refuses_a_non_eventfd_and_mutes_a_fruitless_bell)
+{
+	struct tcr_channel *ch;
+	struct epoll_event ev;
+	struct vnf_thread *t;
+	uint64_t one = 1, ns = 0;
+	int ep = loop_setup(&t), p[2], efd;
+
+	ch = tcr_region_channel(s->vnf[0].r, 0);
+	ck_assert_int_eq(pipe(p), 0);
+	tc_store_relaxed(&ch->bell, (uint32_t)p[0] + 1);
+	chh_sleep_us(3000);	/* the next liveness check */
+	polls(1);
+	ck_assert_int_lt(s->vnf[0].vc[0].bell, 0);
+	submit(1, 1, 1);
+	polls(2);		/* the thread holds work and has no bell */
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000ull);
+	ch_psched_sleep_done(s);
+
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(efd, 0);
+	tc_store_relaxed(&ch->bell, (uint32_t)efd + 1);
+	chh_sleep_us(3000);
+	polls(1);
+	ck_assert_int_ge(s->vnf[0].vc[0].bell, 0);
+	for (int i = 0; i < 8; i++) {
+		ck_assert(ch_psched_sleep_prepare(s, &ns));
+		ck_assert_uint_eq(ns, 50000000ull);	/* heard: the long sleep */
+		ck_assert_int_eq(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+		ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 1);
+		ch_psched_sleep_done(s);
+		ch_psched_bell_rang(s, (uint32_t)ev.data.u64);
+		polls(1);	/* no verdict */
+	}
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000ull);	/* muted: napped */
+	ch_psched_sleep_done(s);
+	ck_assert_int_eq(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 0);
+	chh_sleep_us(2000);
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000000ull);	/* heard again */
+	ch_psched_sleep_done(s);
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 1);
+	vnf_detach(t);
+	close(efd);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 START_TEST(notify_fd_signals_released_results_when_armed)
 {
 	int fd = ch_psched_notify_fd(s);
@@ -1507,6 +1647,8 @@ int main(void)
 	tcase_add_test(tc, chain_waiting_on_a_frozen_vnf_is_deaf);
 	tcase_add_test(tc, pushes_of_a_batch_ring_the_scheduler_once);
 	tcase_add_test(tc, rings_before_the_scheduler_runs_wake_it_once);
+	tcase_add_test(tc, loop_sleeps_in_epoll_and_verdicts_ring_it);
+	tcase_add_test(tc, loop_refuses_a_non_eventfd_and_mutes_a_fruitless_bell);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
