@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <urcu/urcu-memb.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -229,16 +230,10 @@ struct toe *toe_create(const struct toe_params *p)
 		goto out_unlink;
 	}
 	t->tc = toe_chain_create(p->region_path, p->name, p->nbufs, p->slot_size, out_nbufs,
-				 2 * p->max_socks);
+				 2 * p->max_socks, t->epfd, EV_KEY(EV_BELL, 0));
 	if (!t->tc) {
 		err = errno;
 		goto out_unlink;
-	}
-	ev.data.u64 = EV_KEY(EV_CHAIN, 0);
-	if (toe_chain_notify_fd(t->tc) < 0 ||
-	    epoll_ctl(t->epfd, EPOLL_CTL_ADD, toe_chain_notify_fd(t->tc), &ev)) {
-		err = toe_chain_notify_fd(t->tc) < 0 ? EMFILE : errno;
-		goto out_chain;
 	}
 	t->held = p->hold;
 	t->hold = toe_hold_create(p->hold);
@@ -263,7 +258,6 @@ out_capture:
 	toe_capture_destroy(t->cap);
 out_hold:
 	toe_hold_destroy(t->hold);
-out_chain:
 	toe_chain_destroy(t->tc);
 out_unlink:
 	unlink(t->sock_path);
@@ -307,8 +301,8 @@ static bool spin_for_work(struct toe *t)
 	if (!budget)
 		return false;
 	do {
-		if (toe_chan_work_waiting(t) || toe_chain_results_waiting(t->tc) ||
-		    epoll_wait(t->epfd, &ev, 1, 0) > 0) {
+		if (toe_chan_work_waiting(t) || toe_chain_poll(t->tc) ||
+		    toe_chain_results_waiting(t->tc) || epoll_wait(t->epfd, &ev, 1, 0) > 0) {
 			tcr_spin_spun(&t->spin, true);
 			return true;
 		}
@@ -347,6 +341,24 @@ static void take_signals(struct toe *t)
 	}
 }
 
+/*
+ * Sleep in epoll for at most @ns (UINT64_MAX: no bound), to the
+ * nanosecond where the kernel has epoll_pwait2 (5.11), else rounded up
+ * to a millisecond.
+ */
+static int sleep_in_epoll(struct toe *t, struct epoll_event *evs, int max, uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	int n;
+
+	if (ns == UINT64_MAX)
+		return epoll_wait(t->epfd, evs, max, -1);
+	n = epoll_pwait2(t->epfd, evs, max, &ts, NULL);
+	if (n < 0 && errno == ENOSYS)
+		n = epoll_wait(t->epfd, evs, max, (int)((ns + 999999) / 1000000));
+	return n;
+}
+
 int toe_run(struct toe *t)
 {
 	struct epoll_event evs[64];
@@ -360,28 +372,36 @@ int toe_run(struct toe *t)
 		close(t->p.ready_fd);
 		t->p.ready_fd = -1;
 	}
+	urcu_memb_register_thread();	/* the chain's scheduler runs here */
 	while (!t->stop) {
-		int n, timeout = 0;
-		uint64_t slept = 0;
-		bool prepared = false;
+		uint64_t slept = 0, ns = 0;
+		bool prepared = false, chain_prepared = false;
+		int n;
 
 		/*
-		 * Sleep (no time bound: the guests' doorbells, the sockets and
-		 * the chain's results wake us) once a turn did nothing, the
-		 * spin found nothing, and the guests' rings and the chain's
-		 * results stayed empty after we announced the sleep.
+		 * Sleep once a turn did nothing, the spin found nothing, and
+		 * the guests' rings, the chain's results and the verdict rings
+		 * of VNF threads holding work stayed empty after we announced
+		 * the sleep.  The guests' doorbells, the sockets and the VNFs'
+		 * bells wake us; the scheduler bounds the sleep only for its
+		 * liveness checks (50 ms) and for VNF threads without a bell.
 		 */
 		if (!busy && !spin_for_work(t)) {
 			prepared = true;
-			if (toe_chan_sleep_prepare(t) && toe_chain_arm(t->tc)) {
-				timeout = -1;
-				slept = tu_now_ns();
+			if (toe_chan_sleep_prepare(t)) {
+				chain_prepared = toe_chain_sleep_prepare(t->tc, &ns);
+				if (!chain_prepared)
+					ns = 0;
+				else
+					slept = tu_now_ns();
 			}
 		}
-		n = epoll_wait(t->epfd, evs, 64, timeout);
+		n = sleep_in_epoll(t, evs, 64, ns);
+		if (chain_prepared)
+			toe_chain_sleep_done(t->tc);
 		if (prepared)
 			toe_chan_sleep_done(t);	/* also when the re-check found work */
-		if (timeout && n > 0)
+		if (slept && n > 0)
 			tcr_spin_woke(&t->spin, tu_now_ns() - slept);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -391,7 +411,6 @@ int toe_run(struct toe *t)
 		for (int i = 0; i < n; i++) {
 			uint32_t kind = (uint32_t)(evs[i].data.u64 >> 32);
 			uint32_t idx = (uint32_t)evs[i].data.u64;
-			uint64_t v;
 
 			switch (kind) {
 			case EV_ATTACH:
@@ -412,10 +431,8 @@ int toe_run(struct toe *t)
 			case EV_SOCK:
 				toe_sock_event(t, idx, evs[i].events);
 				break;
-			case EV_CHAIN:
-				if (read(toe_chain_notify_fd(t->tc), &v, sizeof(v)) < 0) {
-					/* already cleared */
-				}
+			case EV_BELL:
+				toe_chain_bell_rang(t->tc, idx);
 				break;
 			case EV_HOLD:
 				if (!toe_hold_held(t->hold) && t->held) {
@@ -426,18 +443,25 @@ int toe_run(struct toe *t)
 			}
 		}
 		busy = false;
+		/* Verdicts the bells announced: results for this turn to take. */
+		toe_chain_poll(t->tc);
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++)
 			if (t->ch[ch].open && toe_chan_service(t, ch))
 				busy = true;
 		if (toe_stage_step(t))
 			busy = true;
 		toe_stage_drain(t);
-		toe_chain_ring(t->tc);	/* this turn's submits: one wake-up */
+		toe_chain_ring(t->tc);
+		/* This turn's submits to the VNFs; results it released wait for the next. */
+		toe_chain_poll(t->tc);
+		if (toe_chain_results_waiting(t->tc))
+			busy = true;
 		for (uint32_t ch = 0; ch < t->p.nchannels; ch++) {
 			toe_sock_fork_check(t, ch);
 			toe_chan_end_turn(t, ch);
 		}
 	}
+	urcu_memb_unregister_thread();
 	return 0;
 }
 

@@ -107,7 +107,8 @@ static int names_err(int err)
 }
 
 struct toe_chain *toe_chain_create(const char *region_path, const char *name, uint32_t nbufs,
-				   uint32_t slot_size, uint32_t out_nbufs, uint32_t nflows)
+				   uint32_t slot_size, uint32_t out_nbufs, uint32_t nflows,
+				   int epfd, uint64_t tag)
 {
 	char out_name[TCR_NAME_MAX];
 	struct tcr_params op = { .name = out_name, .kind = TCR_KIND_HOST, .nbufs = out_nbufs,
@@ -172,7 +173,7 @@ struct toe_chain *toe_chain_create(const char *region_path, const char *name, ui
 	if (!err)
 		err = -ch_psched_region_flows(tc->s, TOE_REGION_OUT, tc->flows_path);
 	if (!err)
-		err = -ch_psched_start(tc->s);
+		err = -ch_psched_loop_attach(tc->s, epfd, tag);
 	if (err)
 		goto out_sched;
 	return tc;
@@ -203,7 +204,7 @@ void toe_chain_destroy(struct toe_chain *tc)
 {
 	if (!tc)
 		return;
-	ch_psched_destroy(tc->s);	/* stops its thread first */
+	ch_psched_destroy(tc->s);	/* its bells leave the loop's epoll set */
 	for (uint32_t v = 0; v < CH_MAX_VNFS; v++)
 		if (tc->vnf[v].used)
 			unlink(tc->vnf[v].region);
@@ -261,16 +262,24 @@ uint32_t toe_chain_outstanding(const struct toe_chain *tc, uint32_t dir)
 	return tc->dir[dir].outstanding;
 }
 
-int toe_chain_notify_fd(const struct toe_chain *tc)
+unsigned int toe_chain_poll(struct toe_chain *tc)
 {
-	return ch_psched_notify_fd(tc->s);
+	return ch_psched_poll(tc->s);
 }
 
-bool toe_chain_arm(struct toe_chain *tc)
+void toe_chain_bell_rang(struct toe_chain *tc, uint32_t id)
 {
-	if (!tc->dir[0].outstanding && !tc->dir[1].outstanding)
-		return true;
-	return ch_psched_notify_arm(tc->s);
+	ch_psched_bell_rang(tc->s, id);
+}
+
+bool toe_chain_sleep_prepare(struct toe_chain *tc, uint64_t *ns)
+{
+	return !toe_chain_results_waiting(tc) && ch_psched_sleep_prepare(tc->s, ns);
+}
+
+void toe_chain_sleep_done(struct toe_chain *tc)
+{
+	ch_psched_sleep_done(tc->s);
 }
 
 bool toe_chain_results_waiting(struct toe_chain *tc)

@@ -52,10 +52,13 @@ struct toe_chain;
  * Create the scheduler and its files for region file @region_path whose
  * header name is @name (the TOE's --name), with @nbufs buffers of
  * @slot_size bytes, @out_nbufs private outbound slots and a flow table of
- * @nflows entries; starts the scheduler thread.  NULL with errno.
+ * @nflows entries.  The scheduler runs in the loop that sleeps on epoll
+ * set @epfd: its VNFs' bells join the set with data.u64 = @tag | an id
+ * for toe_chain_bell_rang() (ch_psched_loop_attach()).  NULL with errno.
  */
 struct toe_chain *toe_chain_create(const char *region_path, const char *name, uint32_t nbufs,
-				   uint32_t slot_size, uint32_t out_nbufs, uint32_t nflows);
+				   uint32_t slot_size, uint32_t out_nbufs, uint32_t nflows,
+				   int epfd, uint64_t tag);
 
 /*
  * Header names of the regions next to R, unique on the host because TOE
@@ -89,10 +92,20 @@ unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result
 			    unsigned int n);
 /* Descriptors of @dir submitted and not taken back yet. */
 uint32_t toe_chain_outstanding(const struct toe_chain *tc, uint32_t dir);
-/* The eventfd that wakes the loop when results wait (epoll it). */
-int toe_chain_notify_fd(const struct toe_chain *tc);
-/* Before sleeping: true when nothing waits (the eventfd will fire). */
-bool toe_chain_arm(struct toe_chain *tc);
+/*
+ * The scheduler's turn (ch_psched_poll()): the loop calls it after its
+ * events and after toe_chain_ring(); returns how much it did.  The loop
+ * thread is registered with liburcu.
+ */
+unsigned int toe_chain_poll(struct toe_chain *tc);
+/* An event of the scheduler's (data.u64 = tag | @id) came. */
+void toe_chain_bell_rang(struct toe_chain *tc, uint32_t id);
+/*
+ * Before sleeping: false when results or verdicts wait; true: sleep at
+ * most *@ns (UINT64_MAX: no bound), then toe_chain_sleep_done().
+ */
+bool toe_chain_sleep_prepare(struct toe_chain *tc, uint64_t *ns);
+void toe_chain_sleep_done(struct toe_chain *tc);
 /* Results waiting in either output queue. */
 bool toe_chain_results_waiting(struct toe_chain *tc);
 

@@ -198,7 +198,7 @@ static json_t *cmd_vnf_ls(struct toe_ctl *c)
 	n = toe_chain_vnf_list(c->tc, v, CH_MAX_VNFS);
 	for (unsigned int i = 0; i < n; i++)
 		json_array_append_new(a, json_pack(
-			"{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:i}",
+			"{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i}",
 			"name", v[i].a.name, "id", (int)v[i].id, "pid", (int)v[i].pid,
 			"threads", (int)v[i].a.threads, "running", (int)v[i].running,
 			"policy", v[i].a.policy == CH_FAIL_OPEN ? "open" : "closed",
@@ -210,7 +210,8 @@ static json_t *cmd_vnf_ls(struct toe_ctl *c)
 			"bypassed", (json_int_t)v[i].info.bypassed,
 			"failures", (json_int_t)v[i].info.failures,
 			"alerts", (json_int_t)v[i].info.alerts,
-			"outstanding", (int)v[i].info.outstanding));
+			"outstanding", (int)v[i].info.outstanding,
+			"bells", (int)v[i].info.bells));
 	free(v);
 	return ctl_reply_ok(json_pack("{s:o}", "vnfs", a));
 }

@@ -52,7 +52,7 @@
 #include "toe_chain.h"
 #include "toe_ctl.h"
 
-enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO, EV_CHAIN,
+enum ev_kind { EV_ATTACH = 1, EV_SIGNAL, EV_CONN, EV_DOORBELL, EV_SOCK, EV_HELLO, EV_BELL,
 	       EV_HOLD };
 #define HELLO_MAX	16	/* attach connections waiting for their hello */
 #define HELLO_TIMEOUT_S	2

@@ -85,7 +85,12 @@ fin_out=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="out"][0]["
 	fail "in counters arrivals $arr_in finished $fin_in denied $den_in"
 [ "$arr_out" -ge $(( (4 << 20) / 16384 )) ] && [ "$arr_out" = "$fin_out" ] ||
 	fail "out counters arrivals $arr_out finished $fin_out"
-ctl_ok vnf.ls | tt_json '" ".join("%s:%d/%d" % (v["name"], v["dispatched"], v["verdicts"]) for v in j["vnfs"])'
+vl=$(ctl_ok vnf.ls)
+echo "$vl" | tt_json '" ".join("%s:%d/%d bells %d" % (v["name"], v["dispatched"], v["verdicts"], v["bells"]) for v in j["vnfs"])'
+# Host VNFs: every thread's verdicts ring the TOE's loop (its bell was
+# taken through the pidfd), none is left to the 50 µs naps.
+[ "$(echo "$vl" | tt_json 'all(v["bells"] == v["threads"] for v in j["vnfs"])')" = True ] ||
+	fail "a host VNF thread without a bell: $vl"
 
 # Each VNF saw what its place implies: a, m every inbound descriptor,
 # b the allowed ones, o every outbound one.

@@ -163,7 +163,10 @@ echo "$st" | tt_json 'any(d["vnf"] == "x" and d["rule"] == 1 and d["chain"] == "
 den=$(echo "$st" | tt_json '[c for c in j["chains"] if c["dir"]=="in"][0]["denied"]')
 [ "$den" -ge 1 ] || fail "in chain denied $den"
 vl=$(ctl_ok vnf.ls)
-echo "$vl" | tt_json '" ".join("%s:%d/%d" % (v["name"], v["dispatched"], v["verdicts"]) for v in j["vnfs"])'
+echo "$vl" | tt_json '" ".join("%s:%d/%d bells %d" % (v["name"], v["dispatched"], v["verdicts"], v["bells"]) for v in j["vnfs"])'
+# A VNF in a VM has no bell (its wake-ups would not reach the host): napped.
+[ "$(echo "$vl" | tt_json '[v for v in j["vnfs"] if v["name"]=="x"][0]["bells"]')" = 0 ] ||
+	fail "x, in a VM, has a bell: $vl"
 echo "$vl" | tt_json '[v for v in j["vnfs"] if v["name"]=="x"][0]["verdicts"] >= 64' | grep -q True ||
 	fail "x gave fewer verdicts than the 1 MiB response has descriptors: $vl"
 grep -aq 'cannot map granted region' "$work/serial.log" && fail "the guest's VNF could not map a grant"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,12 +22,15 @@
 static char base[64], rpath[128], cpath[160];
 static struct toe_chain *tc;
 static struct toe_ctl *ctl;
+static int epfd = -1;
 
 static void setup(void)
 {
 	snprintf(rpath, sizeof(rpath), "%s/r%d", base, getpid());
 	snprintf(cpath, sizeof(cpath), "%s.ctl", rpath);
-	tc = toe_chain_create(rpath, "vmunit", 64, 4096, 16, 64);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	ck_assert_int_ge(epfd, 0);
+	tc = toe_chain_create(rpath, "vmunit", 64, 4096, 16, 64, epfd, 1ull << 32);
 	ck_assert_ptr_nonnull(tc);
 	ctl = toe_ctl_start(cpath, "vmunit", tc, NULL, NULL);
 	ck_assert_ptr_nonnull(ctl);
@@ -38,6 +42,7 @@ static void teardown(void)
 
 	toe_ctl_stop(ctl);
 	toe_chain_destroy(tc);
+	close(epfd);
 	/* Everything made next to the region path is gone. */
 	ck_assert_int_ne(access(cpath, F_OK), 0);
 	snprintf(p, sizeof(p), "%s.out", rpath);
@@ -366,7 +371,7 @@ START_TEST(region_header_names)
 	ck_assert(tcr_name_valid(a));
 	ck_assert_int_eq(strncmp(a, "abcdefghijklmn.out.", 19), 0);
 	/* and a bad TOE name is refused */
-	ck_assert_ptr_null(toe_chain_create(p, "Bad/Name", 64, 4096, 16, 64));
+	ck_assert_ptr_null(toe_chain_create(p, "Bad/Name", 64, 4096, 16, 64, epfd, 1ull << 32));
 	ck_assert_int_eq(errno, EINVAL);
 }
 END_TEST
