@@ -451,7 +451,6 @@ int toe_run(struct toe *t)
 		if (toe_stage_step(t))
 			busy = true;
 		toe_stage_drain(t);
-		toe_chain_ring(t->tc);
 		/* This turn's submits to the VNFs; results it released wait for the next. */
 		toe_chain_poll(t->tc);
 		if (toe_chain_results_waiting(t->tc))

@@ -240,11 +240,6 @@ bool toe_chain_submit(struct toe_chain *tc, uint32_t dir, const struct ch_pkt *p
 	return true;
 }
 
-void toe_chain_ring(struct toe_chain *tc)
-{
-	ch_psched_ring(tc->s);
-}
-
 unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result *r,
 			    unsigned int n)
 {

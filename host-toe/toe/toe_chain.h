@@ -82,11 +82,10 @@ void toe_chain_destroy(struct toe_chain *tc);
 bool toe_chain_active(struct toe_chain *tc, uint32_t dir);
 /*
  * Submit one descriptor on @dir's chain; false: the input queue is full.
- * The scheduler learns of a turn's submits from toe_chain_ring(), which
- * the loop calls once at the end of every turn, before it can sleep.
+ * The scheduler, run by the same loop, takes a turn's submits at the
+ * loop's next toe_chain_poll().
  */
 bool toe_chain_submit(struct toe_chain *tc, uint32_t dir, const struct ch_pkt *p);
-void toe_chain_ring(struct toe_chain *tc);
 /* Take up to @n results of @dir; returns how many. */
 unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result *r,
 			    unsigned int n);
@@ -94,7 +93,7 @@ unsigned int toe_chain_take(struct toe_chain *tc, uint32_t dir, struct ch_result
 uint32_t toe_chain_outstanding(const struct toe_chain *tc, uint32_t dir);
 /*
  * The scheduler's turn (ch_psched_poll()): the loop calls it after its
- * events and after toe_chain_ring(); returns how much it did.  The loop
+ * events and after the turn's submits; returns how much it did.  The loop
  * thread is registered with liburcu.
  */
 unsigned int toe_chain_poll(struct toe_chain *tc);

@@ -2,8 +2,8 @@
 # timeout: 120
 # Idle costs nothing (issue 14): after traffic through an in chain
 # [[a], [b]] of null VNFs (b with two service threads) and an out chain
-# [[a]], with the connection closed, every thread of the TOE (event loop,
-# packet scheduler, control), of both VNF processes and of the guest
+# [[a]], with the connection closed, every thread of the TOE (event loop
+# with the packet scheduler, control), of both VNF processes and of the guest
 # program under tochain-run may wake at most about once per 50 ms.  The
 # count is of context switches (voluntary + involuntary, from
 # /proc/PID/task/*/status) over IDLE_SECS of idle, per thread, against
