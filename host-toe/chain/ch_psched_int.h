@@ -61,6 +61,11 @@ _Static_assert(CH_MAX_REGIONS <= VNF_REGION_CHAINS, "region ids fit the protocol
 #define BURST		32
 #define FLIGHT_CTRL	0xffffffffu	/* vdesc of a control message */
 #define CHECK_NS	2000000ull	/* liveness checks every 2 ms */
+/* The scheduler's sleeps, in its thread (ch_psched_wait.c) or its owner's loop (_loop.c): */
+#define SLEEP_NS	50000000ull	/* nothing out, or out at VNF threads that all ring */
+#define NAP_NS		50000ull	/* work out at a VNF thread that does not ring */
+#define FRUITLESS_MAX	8		/* wake-ups that found nothing, in a row ... */
+#define FRUITLESS_NS	1000000ull	/* ... then the ringer is not heard for this long */
 
 enum flight_state { FL_FREE = 0, FL_BUSY = 1, FL_DONE = 2 };
 

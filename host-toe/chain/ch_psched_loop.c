@@ -21,7 +21,11 @@
  *
  * TRUST (as ch_psched_wait.c).  The announcement is a hint: it may name
  * any file of the VNF's process, so only an eventfd is kept, and only
- * waited on.  A thread without a bell (a VNF in a VM, whose wake-ups
+ * waited on.  For a VNF in a VM the process is its QEMU (tochaind's pid):
+ * a guest that writes the field can name one of QEMU's eventfds; we then
+ * wake when it fires (muted below if that brings no verdicts) or sleep
+ * longer on that thread's verdicts, which delays only what the VNF
+ * could delay anyway by not answering.  A thread without a bell (a VNF in a VM, whose wake-ups
  * would not reach the host; a kernel without pidfd_getfd; a take the
  * kernel refused) is napped for NAP_NS while it holds work.  A bell that
  * rings without verdicts (FRUITLESS_MAX wake-ups in a row) is muted, its
@@ -50,10 +54,6 @@
 #include "ch_psched_loop.h"
 #include "ch_psched_sla.h"
 
-#define SLEEP_NS	50000000ull	/* VNFs attached, nothing out: liveness */
-#define NAP_NS		50000ull	/* work out at a thread without a bell */
-#define FRUITLESS_MAX	8		/* wake-ups by a bell that found nothing, in a row */
-#define FRUITLESS_NS	1000000ull	/* then: its bell muted this long */
 #define TAKES_MAX	4		/* announcements taken per thread and process */
 
 #define BELL_ID(v, c)	((uint32_t)(v) << 8 | (uint32_t)(c))

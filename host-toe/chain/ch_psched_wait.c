@@ -52,10 +52,6 @@
 #include "ch_psched_sla.h"
 #include "ch_psched_wait.h"
 
-#define SLEEP_NS	50000000ull	/* nothing out, or out at VNFs that all ring */
-#define NAP_NS		50000ull	/* work out at a VNF that does not ring */
-#define FRUITLESS_MAX	8		/* wake-ups that found nothing, in a row */
-#define FRUITLESS_NS	1000000ull	/* then: doorbell only, look again this often */
 #define STALL_NS	1000000ull	/* untaken work and no verdict this long: stalled */
 
 /*
