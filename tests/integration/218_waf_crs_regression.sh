@@ -65,7 +65,12 @@ region=$(td_field vm web1 region)
 tc_isolated GU guweb1
 ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 	python3 "$top/tests/progs/crs_regress.py" --serve 8080 >"$work/backend-vnf.log" 2>&1 &
-tc_on_exit "kill -9 $!"
+bpid=$!
+tc_on_exit "kill -9 $bpid"
+# A stall (seen twice in CI, never by hand): where each thread of the
+# backend under tochain-run waits (system call number and arguments, and
+# the kernel function), the threaded server's and the runtime's.
+tc_on_fail "for t in /proc/$bpid/task/* /proc/\$(pgrep -P $bpid | head -1)/task/*; do echo \"\$t \$(cat \$t/comm 2>/dev/null) wchan=\$(cat \$t/wchan 2>/dev/null) syscall=\$(cat \$t/syscall 2>/dev/null)\"; done"
 tc_wait_port "$CL" 10.68.0.2 8080 20 || fail "the backend behind the chain did not come up"
 
 # (b) nginx + ModSecurity + the same CRS in a namespace of its own
