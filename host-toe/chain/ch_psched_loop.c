@@ -103,12 +103,19 @@ void ch_psched_loop_forget(struct ch_psched *s, struct vnf *vn)
 	}
 }
 
-static int bell_mod(struct ch_psched *s, struct vnf *vn, uint32_t c, uint32_t events)
+/* Add (@op EPOLL_CTL_ADD) or change thread @c's bell @fd in the loop's set. */
+static int bell_ctl(struct ch_psched *s, struct vnf *vn, uint32_t c, int op, int fd,
+		    uint32_t events)
 {
 	struct epoll_event ev = { .events = events,
 				  .data.u64 = s->loop_tag | BELL_ID(vn - s->vnf, c) };
 
-	return epoll_ctl(s->loop_epfd, EPOLL_CTL_MOD, vn->vc[c].bell, &ev);
+	return epoll_ctl(s->loop_epfd, op, fd, &ev);
+}
+
+static int bell_mod(struct ch_psched *s, struct vnf *vn, uint32_t c, uint32_t events)
+{
+	return bell_ctl(s, vn, c, EPOLL_CTL_MOD, vn->vc[c].bell, events);
 }
 
 void ch_psched_loop_take(struct ch_psched *s, struct vnf *vn, int pidfd)
@@ -119,8 +126,6 @@ void ch_psched_loop_take(struct ch_psched *s, struct vnf *vn, int pidfd)
 		struct tcr_channel *ch = tcr_region_channel(vn->r, c);
 		struct vchan *vc = &vn->vc[c];
 		uint32_t said = ch ? tc_load_relaxed(&ch->bell) : 0;
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLET,
-					  .data.u64 = s->loop_tag | BELL_ID(vn - s->vnf, c) };
 		int fd;
 
 		/* Taken (or refused) already; a process that keeps changing it is not heard. */
@@ -137,7 +142,7 @@ void ch_psched_loop_take(struct ch_psched *s, struct vnf *vn, int pidfd)
 				"napping while it holds work\n", vn->name, c, strerror(errno));
 			continue;
 		}
-		if (!is_eventfd(fd) || epoll_ctl(s->loop_epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		if (!is_eventfd(fd) || bell_ctl(s, vn, c, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET)) {
 			fprintf(stderr, "chain: vnf %s thread %u: its bell is not an eventfd: "
 				"napping while it holds work\n", vn->name, c);
 			close(fd);

@@ -29,7 +29,6 @@
 #include "tochain/ch_flow.h"
 #include "ch_harness.h"
 #include "ch_psched_int.h"
-#include "ch_psched.h"
 #include "ch_psched_wait.h"
 #include "tc_check.h"
 #include "vnf.h"
