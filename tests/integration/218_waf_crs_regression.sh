@@ -70,7 +70,11 @@ tc_on_exit "kill -9 $bpid"
 # A stall (seen twice in CI, never by hand): where each thread of the
 # backend under tochain-run waits (system call number and arguments, and
 # the kernel function), the threaded server's and the runtime's.
-tc_on_fail "for t in /proc/$bpid/task/* /proc/\$(pgrep -P $bpid | head -1)/task/*; do echo \"\$t \$(cat \$t/comm 2>/dev/null) wchan=\$(cat \$t/wchan 2>/dev/null) syscall=\$(cat \$t/syscall 2>/dev/null)\"; done"
+tc_on_fail "for t in /proc/$bpid/task/* \$(for c in \$(pgrep -P $bpid); do echo /proc/\$c/task/*; done); do echo \"\$t \$(cat \$t/comm 2>/dev/null) wchan=\$(cat \$t/wchan 2>/dev/null) syscall=\$(cat \$t/syscall 2>/dev/null)\"; done"
+# And where the connections stand: the listener's accept queue in the
+# TOE's namespace (Recv-Q of LISTEN: handshakes done, not yet accepted)
+# against the client's side (SYN-SENT: the handshakes do not get through).
+tc_on_fail "echo 'TOE namespace:'; ip netns exec $(td_field vm web1 netns) ss -tan | awk 'NR == 1 || /LISTEN/ { print; next } { n[\$1]++ } END { for (k in n) print k, n[k] }'; echo 'client namespace:'; ip netns exec $CL ss -tan | awk 'NR > 1 { n[\$1]++ } END { for (k in n) print k, n[k] }'"
 tc_wait_port "$CL" 10.68.0.2 8080 20 || fail "the backend behind the chain did not come up"
 
 # (b) nginx + ModSecurity + the same CRS in a namespace of its own
