@@ -12,6 +12,12 @@
  * Every scenario checks that each descriptor submitted comes back exactly
  * once, in submission order per chain, unchanged, and that no work
  * descriptor of any VNF region is left outstanding at the end.
+ *
+ * The main thread runs the scheduler in its own epoll loop, as the TOE
+ * does (chh_loop_*, ch_harness.h): it submits, polls, takes, and sleeps
+ * in epoll when an iteration moved nothing, woken by the VNF threads'
+ * bells.  Only the replace scenario's table changes come from another
+ * thread (the control plane's).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -54,6 +60,7 @@ struct env {
 	const char *dir, *bin;
 	struct tcr_region *data;
 	struct ch_psched *s;
+	struct chh_loop loop;		/* runs s in this thread */
 	uint32_t nv;
 	pid_t pid[MAXV];
 	char vpath[MAXV][300], spath[MAXV][300];
@@ -115,8 +122,8 @@ static void setup(struct env *e, uint32_t nchains_used, uint64_t n)
 		e->order_cap = n + 1;
 		e->order[c] = calloc(n + 1, sizeof(uint64_t));
 	}
-	if (ch_psched_start(e->s)) {
-		printf("FAIL: start\n");
+	if (chh_loop_attach(&e->loop, e->s)) {
+		printf("FAIL: loop attach\n");
 		exit(1);
 	}
 }
@@ -146,8 +153,9 @@ static void set_chain(struct env *e, uint32_t chain, uint64_t *ver, int nhops, .
 
 /*
  * Submit @n descriptors per chain of @chains (every @mark_every-th with
- * the deny marker) and take all results, within @secs seconds.
- * @between (may be NULL) runs between rounds with the round number.
+ * the deny marker) and take all results, within @secs seconds, running
+ * the scheduler meanwhile.  @between (may be NULL) runs between rounds
+ * with the round number.
  */
 static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_every,
 		 result_fn fn, void (*between)(struct env *, uint64_t), int secs)
@@ -161,6 +169,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 	for (;;) {
 		bool done = true;
 		unsigned int moved = 0;
+		uint64_t now;
 
 		for (uint32_t c = 0; c < nchains; c++) {
 			/* submit a burst */
@@ -185,6 +194,10 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				e->next_cookie[c]++;
 				moved++;
 			}
+		}
+		/* The scheduler's turn: admits the bursts, releases results. */
+		moved += ch_psched_poll(e->s);
+		for (uint32_t c = 0; c < nchains; c++) {
 			/* take results */
 			unsigned int k = ch_psched_take(e->s, c, res, 32);
 
@@ -218,14 +231,15 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 		}
 		if (done)
 			break;
-		if (chh_now_ns() > deadline) {
+		now = chh_now_ns();
+		if (now > deadline) {
 			CHECK(0, "timed out: %" PRIu64 " results\n", e->results);
 			break;
 		}
 		if (between)
 			between(e, round++);
 		if (!moved)
-			chh_sleep_us(50);
+			chh_loop_sleep(&e->loop, deadline - now);
 	}
 }
 
@@ -245,8 +259,8 @@ static void finish(struct env *e, bool check_stats)
 	CHECK(e->nfree == NBUFS, "%u data buffers not returned\n", NBUFS - e->nfree);
 	/*
 	 * Let control messages (grants, revokes) come back: the VNFs answer
-	 * them at once, but an idle scheduler collects them on its next
-	 * round, up to 50 ms later (longer on a loaded machine).
+	 * them at once, and the scheduler, run here meanwhile, collects them
+	 * (later on a loaded machine).
 	 */
 	for (int tries = 0; tries < 200; tries++) {
 		bool quiet = true;
@@ -257,7 +271,7 @@ static void finish(struct env *e, bool check_stats)
 		}
 		if (quiet)
 			break;
-		chh_sleep_us(10000);
+		chh_loop_run_for(&e->loop, 10000000ull);
 	}
 	for (uint32_t v = 0; v < e->nv; v++) {
 		ch_psched_vnf_info(e->s, v, &info);
@@ -282,6 +296,7 @@ static void finish(struct env *e, bool check_stats)
 		      " (csum %#" PRIx64 ")\n", v, st.packets, st.csum, e->exp_pk[v], e->exp_csum[v]);
 	}
 	ch_psched_destroy(e->s);
+	chh_loop_close(&e->loop);
 	tcr_region_destroy(e->data);
 	for (uint32_t c = 0; c < MAXC; c++)
 		free(e->order[c]);
@@ -309,7 +324,7 @@ static void check_early_end(struct env *e, uint32_t chain)
 
 	for (int tries = 0; tries < 500 && !(fl & TCR_EARLY_INPUT_EMPTY); tries++) {
 		fl |= tcr_counters_take_early(ch_psched_counters(e->s, chain));
-		chh_sleep_us(10000);
+		chh_loop_run_for(&e->loop, 10000000ull);
 	}
 	CHECK(fl & TCR_EARLY_INPUT_EMPTY, "chain %u: no early end (a) after the last result\n",
 	      chain);
@@ -546,7 +561,7 @@ static void sc_kill(struct env *e, uint64_t n, uint32_t policy)
 	ch_psched_vnf_restart(e->s, 0, e->pid[0]);
 	t0 = chh_now_ns();
 	do {
-		chh_sleep_us(1000);
+		chh_loop_run_for(&e->loop, 1000000ull);	/* the restart is done by a poll */
 		ch_psched_vnf_info(e->s, 0, &info);
 	} while ((info.failed || info.epoch == 0) && chh_now_ns() - t0 < 3000000000ull);
 	CHECK(!info.failed && info.epoch == 1, "restart: failed %d epoch %u\n", info.failed,

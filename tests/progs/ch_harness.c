@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,4 +152,68 @@ int chh_wait_file(const char *path, int ms)
 		chh_sleep_us(1000);
 	}
 	return -ETIMEDOUT;
+}
+
+/* The high half of a bell's epoll data (ch_psched_loop_attach()). */
+#define CHH_BELL_TAG	(1ull << 32)
+
+int chh_loop_attach(struct chh_loop *l, struct ch_psched *s)
+{
+	int err;
+
+	l->s = s;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0)
+		return -errno;
+	err = ch_psched_loop_attach(s, l->epfd, CHH_BELL_TAG);
+	if (err) {
+		close(l->epfd);
+		l->epfd = -1;
+	}
+	return err;
+}
+
+void chh_loop_close(struct chh_loop *l)
+{
+	if (l->epfd >= 0)
+		close(l->epfd);
+	l->epfd = -1;
+}
+
+void chh_loop_sleep(struct chh_loop *l, uint64_t max_ns)
+{
+	struct epoll_event evs[16];
+	struct timespec ts;
+	uint64_t ns;
+	int n;
+
+	if (!ch_psched_sleep_prepare(l->s, &ns))
+		return;		/* verdicts arrived meanwhile */
+	if (ns > max_ns)
+		ns = max_ns;
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	/* As the TOE's sleep_in_epoll(): to the millisecond before 5.11. */
+	n = epoll_pwait2(l->epfd, evs, 16, &ts, NULL);
+	if (n < 0 && errno == ENOSYS)
+		n = epoll_wait(l->epfd, evs, 16, (int)((ns + 999999) / 1000000));
+	ch_psched_sleep_done(l->s);
+	for (int i = 0; i < n; i++)
+		if ((evs[i].data.u64 & ~0xffffffffull) == CHH_BELL_TAG)
+			ch_psched_bell_rang(l->s, (uint32_t)evs[i].data.u64);
+}
+
+void chh_loop_run_for(struct chh_loop *l, uint64_t ns)
+{
+	uint64_t end = chh_now_ns() + ns;
+
+	for (;;) {
+		unsigned int work = ch_psched_poll(l->s);
+		uint64_t now = chh_now_ns();
+
+		if (now >= end)
+			break;
+		if (!work)
+			chh_loop_sleep(l, end - now);
+	}
 }
