@@ -31,6 +31,11 @@
  * one; no clean request is denied; the VNFs saw every descriptor they had to
  * (their --stats); nothing left in flight.  Exit 0 when all checks passed;
  * each failed check prints "FAIL: ...".
+ *
+ * The main thread runs the scheduler in its own epoll loop, as the TOE
+ * does (chh_loop_*, ch_harness.h): it submits, polls, takes, and sleeps
+ * in epoll when an iteration moved nothing, woken by the VNF threads'
+ * bells.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -98,6 +103,7 @@ struct env {
 	uint32_t threads;
 	struct tcr_region *data;
 	struct ch_psched *s;
+	struct chh_loop loop;		/* runs s in this thread */
 	bool use_flows;			/* flows scenario */
 	struct ch_flows *flows;
 	uint64_t flows_opened;
@@ -203,8 +209,8 @@ static void setup(struct env *e, uint64_t target)
 	e->target = target;
 	e->order[0] = calloc(target * 64 + 1024, sizeof(uint64_t));
 	e->order[1] = calloc(target * 64 + 1024, sizeof(uint64_t));
-	if (!e->order[0] || !e->order[1] || ch_psched_start(e->s)) {
-		printf("FAIL: start\n");
+	if (!e->order[0] || !e->order[1] || chh_loop_attach(&e->loop, e->s)) {
+		printf("FAIL: loop attach\n");
 		exit(1);
 	}
 }
@@ -341,7 +347,8 @@ static void conn_check(struct env *e, const struct conn *c)
 		      "): waf rule %u\n", name, c->id, c->deny_rule);
 }
 
-static void take_results(struct env *e, uint32_t chain)
+/* Take and check @chain's results; how many. */
+static unsigned int take_results(struct env *e, uint32_t chain)
 {
 	struct ch_result res[32];
 	unsigned int k = ch_psched_take(e->s, chain, res, 32);
@@ -401,6 +408,7 @@ static void take_results(struct env *e, uint32_t chain)
 			c->id = 0;
 		}
 	}
+	return k;
 }
 
 static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
@@ -511,6 +519,7 @@ static void pump(struct env *e, int secs, bool reload)
 
 	while (e->finished < e->target) {
 		bool moved = false;
+		uint64_t now;
 
 		for (int i = 0; i < OPEN; i++) {
 			struct conn *c = &e->conns[i];
@@ -523,20 +532,24 @@ static void pump(struct env *e, int secs, bool reload)
 			    submit_one(e, c, (uint32_t)i))
 				moved = true;
 		}
-		take_results(e, 0);
-		take_results(e, 1);
-		if (e->flows)
-			ch_flow_reclaim(e->flows, ch_psched_counters(e->s, 0)->finished,
-					ch_psched_counters(e->s, 1)->finished);
+		/* The scheduler's turn: admits the submits, releases results. */
+		if (ch_psched_poll(e->s))
+			moved = true;
+		if (take_results(e, 0) + take_results(e, 1))
+			moved = true;
+		if (e->flows && ch_flow_reclaim(e->flows, ch_psched_counters(e->s, 0)->finished,
+						 ch_psched_counters(e->s, 1)->finished))
+			moved = true;	/* room for connections to open */
 		if (reload)
 			reload_step(e);
-		if (chh_now_ns() > deadline) {
+		now = chh_now_ns();
+		if (now > deadline) {
 			CHECK(0, "timed out: %" PRIu64 " of %" PRIu64 " connections finished\n",
 			      e->finished, e->target);
 			break;
 		}
 		if (!moved)
-			chh_sleep_us(100);
+			chh_loop_sleep(&e->loop, deadline - now);
 	}
 }
 
@@ -547,7 +560,7 @@ static void finish(struct env *e)
 	CHECK(ch_psched_in_flight(e->s) == 0, "%u descriptors still in flight\n",
 	      ch_psched_in_flight(e->s));
 	CHECK(e->nfree == NBUFS, "%u data buffers not returned\n", NBUFS - e->nfree);
-	chh_sleep_us(20000);
+	chh_loop_run_for(&e->loop, 20000000ull);	/* control messages come back */
 	for (uint32_t v = 0; v < e->nv; v++) {
 		ch_psched_vnf_info(e->s, v, &info);
 		CHECK(!info.failed && info.outstanding == 0 && info.bad_verdicts == 0,
@@ -569,6 +582,7 @@ static void finish(struct env *e)
 		      PRIu64 "\n", e->kind[v], st.packets, e->submitted);
 	}
 	ch_psched_destroy(e->s);
+	chh_loop_close(&e->loop);
 	tcr_region_destroy(e->data);
 	ch_flows_destroy(e->flows);
 	free(e->order[0]);
