@@ -6,16 +6,21 @@
  *   chain-bench --vnf-bin PATH [--dir DIR] [--runs N] [--secs S] [--samples N]
  *
  * Configurations, side by side: chains of 0, 1, 2 and 4 hops of one null
- * VNF each, and one hop of 1, 2 and 4 parallel null VNFs.  For each: the
- * median over runs of (a) the latency of one descriptor alone in the
- * chain (submit to result, TSC), median of --samples, and (b) the
- * throughput with the input queue kept full.  Prints medians and ratios;
- * asserts nothing about timings.  CHAIN_BENCH_ONLY=N runs configuration
- * N (0..5) alone.
+ * VNF each, and one hop of 1, 2 and 4 parallel null VNFs.  Two tables:
+ *   - the path's own cost: one thread plays the TOE, the scheduler and
+ *     every VNF service thread (the runtime, in process), no hand-offs;
+ *   - end to end, as in the TOE: the bench thread submits, runs the
+ *     scheduler in its own epoll loop (ch_psched_loop_attach, chh_loop_*)
+ *     and takes the results, sleeping in epoll when a turn moved nothing;
+ *     the null VNFs are processes whose verdicts ring its epoll set.  For
+ *     each configuration the median over runs of (a) the latency of one
+ *     descriptor alone in the chain (submit to result, TSC), median of
+ *     --samples, and (b) the throughput with the input queue kept full.
+ * Prints medians and ratios; asserts nothing about timings.
+ * CHAIN_BENCH_ONLY=N runs configuration N (0..5) alone.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +67,10 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One run of configuration @c: median latency (ns) and throughput (desc/s). */
+/*
+ * One run of configuration @c end to end, the scheduler in this thread's
+ * epoll loop: median latency (ns) and throughput (desc/s).
+ */
 static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 {
 	struct ch_psched_cfg cfg = { .nchains = 1, .qcap = 512, .max_flight = 512,
@@ -72,6 +80,7 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 	uint32_t nvnf = c->nhops * c->width;
 	struct ch_chain_cfg cc = { .region = 0, .nhops = c->nhops };
 	pid_t pid[MAXV] = { 0 };
+	struct chh_loop loop = { .epfd = -1 };
 	struct tcr_region *data;
 	struct ch_psched *s;
 	struct ch_result res[64];
@@ -83,7 +92,8 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 	data = chh_data_region(dpath, NBUFS, SLOT);
 	s = ch_psched_create(&cfg);
 	lat = calloc(samples, sizeof(*lat));
-	if (!data || !s || !lat || ch_psched_region_add(s, 0, dpath, NBUFS, SLOT)) {
+	if (!data || !s || !lat || ch_psched_region_add(s, 0, dpath, NBUFS, SLOT) ||
+	    chh_loop_attach(&loop, s)) {
 		fprintf(stderr, "chain-bench: setup: %s\n", strerror(errno));
 		goto out;
 	}
@@ -101,8 +111,8 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 		cc.hop[v / c->width].vnf[v % c->width] = v;
 		cc.hop[v / c->width].nvnfs = c->width;
 	}
-	if (ch_psched_chain_set(s, 0, &cc, NULL) || ch_psched_start(s)) {
-		fprintf(stderr, "chain-bench: chain or start failed\n");
+	if (ch_psched_chain_set(s, 0, &cc, NULL)) {
+		fprintf(stderr, "chain-bench: chain failed\n");
 		goto out;
 	}
 
@@ -112,12 +122,17 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 
 		chh_pkt(&p, 0, i % NBUFS, 512, i);
 		p.tsc = tcr_tsc_now();
-		while (ch_psched_submit(s, 0, &p, 1) != 1)
-			;
-		for (unsigned int spin = 0; ch_psched_take(s, 0, res, 1) != 1; spin++) {
-			if (spin % 64 == 63)
-				sched_yield();	/* shared cores: let the scheduler and VNFs run */
-			if (chh_now_ns() > deadline) {
+		if (ch_psched_submit(s, 0, &p, 1) != 1)
+			goto out;	/* the queue is empty: cannot happen */
+		for (;;) {
+			/* A turn of the loop: the scheduler, then the result if it came. */
+			unsigned int work = ch_psched_poll(s);
+			uint64_t now;
+
+			if (ch_psched_take(s, 0, res, 1) == 1)
+				break;
+			now = chh_now_ns();
+			if (now > deadline) {
 				fprintf(stderr, "chain-bench: no result in 10 s (sample %u, in flight %u)\n",
 					i, ch_psched_in_flight(s));
 				for (uint32_t v = 0; v < nvnf; v++) {
@@ -130,6 +145,8 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 				}
 				goto out;
 			}
+			if (!work)
+				chh_loop_sleep(&loop, deadline - now);	/* a VNF's bell wakes it */
 		}
 		if (i >= 200)
 			lat[i - 200] = tcr_tsc_to_ns(cal, res[0].done_tsc - res[0].pkt.tsc);
@@ -140,24 +157,34 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 	/* Throughput: keep the input queue full for @secs seconds. */
 	t0 = chh_now_ns();
 	t_end = t0 + (uint64_t)(secs * 1e9);
-	while (chh_now_ns() < t_end) {
+	for (uint64_t now = t0; now < t_end; now = chh_now_ns()) {
 		struct ch_pkt batch[32];
-		unsigned int k;
+		unsigned int k, moved = 0;
 
 		for (unsigned int i = 0; i < 32; i++)
 			chh_pkt(&batch[i], 0, (uint32_t)((sent + i) % NBUFS), 512, sent + i);
-		if (sent - done < 512 - 32)
-			sent += ch_psched_submit(s, 0, batch, 32);
+		if (sent - done < 512 - 32) {
+			k = ch_psched_submit(s, 0, batch, 32);
+			sent += k;
+			moved += k;
+		}
+		moved += ch_psched_poll(s);
 		k = ch_psched_take(s, 0, res, 64);
 		done += k;
-		if (!k)
-			sched_yield();	/* the TOE's thread shares 2 cores with the rest */
+		if (!moved && !k)
+			chh_loop_sleep(&loop, t_end - now);
 	}
 	*tput = (double)done / ((double)(chh_now_ns() - t0) / 1e9);
 	/* Drain. */
 	for (uint64_t deadline = chh_now_ns() + 2000000000ull; done < sent &&
-	     chh_now_ns() < deadline;)
-		done += ch_psched_take(s, 0, res, 64);
+	     chh_now_ns() < deadline;) {
+		unsigned int k, work = ch_psched_poll(s);
+
+		k = ch_psched_take(s, 0, res, 64);
+		done += k;
+		if (!work && !k)
+			chh_loop_sleep(&loop, 1000000ull);
+	}
 	err = 0;
 out:
 	for (uint32_t v = 0; v < nvnf; v++) {
@@ -166,6 +193,7 @@ out:
 		chh_stop(pid[v], 2000);
 	}
 	ch_psched_destroy(s);
+	chh_loop_close(&loop);
 	tcr_region_destroy(data);
 	unlink(dpath);
 	for (uint32_t v = 0; v < nvnf; v++)
@@ -352,8 +380,9 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	urcu_memb_unregister_thread();
-	printf("chain hops, null VNFs (medians of %u runs; latency: median of %u single "
-	       "descriptors; throughput: %.1f s with a full input queue)\n", runs, samples, secs);
+	printf("chain hops, null VNF processes, the scheduler in this thread's epoll loop as in "
+	       "the TOE (medians of %u runs; latency: median of %u single descriptors; "
+	       "throughput: %.1f s with a full input queue)\n", runs, samples, secs);
 	printf("%-16s %12s %14s %14s %10s\n", "chain", "latency ns", "added/hop ns",
 	       "Mdesc/s", "vs 0 hops");
 	for (size_t i = 0; i < NCONF; i++) {
