@@ -122,7 +122,7 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 
 		chh_pkt(&p, 0, i % NBUFS, 512, i);
 		p.tsc = tcr_tsc_now();
-		if (ch_psched_submit(s, 0, &p, 1) != 1)
+		if (ch_psched_push(s, 0, &p, 1) != 1)
 			goto out;	/* the queue is empty: cannot happen */
 		for (;;) {
 			/* A turn of the loop: the scheduler, then the result if it came. */
@@ -164,7 +164,7 @@ static int run_one(const struct conf *c, uint64_t *lat_ns, double *tput)
 		for (unsigned int i = 0; i < 32; i++)
 			chh_pkt(&batch[i], 0, (uint32_t)((sent + i) % NBUFS), 512, sent + i);
 		if (sent - done < 512 - 32) {
-			k = ch_psched_submit(s, 0, batch, 32);
+			k = ch_psched_push(s, 0, batch, 32);
 			sent += k;
 			moved += k;
 		}
@@ -251,7 +251,7 @@ static double path_cost(const struct conf *c, unsigned int batches)
 			t0 = chh_now_ns();	/* after a warm-up (grants, caches) */
 		for (unsigned int i = 0; i < 32; i++)
 			chh_pkt(&batch[i], 0, (b * 32 + i) % NBUFS, 512, b * 32 + i);
-		if (ch_psched_submit(s, 0, batch, 32) != 32)
+		if (ch_psched_push(s, 0, batch, 32) != 32)
 			goto out;
 		ch_psched_poll(s);
 		for (uint32_t h = 0; h < c->nhops; h++) {

@@ -1,20 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The packet scheduler: creation, the control plane, the TOE side, the
- * poll loop and the scheduler's own thread.  The contract is in
- * ch_psched.h; the state and its synchronization rules in ch_psched_int.h.
+ * The packet scheduler: creation, the control plane, the TOE side and the
+ * poll.  The contract is in ch_psched.h; the state and its synchronization
+ * rules in ch_psched_int.h; the owner's loop that runs it in
+ * ch_psched_loop.c.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <urcu/urcu-memb.h>
 
 #include <tochain/barrier.h>
 #include <tochain/chan.h>
@@ -29,7 +25,6 @@
 #include "ch_psched_dispatch.h"
 #include "ch_psched_live.h"
 #include "ch_psched_loop.h"
-#include "ch_psched_wait.h"
 #include "ch_psched_sla.h"
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -75,7 +70,6 @@ struct ch_psched *ch_psched_create(const struct ch_psched_cfg *cfg)
 	}
 	pthread_mutex_init(&s->ctl_lock, NULL);
 	s->loop_epfd = -1;
-	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->tables = ch_tables_create(s->cfg.nchains, CH_MAX_VNFS);
 	if (!s->tables)
 		goto out_free;
@@ -142,8 +136,6 @@ out_tables:
 	errno = err;
 out_free:
 	err = errno;
-	if (s->notify_fd >= 0)
-		close(s->notify_fd);
 	pthread_mutex_destroy(&s->ctl_lock);
 	free(s);
 	errno = err;
@@ -154,7 +146,6 @@ void ch_psched_destroy(struct ch_psched *s)
 {
 	if (!s)
 		return;
-	ch_psched_stop(s);
 	for (uint32_t v = 0; v < CH_MAX_VNFS; v++) {
 		struct vnf *vn = &s->vnf[v];
 
@@ -193,8 +184,6 @@ void ch_psched_destroy(struct ch_psched *s)
 	free(s->stall);
 	tcr_region_destroy(s->ctr_region);
 	free(s->ctr_mem);
-	if (s->notify_fd >= 0)
-		close(s->notify_fd);
 	pthread_mutex_destroy(&s->ctl_lock);
 	free(s);
 }
@@ -411,52 +400,8 @@ unsigned int ch_psched_push(struct ch_psched *s, uint32_t chain, const struct ch
 	if (chain >= s->cfg.nchains)
 		return 0;
 	k = ch_queue_push(s->chain[chain].in, p, n);
-	if (!k)
-		return 0;
-	tcr_counters_arrived(s->chain[chain].ctr, k);
-	s->chain[chain].unrung = true;
-	s->unrung = true;
-	return k;
-}
-
-void ch_psched_ring(struct ch_psched *s)
-{
-	bool asleep, wake = false;
-
-	if (!s->unrung)
-		return;
-	s->unrung = false;
-	/*
-	 * F2: the records are visible before we look at the flag; pairs with
-	 * F1.  A chain the sleeper made deaf (its VNFs hold work they have not
-	 * taken: ch_psched_wait.c) needs no ring: their verdicts wake it.
-	 */
-	tc_fence_seq_cst();
-	asleep = tc_load_acquire(&s->sleeping);
-	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
-		if (!s->chain[c].unrung)
-			continue;
-		s->chain[c].unrung = false;
-		if (asleep && !tc_load_relaxed(&s->chain[c].deaf))
-			wake = true;
-	}
-	/*
-	 * One wake-up per sleep: the first ring takes the flag down, so the
-	 * rings of later turns before the scheduler runs make no system call.
-	 * It re-arms and re-checks its queues before it sleeps again (F1).
-	 */
-	if (wake && tc_xchg_relaxed(&s->sleeping, 0)) {
-		tc_fetch_add_release(&s->doorbell, 1);
-		syscall(SYS_futex, &s->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	}
-}
-
-unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
-			      unsigned int n)
-{
-	unsigned int k = ch_psched_push(s, chain, p, n);
-
-	ch_psched_ring(s);
+	if (k)
+		tcr_counters_arrived(s->chain[chain].ctr, k);
 	return k;
 }
 
@@ -480,42 +425,11 @@ struct tcr_chain_counters *ch_psched_counters(struct ch_psched *s, uint32_t chai
 	return s->chain[chain].ctr;
 }
 
-int ch_psched_notify_fd(struct ch_psched *s)
-{
-	return s->notify_fd;
-}
-
 uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain)
 {
 	if (chain >= s->cfg.nchains)
 		return 0;
 	return ch_queue_len(s->chain[chain].out);
-}
-
-bool ch_psched_notify_arm(struct ch_psched *s)
-{
-	tc_store_relaxed(&s->notify_armed, 1);
-	/* N1: the flag is visible before we look at the queues; pairs with N2. */
-	tc_fence_seq_cst();
-	for (uint32_t c = 0; c < s->cfg.nchains; c++)
-		if (ch_queue_len(s->chain[c].out))
-			return false;
-	return true;
-}
-
-/* Scheduler thread, after releasing results: wake an armed consumer. */
-static void notify_results(struct ch_psched *s)
-{
-	uint64_t one = 1;
-
-	/* N2: the results are visible before we look at the flag; pairs with N1. */
-	tc_fence_seq_cst();
-	if (!tc_load_relaxed(&s->notify_armed))
-		return;
-	tc_store_relaxed(&s->notify_armed, 0);
-	if (s->notify_fd >= 0 && write(s->notify_fd, &one, sizeof(one)) < 0) {
-		/* a full counter is readable anyway */
-	}
 }
 
 uint32_t ch_psched_in_flight(struct ch_psched *s)
@@ -526,7 +440,7 @@ uint32_t ch_psched_in_flight(struct ch_psched *s)
 unsigned int ch_psched_poll(struct ch_psched *s)
 {
 	uint32_t nvnfs = tc_load_acquire(&s->nvnfs);
-	unsigned int work = 0, released = 0;
+	unsigned int work = 0;
 	struct ch_table *tb, *next;
 	uint32_t nstall;
 	uint64_t now;
@@ -565,99 +479,10 @@ unsigned int ch_psched_poll(struct ch_psched *s)
 		ch_psched_dispatch_advance(s, id);
 	}
 	for (uint32_t c = 0; c < s->cfg.nchains; c++) {
-		unsigned int out;
-
 		work += ch_psched_dispatch_admit(s, c);
-		out = ch_psched_collect_release(s, c);
-		work += out;
-		released += out;
+		work += ch_psched_collect_release(s, c);
 	}
-	if (released)
-		notify_results(s);
 	for (uint32_t v = 0; v < nvnfs; v++)
 		ch_psched_dispatch_kick(&s->vnf[v]);
 	return work;
-}
-
-/* ---- the scheduler's own thread ------------------------------------ */
-
-#define SPIN_MAX_NS	50000	/* ceiling of the adaptive poll before sleeping */
-
-/*
- * Poll for work within the adaptive budget (tochain/spin.h): polling pays
- * only under load on a host with a CPU to spare; otherwise the spin takes
- * the CPU from the VNFs or the TOE whose work we wait for.
- */
-static bool sched_spin(struct ch_psched *s)
-{
-	uint32_t budget = tcr_spin_budget(&s->spin);
-	uint64_t end = tu_now_ns() + budget;
-
-	if (!budget)
-		return false;
-	do {
-		if (ch_psched_poll(s)) {
-			tcr_spin_spun(&s->spin, true);
-			return true;
-		}
-		tc_cpu_relax();
-	} while (tu_now_ns() < end && !tc_load_acquire(&s->stop));
-	tcr_spin_spun(&s->spin, false);
-	return false;
-}
-
-static void *sched_main(void *arg)
-{
-	struct ch_psched *s = arg;
-	uint64_t slept = 0;	/* start of the sleep a wake-up ended, 0: none */
-
-	urcu_memb_register_thread();
-	tcr_spin_init(&s->spin, SPIN_MAX_NS);
-	while (!tc_load_acquire(&s->stop)) {
-		uint64_t t0;
-
-		/* Every poll moves all that is ready: a batch per wake-up. */
-		if (ch_psched_poll(s)) {
-			if (slept)
-				tcr_spin_woke(&s->spin, tu_now_ns() - slept);
-			slept = 0;
-			s->fruitless = 0;
-			continue;
-		}
-		if (slept && s->fruitless < UINT32_MAX)
-			s->fruitless++;	/* woken for nothing (ch_psched_wait.c) */
-		slept = 0;
-		if (sched_spin(s)) {
-			s->fruitless = 0;
-			continue;
-		}
-		t0 = tu_now_ns();
-		if (ch_psched_wait(s))
-			slept = t0;
-	}
-	urcu_memb_unregister_thread();
-	return NULL;
-}
-
-int ch_psched_start(struct ch_psched *s)
-{
-	int err;
-
-	if (s->running || s->loop_epfd >= 0)
-		return -EBUSY;
-	tc_store_relaxed(&s->stop, 0);
-	err = pthread_create(&s->thread, NULL, sched_main, s);
-	if (err)
-		return -err;
-	s->running = true;
-	return 0;
-}
-
-void ch_psched_stop(struct ch_psched *s)
-{
-	if (!s->running)
-		return;
-	tc_store_release(&s->stop, 1);
-	pthread_join(s->thread, NULL);
-	s->running = false;
 }

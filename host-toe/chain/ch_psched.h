@@ -6,10 +6,12 @@
  * Who calls what:
  *   - the control plane (tochaind, tests): create, add data regions and
  *     VNFs, set/delete chains, report VNF processes (pids), restart them;
- *   - the TOE (one thread per chain): ch_psched_submit() into a chain's
+ *   - the TOE (one thread per chain): ch_psched_push() into a chain's
  *     input queue, ch_psched_take() from its output queue;
- *   - the scheduler thread (ch_psched_start(), or the caller's own loop
- *     around ch_psched_poll()): everything else.
+ *   - the scheduler's thread, the owner's epoll loop (the TOE's, a test
+ *     driver's) that calls ch_psched_poll() every turn and sleeps as
+ *     below (or a test driving ch_psched_poll() step by step): everything
+ *     else.
  *
  * A descriptor (struct ch_pkt) names a payload in a data region (the VM's
  * region: id, buffer index, offset, length) with its connection and
@@ -156,7 +158,10 @@ struct ch_psched;
 
 /* NULL with errno (EINVAL, ENOMEM, or from creating the counters region). */
 struct ch_psched *ch_psched_create(const struct ch_psched_cfg *cfg);
-/* Stops the thread if started; frees everything; VNF region files stay. */
+/*
+ * Frees everything and takes its bells out of the loop's epoll set (close
+ * that set after); VNF region files stay.  Not while a poll runs.
+ */
 void ch_psched_destroy(struct ch_psched *s);
 
 /*
@@ -185,7 +190,7 @@ int ch_psched_vnf_set_pid(struct ch_psched *s, uint32_t vnf, pid_t pid);
 /*
  * (Re)open VNF @vnf's channels for a new process @pid: a live VNF is
  * failed first.  Grants are sent again.  Asynchronous: done by the
- * scheduler thread at its next poll.
+ * scheduler's next poll.
  */
 int ch_psched_vnf_restart(struct ch_psched *s, uint32_t vnf, pid_t pid);
 int ch_psched_vnf_info(struct ch_psched *s, uint32_t vnf, struct ch_vnf_info *out);
@@ -208,65 +213,42 @@ int ch_psched_chain_set(struct ch_psched *s, uint32_t chain, const struct ch_cha
 
 /*
  * TOE side (one producer and one consumer thread per chain).
- * ch_psched_submit() queues @p[@n] on @chain's input and wakes the
- * scheduler if it sleeps; ch_psched_push() only queues, and the producer
- * calls ch_psched_ring() once after a batch of pushes (before it sleeps
- * or waits for the results): one wake-up per batch instead of one per
- * descriptor.  Pushes the producer never rings wait for the scheduler's
- * timeout.  Each returns how many descriptors it queued.
+ * ch_psched_push() queues @p[@n] on @chain's input; ch_psched_take()
+ * takes results from its output.  Each returns how many descriptors it
+ * moved.  A push wakes nothing: the loop that runs the scheduler pushes
+ * itself (the TOE's does, before its turn's poll), or the descriptor waits
+ * for the loop's next turn (at most the sleep bound below).
  */
-unsigned int ch_psched_submit(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
-			      unsigned int n);
 unsigned int ch_psched_push(struct ch_psched *s, uint32_t chain, const struct ch_pkt *p,
 			    unsigned int n);
-void ch_psched_ring(struct ch_psched *s);
 unsigned int ch_psched_take(struct ch_psched *s, uint32_t chain, struct ch_result *r,
 			    unsigned int n);
+/* Results waiting in @chain's output queue (a snapshot; 0 for a bad id). */
+uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain);
 /* The chain's counters (region_layout.h), NULL for a bad id. */
 struct tcr_chain_counters *ch_psched_counters(struct ch_psched *s, uint32_t chain);
 
-/* Run the scheduler in a thread of its own.  0 or -errno. */
-int ch_psched_start(struct ch_psched *s);
-void ch_psched_stop(struct ch_psched *s);
-
 /*
- * Or drive it: one round of work; returns how many events it handled
- * (0: idle).  The caller is the only scheduler thread and registered with
- * liburcu (urcu_memb_register_thread()).
- */
-unsigned int ch_psched_poll(struct ch_psched *s);
-
-/*
- * Or run it in the caller's epoll loop (the TOE's; ch_psched_loop.c):
- * ch_psched_loop_attach() once, before the first poll and instead of
- * ch_psched_start().  The scheduler then adds the bells of its VNF
+ * Running the scheduler: its owner's epoll loop (the TOE's, a test
+ * driver's; ch_psched_loop.c) runs it, in one thread registered with
+ * liburcu (urcu_memb_register_thread()).  ch_psched_loop_attach() once,
+ * before the first poll: the scheduler then adds the bells of its VNF
  * threads (eventfds their processes announce) to @epfd, edge-triggered,
- * with data.u64 = @tag (low 32 bits zero) | a bell id.  The loop calls
- * ch_psched_poll() every turn and ch_psched_bell_rang() with the id of
- * each such event; before it sleeps, ch_psched_sleep_prepare(): false,
- * work is ready (do not sleep); true: sleep at most *@ns (UINT64_MAX: no
- * bound), then call ch_psched_sleep_done().  Nothing here makes a
- * system call but the epoll changes of a bell taken, muted or dropped.
+ * with data.u64 = @tag (low 32 bits zero) | a bell id; 0 or -EINVAL.
+ * The loop calls ch_psched_poll() every turn: one round of work, which
+ * returns how many events it handled (0: idle); and
+ * ch_psched_bell_rang() with the id of each such event.  Before it
+ * sleeps, ch_psched_sleep_prepare(): false, work is ready (do not
+ * sleep); true: sleep at most *@ns (UINT64_MAX: no bound), then call
+ * ch_psched_sleep_done().  Nothing here makes a system call but the
+ * epoll changes of a bell taken, muted or dropped.  A test may also call
+ * ch_psched_poll() step by step without a loop (no bells are taken then).
  */
 int ch_psched_loop_attach(struct ch_psched *s, int epfd, uint64_t tag);
+unsigned int ch_psched_poll(struct ch_psched *s);
 void ch_psched_bell_rang(struct ch_psched *s, uint32_t id);
 bool ch_psched_sleep_prepare(struct ch_psched *s, uint64_t *ns);
 void ch_psched_sleep_done(struct ch_psched *s);
-
-/*
- * Result notification for a consumer that sleeps (the TOE's epoll loop):
- * an eventfd (non-blocking, close-on-exec, owned by the scheduler) that
- * becomes readable when results were released into an output queue after
- * the consumer armed it.  The consumer, before it sleeps, calls
- * ch_psched_notify_arm(): false means results are already waiting (do not
- * sleep); true means the next release writes the eventfd.  The consumer
- * reads the eventfd to clear it.  Under load (never armed) no system call
- * is made.  ch_psched_notify_fd() is -1 if the eventfd could not be made.
- */
-int ch_psched_notify_fd(struct ch_psched *s);
-bool ch_psched_notify_arm(struct ch_psched *s);
-/* Results waiting in @chain's output queue (a snapshot; 0 for a bad id). */
-uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain);
 
 /* Descriptors in processing (all chains); for tests and draining. */
 uint32_t ch_psched_in_flight(struct ch_psched *s);

@@ -4,15 +4,13 @@
  * packet scheduler's state, shared by its files.  The contract is in
  * ch_psched.h.
  *
- *   ch_psched.c           creation, control plane, TOE side, the poll loop
- *                         and the scheduler's own thread
+ *   ch_psched.c           creation, control plane, TOE side, the poll
  *   ch_psched_dispatch.c  VNF channels and grants; admitting descriptors
  *                         and dispatching them hop by hop
  *   ch_psched_collect.c   verdicts back from VNFs; results released in
  *                         arrival order
  *   ch_psched_live.c      VNF liveness, failure and restart
- *   ch_psched_wait.c      the scheduler thread's sleep: doorbell and verdicts
- *   ch_psched_loop.c      or run by its owner's epoll loop: VNF bells, the
+ *   ch_psched_loop.c      run by its owner's epoll loop: VNF bells, the
  *                         loop's sleep
  *   ch_psched_sla.c       counters for the CPU scheduler, early-end flags
  *   ch_psched_plan.c      the service threads planned to run get the work
@@ -20,8 +18,9 @@
  * SYNCHRONIZATION.
  *  - Everything below "scheduler thread state" in the structs here, and
  *    every function of ch_psched_dispatch.c, _collect.c and _live.c,
- *    belongs to the one thread that runs ch_psched_poll(): flights, VNF
- *    pools, channels, grants.
+ *    belongs to the one thread that runs ch_psched_poll(), "the scheduler
+ *    thread" of these files (the owner's loop): flights, VNF pools,
+ *    channels, grants.
  *  - Control-plane calls publish new data regions and VNFs by filling the
  *    slot and then store-releasing `present` (paired with the scheduler's
  *    load-acquire); they never touch a published object again except
@@ -31,7 +30,9 @@
  *    the table it started on.  Retired tables are freed by
  *    ch_psched_poll(), after their grants were revoked.
  *  - Statistics read by other threads are written with relaxed atomics.
- *  - Input/output queues: SPSC (ch_queue.h).
+ *  - Input/output queues: SPSC (ch_queue.h).  Nothing wakes the loop on
+ *    a push: the loop's own thread pushes (the TOE's), or the descriptor
+ *    waits for its next turn.
  */
 #ifndef TOCHAIN_CH_PSCHED_INT_H
 #define TOCHAIN_CH_PSCHED_INT_H
@@ -49,7 +50,6 @@
 #include <tochain/counters.h>
 #include <tochain/pool.h>
 #include <tochain/region.h>
-#include <tochain/spin.h>
 
 #include "ch_psched.h"
 #include "ch_queue.h"
@@ -61,7 +61,7 @@ _Static_assert(CH_MAX_REGIONS <= VNF_REGION_CHAINS, "region ids fit the protocol
 #define BURST		32
 #define FLIGHT_CTRL	0xffffffffu	/* vdesc of a control message */
 #define CHECK_NS	2000000ull	/* liveness checks every 2 ms */
-/* The scheduler's sleeps, in its thread (ch_psched_wait.c) or its owner's loop (_loop.c): */
+/* The sleeps of the owner's loop (ch_psched_loop.c): */
 #define SLEEP_NS	50000000ull	/* nothing out, or out at VNF threads that all ring */
 #define NAP_NS		50000ull	/* work out at a VNF thread that does not ring */
 #define FRUITLESS_MAX	8		/* wake-ups that found nothing, in a row ... */
@@ -99,7 +99,6 @@ struct vchan {
 	uint32_t outstanding;		/* work descriptors the thread holds */
 	uint64_t last_progress;		/* ns, monotonic */
 	bool kick;			/* enqueued on RX this round */
-	bool rings;			/* its verdicts wake us (a hint, ch_psched_wait.c) */
 	uint32_t taken;			/* verdicts collected, wrapping */
 	/* owner's loop (ch_psched_loop.c): its bell */
 	uint32_t bell_of;		/* the announcement taken (fd + 1), 0: none */
@@ -152,8 +151,6 @@ struct chain_rt {
 	uint32_t inflight;
 	uint32_t early_pend;		/* TCR_EARLY_* asked by VNFs (ch_psched_sla.c) */
 	uint64_t early_arrivals;	/* arrivals when (a) was asked */
-	uint32_t deaf;			/* atomic: while asleep, arrivals ring no doorbell (ch_psched_wait.c) */
-	bool unrung;			/* producer's: pushed since its last ch_psched_ring() */
 };
 
 struct ch_psched {
@@ -174,23 +171,11 @@ struct ch_psched {
 	uint64_t next_check;
 	uint32_t live_round;		/* liveness checks so far (ch_psched_live.c) */
 	uint32_t in_flight;		/* atomic for readers */
-	/* thread */
-	pthread_t thread;
-	bool running;
-	int stop;
-	struct tcr_spin spin;		/* scheduler thread: poll before sleeping */
-	uint32_t fruitless;		/* scheduler thread: wake-ups in a row that found nothing */
-	uint32_t sleeping;		/* scheduler thread is (about to be) asleep; a ring takes it down */
-	uint32_t doorbell;		/* futex word: bumped by a submit that wakes it */
-	bool unrung;			/* producer's: some chain_rt.unrung is set */
-	/* or the owner's epoll loop (ch_psched_loop.c) */
+	/* the owner's epoll loop (ch_psched_loop.c) */
 	int loop_epfd;			/* -1: none */
 	uint64_t loop_tag;
 	struct tcr_ring *armed[CH_MAX_VNFS * VNF_MAX_THREADS];	/* for this sleep */
 	uint32_t narmed;
-	/* result notification (ch_psched_notify_*) */
-	int notify_fd;
-	uint32_t notify_armed;		/* set by the consumer, cleared by a release */
 };
 
 static inline void futex_wake(__u32 *word)

@@ -59,7 +59,6 @@ static void vnf_reopen(struct ch_psched *s, struct vnf *vn, int pid)
 	for (uint32_t c = 0; c < vn->nthreads; c++) {
 		tcr_chan_open(&vn->chan[c], vn->r, c);
 		vn->vc[c].last_progress = tu_now_ns();
-		vn->vc[c].rings = false;	/* the new process shows whether it rings */
 	}
 	tc_store_relaxed(&vn->epoch, vn->epoch + 1);
 	tc_store_relaxed(&vn->failed, false);

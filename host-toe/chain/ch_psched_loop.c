@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The packet scheduler run by its owner's epoll loop (the TOE's), not by
- * a thread of its own: the VNF threads' bells and the loop's sleep.
+ * The packet scheduler run by its owner's epoll loop (the TOE's, or a
+ * test driver's), the only way it runs: the VNF threads' bells and the
+ * loop's sleep.
  *
- * WHY.  With a scheduler thread, each batch costs two hand-offs between
- * threads: the TOE's submit wakes the scheduler, the scheduler's release
- * wakes the TOE (docs/EVALUATION.md, "Tried: the packet scheduler polled
- * by the TOE loop").  In the TOE's loop the scheduler is a call per turn.
+ * WHY.  With a scheduler thread of its own (removed), each batch cost two
+ * hand-offs between threads: the TOE's submit woke the scheduler, the
+ * scheduler's release woke the TOE (docs/EVALUATION.md, "Tried: the packet
+ * scheduler polled by the TOE loop").  In the TOE's loop the scheduler is
+ * a call per turn.
  * But that loop sleeps in epoll, and epoll cannot wait on the futexes a
  * VNF thread rings on its verdict (TX) ring.  So each host VNF thread
  * owns an eventfd, its bell, and announces its number in its channel
@@ -19,7 +21,8 @@
  * writes its bell after its next verdicts (vnf_flush()).  A bell is never
  * read: with EPOLLET each write is an edge, and the counter cannot fill.
  *
- * TRUST (as ch_psched_wait.c).  The announcement is a hint: it may name
+ * TRUST.  A VNF region is writable by its VNF, which may run in a VM or be
+ * hostile.  The announcement is a hint: it may name
  * any file of the VNF's process, so only an eventfd is kept, and only
  * waited on.  For a VNF in a VM the process is its QEMU (tochaind's pid):
  * a guest that writes the field can name one of QEMU's eventfds; we then
@@ -60,7 +63,7 @@
 
 int ch_psched_loop_attach(struct ch_psched *s, int epfd, uint64_t tag)
 {
-	if (epfd < 0 || (uint32_t)tag || s->running)
+	if (epfd < 0 || (uint32_t)tag)
 		return -EINVAL;
 	s->loop_epfd = epfd;
 	s->loop_tag = tag;

@@ -34,9 +34,10 @@ void ch_psched_sla_tick(struct ch_psched *s, uint32_t nvnfs);
 
 /*
  * The first point of the tick alone: each chain's queue lengths and
- * output-queue head, written again before the scheduler sleeps, so that
- * the CPU scheduler never reads an empty input queue (early end, issue
- * 15) from a tick older than what waits now (ch_psched_wait.c).
+ * output-queue head, written again before the owner's loop sleeps
+ * (ch_psched_sleep_prepare()), so that the CPU scheduler never reads an
+ * empty input queue (early end, issue 15) from a tick older than what
+ * waits now.
  */
 void ch_psched_sla_queues(struct ch_psched *s);
 

@@ -9,8 +9,8 @@
  *   1. an RCU grace period passed (no reader can still find it), and
  *   2. every descriptor that started on it finished (each in-flight
  *      descriptor holds a reference, ch_tables_get()/ch_table_put()).
- * Then it goes on the retired list, which the packet scheduler drains on
- * its own thread (it revokes the VNFs' grants there) and frees.
+ * Then it goes on the retired list, which the packet scheduler drains in
+ * its poll (it revokes the VNFs' grants there) and frees.
  *
  * Threads: ch_tables_set() is the control plane's (any thread, not inside
  * an RCU read-side section; it waits for a grace period).  ch_tables_get()

@@ -3,7 +3,7 @@
 # $(CH_ALL_LIBS) and $(CH_URCU_LIBS); objects that include its headers
 # need -Ihost-toe/chain.  (The VNF runtime library is named by path: it is
 # declared after this file.)
-CH_SRCS := host-toe/chain/ch_table.c host-toe/chain/ch_queue.c host-toe/chain/ch_psched.c host-toe/chain/ch_psched_dispatch.c host-toe/chain/ch_psched_collect.c host-toe/chain/ch_psched_live.c host-toe/chain/ch_psched_wait.c host-toe/chain/ch_psched_loop.c host-toe/chain/ch_psched_sla.c host-toe/chain/ch_psched_plan.c host-toe/chain/ch_flow.c
+CH_SRCS := host-toe/chain/ch_table.c host-toe/chain/ch_queue.c host-toe/chain/ch_psched.c host-toe/chain/ch_psched_dispatch.c host-toe/chain/ch_psched_collect.c host-toe/chain/ch_psched_live.c host-toe/chain/ch_psched_loop.c host-toe/chain/ch_psched_sla.c host-toe/chain/ch_psched_plan.c host-toe/chain/ch_flow.c
 CH_LIB := $(BUILD)/lib/libtochain-chain.a
 CH_URCU_LIBS := $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
 LIBS += $(CH_LIB)

@@ -186,7 +186,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				chh_pkt(&p, 0, buf, len, cookie);
 				p.tsc = tcr_tsc_now();
 				e->sub[buf] = p;
-				if (ch_psched_submit(e->s, c, &p, 1) != 1) {
+				if (ch_psched_push(e->s, c, &p, 1) != 1) {
 					e->freebuf[e->nfree++] = buf;
 					break;
 				}

@@ -452,7 +452,7 @@ static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
 		p.dport = c->sport;
 	}
 	p.tsc = tcr_tsc_now();
-	if (ch_psched_submit(e->s, chain, &p, 1) != 1)
+	if (ch_psched_push(e->s, chain, &p, 1) != 1)
 		return false;
 	e->nfree--;
 	e->next_cookie++;

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for host-toe/chain/ch_psched.c: dispatch and verdict logic, driven
- * step by step (ch_psched_poll in the test thread), with VNF service
+ * step by step (ch_psched_poll in the test thread; the owner's epoll loop
+ * played step by step too, ch_psched_loop.c), with VNF service
  * threads played by the VNF runtime (vnf_recv with no wait) or, for a
  * hostile VNF, by raw writes to its region.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +28,6 @@
 #include "tochain/ch_flow.h"
 #include "ch_harness.h"
 #include "ch_psched_int.h"
-#include "ch_psched_wait.h"
 #include "tc_check.h"
 #include "vnf.h"
 #include "vnf_early.h"
@@ -125,7 +123,7 @@ static void submit(uint32_t chain_id, uint32_t buf, uint64_t cookie)
 {
 	struct ch_pkt p = pkt(buf, cookie);
 
-	ck_assert_uint_eq(ch_psched_submit(s, chain_id, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_push(s, chain_id, &p, 1), 1);
 }
 
 static void polls(int n)
@@ -475,12 +473,12 @@ START_TEST(no_chain_and_bad_descriptors_are_denied)
 	ck_assert_uint_eq(r[0].verdict, CH_DENY);
 	chain(2, 1, hops);
 	chh_pkt(&p, 3, NBUFS, 10, 2);	/* buffer out of range */
-	ch_psched_submit(s, 2, &p, 1);
+	ch_psched_push(s, 2, &p, 1);
 	chh_pkt(&p, 3, 1, SLOT, 3);	/* off + len beyond the slot */
 	p.off = 1;
-	ch_psched_submit(s, 2, &p, 1);
+	ch_psched_push(s, 2, &p, 1);
 	chh_pkt(&p, 4, 1, 10, 4);	/* another region than the chain's */
-	ch_psched_submit(s, 2, &p, 1);
+	ch_psched_push(s, 2, &p, 1);
 	polls(2);
 	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
 	for (int i = 0; i < 3; i++)
@@ -859,7 +857,7 @@ START_TEST(out_head_tsc_is_the_oldest_result_waiting)
 
 		chh_pkt(&p, 3, i, chh_fill(data, i, i, NULL), i);
 		p.tsc = 1000 + i;
-		ck_assert_uint_eq(ch_psched_submit(s, 1, &p, 1), 1);
+		ck_assert_uint_eq(ch_psched_push(s, 1, &p, 1), 1);
 	}
 	polls(2);
 	check_round();
@@ -977,7 +975,7 @@ START_TEST(flow_table_is_granted_with_the_region)
 	t = vnf_attach(vpath[0], 0, 100);
 	chh_pkt(&p, 3, 1, chh_fill(data, 1, 1, NULL), 1);
 	p.flow = (uint32_t)fi;
-	ck_assert_uint_eq(ch_psched_submit(s, 0, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_push(s, 0, &p, 1), 1);
 	polls(2);
 	ck_assert_int_eq(recv_now(t, pk, 4), 1);
 	ck_assert_uint_eq(pk[0].d.flow, (uint32_t)fi);
@@ -1058,7 +1056,7 @@ START_TEST(grant_carries_the_header_name_for_guests)
 	ck_assert_ptr_nonnull(t);
 	chh_pkt(&p, 3, 1, chh_fill(data, 1, 1, "GUEST"), 1);
 	p.flow = (uint32_t)fi;
-	ck_assert_uint_eq(ch_psched_submit(s, 0, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_push(s, 0, &p, 1), 1);
 	polls(2);
 	ck_assert_int_eq(vnf_recv(t, pk, 4, 200), 1);
 	ck_assert_ptr_nonnull(pk[0].data);
@@ -1097,7 +1095,7 @@ static void submit_conn(uint32_t chain_id, uint32_t buf, uint64_t cookie, uint64
 	chh_pkt(&p, 3, buf, len, cookie);
 	p.conn_id = conn;
 	p.seq = cookie;
-	ck_assert_uint_eq(ch_psched_submit(s, chain_id, &p, 1), 1);
+	ck_assert_uint_eq(ch_psched_push(s, chain_id, &p, 1), 1);
 }
 
 /*
@@ -1292,157 +1290,6 @@ START_TEST(bad_dispatch_policy_is_refused)
 }
 END_TEST
 
-/* The eventfd fires for results released after an arm, and only then. */
-/* The scheduler's sleep, run by a thread of the test's (the only one polling). */
-struct sleeper {
-	pthread_t th;
-	bool woke;
-};
-
-static void *sleeper_main(void *arg)
-{
-	struct sleeper *z = arg;
-
-	z->woke = ch_psched_wait(s);
-	return NULL;
-}
-
-/* Start a sleep and return once the scheduler announced it (sleeping, deaf flags). */
-static void sleep_start(struct sleeper *z)
-{
-	ck_assert_int_eq(pthread_create(&z->th, NULL, sleeper_main, z), 0);
-	while (!tc_load_acquire(&s->sleeping))
-		sched_yield();
-}
-
-/*
- * Issue 15: while the VNF thread holding a chain's work has not taken it
- * nor answered for a while (frozen by the CPU scheduler outside its
- * slot), that chain's arrivals ring no doorbell; another chain's do;
- * the VNF's verdicts wake the scheduler, whose
- * next poll admits what waited.  A lost wake-up shows as a sleep that
- * ends by its timeout (woke false).
- */
-START_TEST(chain_waiting_on_a_frozen_vnf_is_deaf)
-{
-	uint32_t hops[1] = { 0x1 };
-	struct ch_result r[4];
-	struct vnf_pkt pk[4];
-	struct vnf_thread *t;
-	struct sleeper z;
-	uint32_t bell;
-
-	s->cfg.hang_ns = 600000000000ull;	/* a loaded machine's pauses are no hang here */
-	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
-	chain(1, 1, hops);
-	chain(2, 0, NULL);	/* pass-through, nothing in processing */
-	t = vnf_attach(vpath[0], 0, 100);
-	ck_assert_ptr_nonnull(t);
-	submit(1, 1, 1);
-	polls(2);		/* on the VNF thread's RX ring, not taken */
-	s->vnf[0].vc[0].rings = true;	/* as learnt from its earlier verdicts */
-
-	chh_sleep_us(2000);	/* no verdict for longer than STALL_NS */
-	sleep_start(&z);
-	ck_assert(tc_load_relaxed(&s->chain[1].deaf));
-	ck_assert(!tc_load_relaxed(&s->chain[2].deaf));
-	bell = tc_load_relaxed(&s->doorbell);
-	submit(1, 2, 2);
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);	/* deaf: no ring */
-	submit(2, 3, 3);
-	ck_assert_uint_ne(tc_load_relaxed(&s->doorbell), bell);
-	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
-	ck_assert(z.woke);
-	polls(2);
-	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 1);
-	ck_assert_uint_eq(r[0].pkt.cookie, 3);
-
-	sleep_start(&z);	/* both of chain 1 untaken: still deaf */
-	ck_assert(tc_load_relaxed(&s->chain[1].deaf));
-	ck_assert_int_eq(recv_now(t, pk, 4), 2);
-	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(vnf_post(t, &pk[i], VNF_VERDICT_ALLOW, 0), 0);
-	vnf_flush(t);		/* rings the scheduler's wait on its verdict ring */
-	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
-	ck_assert(z.woke);
-	polls(2);
-	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
-	for (uint64_t i = 0; i < 2; i++)
-		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
-	vnf_detach(t);
-}
-END_TEST
-
-/*
- * Issue 14: the TOE pushes a turn's descriptors without waking the
- * scheduler and rings once at the end of the turn: the sleeping
- * scheduler's doorbell moves once for the whole batch, not per push, and
- * the one wake-up admits all of it, in order.  A ring with nothing pushed
- * since the last one is a no-op.
- */
-START_TEST(pushes_of_a_batch_ring_the_scheduler_once)
-{
-	struct ch_result r[4];
-	struct sleeper z;
-	struct ch_pkt p;
-	uint32_t bell;
-
-	chain(2, 0, NULL);	/* pass-through: the results show the admission */
-	sleep_start(&z);
-	bell = tc_load_relaxed(&s->doorbell);
-	for (uint32_t i = 1; i <= 3; i++) {
-		p = pkt(i, i);
-		ck_assert_uint_eq(ch_psched_push(s, 2, &p, 1), 1);
-	}
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);	/* pushes ring nothing */
-	ch_psched_ring(s);
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
-	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
-	ck_assert(z.woke);	/* by the ring, not by the sleep's timeout */
-	polls(2);
-	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
-	for (uint64_t i = 0; i < 3; i++)
-		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
-
-	sleep_start(&z);
-	bell = tc_load_relaxed(&s->doorbell);
-	ch_psched_ring(s);	/* nothing pushed since the last ring */
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell);
-	submit(2, 4, 4);	/* push + ring */
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
-	ck_assert_int_eq(pthread_join(z.th, NULL), 0);
-	ck_assert(z.woke);
-}
-END_TEST
-
-/*
- * One wake-up per sleep: the first ring after the scheduler announced its
- * sleep takes the flag down; rings of later turns, before it runs, make
- * no system call (before: one FUTEX_WAKE each).  Nothing is lost: the
- * sleep that follows finds what they pushed without sleeping.
- */
-START_TEST(rings_before_the_scheduler_runs_wake_it_once)
-{
-	struct ch_result r[4];
-	uint32_t bell;
-
-	chain(2, 0, NULL);
-	tc_store_release(&s->sleeping, 1);	/* announced, not yet woken */
-	bell = tc_load_relaxed(&s->doorbell);
-	submit(2, 1, 1);
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
-	ck_assert_uint_eq(tc_load_relaxed(&s->sleeping), 0);
-	submit(2, 2, 2);
-	submit(2, 3, 3);
-	ck_assert_uint_eq(tc_load_relaxed(&s->doorbell), bell + 1);
-	ck_assert(ch_psched_wait(s));	/* work waiting: no sleep, no timeout */
-	polls(2);
-	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
-	for (uint64_t i = 0; i < 3; i++)
-		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
-}
-END_TEST
-
 /* ---- run by the owner's epoll loop (ch_psched_loop.c) ---- */
 
 #define TAG	(7ull << 32)
@@ -1460,7 +1307,6 @@ static int loop_setup(struct vnf_thread **t)
 	ck_assert_int_ge(ep, 0);
 	s->cfg.hang_ns = 600000000000ull;	/* the test's pauses are no hang */
 	ck_assert_int_eq(ch_psched_loop_attach(s, ep, TAG), 0);
-	ck_assert_int_eq(ch_psched_start(s), -EBUSY);	/* one or the other */
 	ck_assert_int_eq(add_vnf(1, CH_FAIL_CLOSED), 0);
 	chain(1, 1, hops);
 	*t = vnf_attach(vpath[0], 0, 100);
@@ -1580,37 +1426,73 @@ START_TEST(loop_refuses_a_non_eventfd_and_mutes_a_fruitless_bell)
 }
 END_TEST
 
-START_TEST(notify_fd_signals_released_results_when_armed)
+/*
+ * Issue 15, in the loop: while the VNF thread holding a chain's work has
+ * not taken it (frozen by the CPU scheduler outside its slot), the loop
+ * sleeps the long sleep (the thread's bell is heard); what arrives
+ * meanwhile on another chain passes at the loop's next turn; the VNF's
+ * verdicts ring the loop, whose next poll releases both of its chain's
+ * descriptors in order.
+ */
+START_TEST(loop_sleeps_on_untaken_work_and_its_verdicts_wake_it)
 {
-	int fd = ch_psched_notify_fd(s);
+	struct epoll_event ev;
 	struct ch_result r[4];
-	uint64_t v;
+	struct vnf_pkt pk[4];
+	struct vnf_thread *t;
+	uint64_t ns = 0;
+	int ep = loop_setup(&t);
 
-	ck_assert_int_ge(fd, 0);
-	chain(2, 0, NULL);	/* pass-through */
-	/* Not armed: results arrive silently. */
-	submit(2, 1, 1);
-	polls(2);
-	ck_assert_uint_eq(ch_psched_out_len(s, 2), 1);
-	ck_assert_int_lt(read(fd, &v, sizeof(v)), 0);
-	ck_assert_int_eq(errno, EAGAIN);
-	/* Armed with results waiting: do not sleep. */
-	ck_assert(!ch_psched_notify_arm(s));
-	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 1);
-	ck_assert_uint_eq(ch_psched_out_len(s, 2), 0);
-	/* Armed on empty queues: the next release writes the eventfd once. */
-	ck_assert(ch_psched_notify_arm(s));
-	submit(2, 2, 2);
-	polls(2);
-	ck_assert_int_eq(read(fd, &v, sizeof(v)), (int)sizeof(v));
-	ck_assert_uint_ge(v, 1);
+	chain(2, 0, NULL);	/* pass-through, nothing in processing */
+	submit(1, 1, 1);
+	polls(2);		/* on the VNF thread's RX ring, not taken */
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000000ull);
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 0);
+	ch_psched_sleep_done(s);
+	submit(1, 2, 2);
 	submit(2, 3, 3);
 	polls(2);
-	ck_assert_int_lt(read(fd, &v, sizeof(v)), 0);	/* disarmed by the release */
-	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 2);
-	ck_assert_uint_eq(r[0].pkt.cookie, 2);
-	ck_assert_uint_eq(r[1].pkt.cookie, 3);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, 3);
+
+	ck_assert(ch_psched_sleep_prepare(s, &ns));	/* both of chain 1 untaken */
+	ck_assert_int_eq(recv_now(t, pk, 4), 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(vnf_post(t, &pk[i], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);	/* rings the loop's bell */
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 1);
+	ch_psched_sleep_done(s);
+	ch_psched_bell_rang(s, (uint32_t)ev.data.u64);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
+	for (uint64_t i = 0; i < 2; i++)
+		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
+	vnf_detach(t);
+}
+END_TEST
+
+/*
+ * Issue 14, in the loop: the TOE pushes a turn's descriptors and the same
+ * turn's poll admits all of them, in order, with no wake-up at all.
+ */
+START_TEST(pushes_of_a_turn_are_admitted_by_its_poll_in_order)
+{
+	struct ch_result r[4];
+	struct ch_pkt p;
+
+	chain(2, 0, NULL);	/* pass-through: the results show the admission */
+	for (uint32_t i = 1; i <= 3; i++) {
+		p = pkt(i, i);
+		ck_assert_uint_eq(ch_psched_push(s, 2, &p, 1), 1);
+	}
+	ck_assert_uint_eq(ch_psched_out_len(s, 2), 0);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_out_len(s, 2), 3);
 	ck_assert_uint_eq(ch_psched_out_len(s, 99), 0);
+	ck_assert_uint_eq(ch_psched_take(s, 2, r, 4), 3);
+	for (uint64_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(r[i].pkt.cookie, i + 1);
 }
 END_TEST
 
@@ -1642,11 +1524,9 @@ int main(void)
 	tcase_add_test(tc, bad_dispatch_policy_is_refused);
 	tcase_add_test(tc, round_robin_dispatches_only_to_running_threads);
 	tcase_add_test(tc, flow_dispatch_moves_only_connections_of_stopped_threads);
-	tcase_add_test(tc, notify_fd_signals_released_results_when_armed);
-	tcase_add_test(tc, chain_waiting_on_a_frozen_vnf_is_deaf);
-	tcase_add_test(tc, pushes_of_a_batch_ring_the_scheduler_once);
-	tcase_add_test(tc, rings_before_the_scheduler_runs_wake_it_once);
+	tcase_add_test(tc, pushes_of_a_turn_are_admitted_by_its_poll_in_order);
 	tcase_add_test(tc, loop_sleeps_in_epoll_and_verdicts_ring_it);
+	tcase_add_test(tc, loop_sleeps_on_untaken_work_and_its_verdicts_wake_it);
 	tcase_add_test(tc, loop_refuses_a_non_eventfd_and_mutes_a_fruitless_bell);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
