@@ -8,8 +8,9 @@ per request (REQUESTS: how many the load run answered).
     perf script -i DATA -F comm,pid,tid,trace | eval/ev_wakeups.py REQUESTS [COMM...]
 
 A task is "COMM" when its thread id is its process id (the main thread)
-and "COMM/thr" otherwise (the TOE's packet-scheduler thread is
-tochain-toe/thr; nginx's and wrk's threads are told apart the same way).
+and "COMM/thr" otherwise (the TOE's other threads, its control socket's,
+are tochain-toe/thr: its loop also runs the packet scheduler; nginx's and
+wrk's threads are told apart the same way).
 A wake-up from interrupt context is charged to the task that was running
 (the network's softirq runs in the sender's context here: wrk's send
 wakes the TOE).  Pairs below 0.05 per request are left out.

@@ -171,7 +171,7 @@ perf_run() {
 	perf report -i "$data" --stdio --no-children -g none --pid "$pids" --sort comm,dso,sym \
 		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-sym.txt"
 	# and by thread (perf's "pid" is TID:COMM): the TOE's loop (TID = its
-	# pid) apart from its packet-scheduler thread, each VNF service thread
+	# pid, the packet scheduler too) apart from its other threads, each VNF service thread
 	perf report -i "$data" --stdio --no-children -g none --pid "$pids" --sort pid,sym \
 		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/perf-$c-thr.txt"
 	# samples on an engine's behalf by call chain (eval/ev_engines.py)

@@ -483,7 +483,7 @@ int toe_chain_vnf_attach(struct toe_chain *tc, const char *name, pid_t pid, uint
 
 		vn->pid = pid;
 		ch_psched_vnf_info(tc->s, vn->id, &info);
-		/* A restart is done by the scheduler thread at its next poll. */
+		/* A restart is done by the scheduler's next poll, in the TOE's loop. */
 		*epoch = info.epoch + (restart ? 1 : 0);
 	}
 	pthread_mutex_unlock(&tc->lock);

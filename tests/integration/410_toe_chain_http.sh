@@ -50,9 +50,9 @@ got=$(ip netns exec "$CL" curl -sS --max-time 30 http://10.81.0.2:8080/big.bin |
 [ "$got" = "$want" ] || { echo "FAIL: sha256 differs through the chains"; tail $work/toe.log; exit 1; }
 echo "4 MiB fetched through in [[a,m],[b]] and out [[o]]: sha256 ok"
 
-# Idle with chains set, the TOE sleeps (its loop and its scheduler thread,
-# which checks its 4 VNFs' pids every 50 ms): < 2% of a core (a busy loop
-# would be 100%; the margin is for sanitizer builds).
+# Idle with chains set, the TOE sleeps (its loop, which runs the packet
+# scheduler and checks its 4 VNFs' pids every 50 ms): < 2% of a core (a
+# busy loop would be 100%; the margin is for sanitizer builds).
 hz=$(getconf CLK_TCK)
 t0=$(awk '{print $14 + $15}' /proc/$TOE/stat)
 sleep 3
