@@ -56,6 +56,8 @@ void ch_psched_live_fail(struct ch_psched *s, struct vnf *vn, const char *why)
 static void vnf_reopen(struct ch_psched *s, struct vnf *vn, int pid)
 {
 	ch_psched_live_fail(s, vn, "restart");
+	/* The bells were the old process's; the reopened channels announce none yet. */
+	ch_psched_loop_forget(s, vn);
 	for (uint32_t c = 0; c < vn->nthreads; c++) {
 		tcr_chan_open(&vn->chan[c], vn->r, c);
 		vn->vc[c].last_progress = tu_now_ns();

@@ -208,7 +208,8 @@ struct tcr_channel {
 				 * consumer waits with TCR_WAKE_BELL, as its fd + 1 in
 				 * the process that serves the channel (0: none); a
 				 * hint, taken only through a pidfd the host opened
-				 * for the pid it knows (never owner_pid) */
+				 * for the pid it knows (never owner_pid); cleared
+				 * by the host when it (re)opens the channel */
 	__u8 pad[TCR_CACHELINE - 16];
 	/* TCR_CH_NRINGS rings of ring_bytes each follow */
 };

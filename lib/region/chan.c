@@ -45,6 +45,12 @@ int tcr_chan_open(struct tcr_chan *c, const struct tcr_region *r, uint32_t id)
 	tc_store_release(&ch->state, TCR_CH_CLOSED);
 	for (int i = 0; i < TCR_CH_NRINGS; i++)
 		tcr_ring_format(tcr_region_ring_mem(r, id, i), r->geo.ring_size);
+	/*
+	 * The bell belongs to the process that attaches next, not to the one
+	 * before: a restarted VNF's new bell may carry the dead one's number,
+	 * and the host would take it for the old announcement.
+	 */
+	tc_store_relaxed(&ch->bell, 0);
 	epoch = tc_load_relaxed(&ch->epoch) + 1;
 	tc_store_relaxed(&ch->epoch, epoch);
 	c->epoch = epoch;

@@ -569,6 +569,9 @@ static void sc_kill(struct env *e, uint64_t n, uint32_t policy)
 	kill_phase = 2;
 	kill_at = e->expect_cookie[0];
 	pump(e, 2, n, 0, r_kill, NULL, 30);
+	/* The new process's verdicts wake the loop, as the dead one's did. */
+	ch_psched_vnf_info(e->s, 0, &info);
+	CHECK(info.bells == 2, "restarted VNF: %u of its 2 threads ring the loop\n", info.bells);
 	printf("fail-closed denials %" PRIu64 ", bypassed %" PRIu64 "\n", failed_seen, bypass_seen);
 	/* VNF a's stats cover only its second life: compare b only. */
 	e->exp_pk[0] = 0;

@@ -1316,6 +1316,31 @@ static int loop_setup(struct vnf_thread **t)
 	return ep;
 }
 
+/* Verdicts of @t for descriptor @cookie wake the loop that sleeps on @ep. */
+static void verdict_rings(struct vnf_thread *t, int ep, uint64_t cookie)
+{
+	struct epoll_event ev;
+	struct ch_result r[2];
+	struct vnf_pkt pk[2];
+	uint64_t ns = 0;
+
+	submit(1, (uint32_t)cookie, cookie);
+	polls(2);
+	ck_assert(ch_psched_sleep_prepare(s, &ns));
+	ck_assert_uint_eq(ns, 50000000ull);	/* a bell, not a nap */
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 0);	/* nothing rings before the verdict */
+	ck_assert_int_eq(recv_now(t, pk, 2), 1);
+	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);
+	ck_assert_int_eq(vnf_flush(t), 0);
+	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 1);
+	ck_assert_uint_eq(ev.data.u64 & ~0xffffffffull, TAG);
+	ch_psched_sleep_done(s);
+	ch_psched_bell_rang(s, (uint32_t)ev.data.u64);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 2), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, cookie);
+}
+
 /*
  * Issue 14: a VNF thread's verdicts wake a loop that sleeps in epoll: its
  * bell (an eventfd of its process, taken through the pidfd) is in the
@@ -1332,21 +1357,7 @@ START_TEST(loop_sleeps_in_epoll_and_verdicts_ring_it)
 	int ep = loop_setup(&t);
 
 	ck_assert_int_ge(s->vnf[0].vc[0].bell, 0);
-	submit(1, 1, 1);
-	polls(2);
-	ck_assert(ch_psched_sleep_prepare(s, &ns));
-	ck_assert_uint_eq(ns, 50000000ull);
-	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 0);
-	ck_assert_int_eq(recv_now(t, pk, 2), 1);
-	ck_assert_int_eq(vnf_post(t, &pk[0], VNF_VERDICT_ALLOW, 0), 0);
-	ck_assert_int_eq(vnf_flush(t), 0);
-	ck_assert_int_eq(epoll_wait(ep, &ev, 1, 0), 1);
-	ck_assert_uint_eq(ev.data.u64 & ~0xffffffffull, TAG);
-	ch_psched_sleep_done(s);
-	ch_psched_bell_rang(s, (uint32_t)ev.data.u64);
-	polls(2);
-	ck_assert_uint_eq(ch_psched_take(s, 1, r, 2), 1);
-	ck_assert_uint_eq(r[0].pkt.cookie, 1);
+	verdict_rings(t, ep, 1);
 
 	/* Not armed (the loop is awake): verdicts ring nothing. */
 	submit(1, 2, 2);
@@ -1363,6 +1374,39 @@ START_TEST(loop_sleeps_in_epoll_and_verdicts_ring_it)
 	ck_assert(ch_psched_sleep_prepare(s, &ns));
 	ck_assert_uint_eq(ns, 50000000ull);
 	ch_psched_sleep_done(s);
+	vnf_detach(t);
+}
+END_TEST
+
+/*
+ * A restarted VNF's new process announces its bell, often under the dead
+ * process's number (the same binary opens the same files).  Its verdicts
+ * must wake the loop whether it attaches before the liveness check after
+ * the restart (the scheduler forgets the old bells when it reopens the
+ * channels) or after it (the reopened channel no longer holds the old
+ * announcement, which would be taken, refused and remembered).
+ */
+START_TEST(loop_takes_a_restarted_vnfs_bell)
+{
+	struct vnf_thread *t;
+	int ep = loop_setup(&t);
+
+	verdict_rings(t, ep, 1);
+	for (int between = 0; between < 2; between++) {
+		vnf_detach(t);	/* the process dies; its bell's number is free again */
+		ck_assert_int_eq(ch_psched_vnf_restart(s, 0, getpid()), 0);
+		chh_sleep_us(3000);	/* the next liveness check reopens the channel */
+		polls(1);
+		if (between) {
+			chh_sleep_us(3000);	/* a check before the new process attaches */
+			polls(1);
+		}
+		t = vnf_attach(vpath[0], 0, 100);
+		ck_assert_ptr_nonnull(t);
+		chh_sleep_us(3000);	/* the check that takes the new bell */
+		polls(1);
+		verdict_rings(t, ep, 2 + (uint64_t)between);
+	}
 	vnf_detach(t);
 }
 END_TEST
@@ -1527,6 +1571,7 @@ int main(void)
 	tcase_add_test(tc, pushes_of_a_turn_are_admitted_by_its_poll_in_order);
 	tcase_add_test(tc, loop_sleeps_in_epoll_and_verdicts_ring_it);
 	tcase_add_test(tc, loop_sleeps_on_untaken_work_and_its_verdicts_wake_it);
+	tcase_add_test(tc, loop_takes_a_restarted_vnfs_bell);
 	tcase_add_test(tc, loop_refuses_a_non_eventfd_and_mutes_a_fruitless_bell);
 	tcase_add_test(tc, grant_carries_the_header_name_for_guests);
 	tcase_set_timeout(tc, 30);
