@@ -42,7 +42,11 @@ void tcr_counters_raise_early(struct tcr_chain_counters *c, uint32_t flags)
 	if (!flags)
 		return;
 	__atomic_fetch_or(&c->early_end, flags, __ATOMIC_RELEASE);
-	/* The sequence word lets a sleeping scheduler thread wake (futex). */
+	/*
+	 * The sequence word is there for a waiter that sleeps on it (futex);
+	 * the packet scheduler's loop and tochain-sched take the flags when
+	 * they poll, and wait on nothing here.
+	 */
 	tc_fetch_add_release(&c->early_seq, 1);
 }
 

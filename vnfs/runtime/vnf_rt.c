@@ -215,7 +215,7 @@ struct vnf_thread *vnf_attach_guest(const char *path, uint32_t thread, int timeo
 		t->guest = true;
 		snprintf(t->dev_dir, sizeof(t->dev_dir), "%s", dev_dir);
 	} else {
-		/* Without it the scheduler waits on our futex or naps (ch_psched_bell.c). */
+		/* Without it the scheduler naps while we hold its work (ch_psched_loop.c). */
 		t->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	}
 	err = attach(t, timeout_ms);
