@@ -2,8 +2,12 @@
 -- browser requests and a few attacks, all answered (if let through) by the
 -- same static file of the chosen size.
 --
---   wrk ... -s eval/mix.lua http://ADDR:PORT -- SIZE ATTACK_EVERY
+--   wrk ... -s eval/mix.lua http://ADDR:PORT -- SIZE ATTACK_EVERY [THINK_MS]
 --
+-- THINK_MS (default 0): each connection waits that long before each
+-- request (wrk's delay()), so C connections offer at most
+-- C / (THINK_MS + latency) requests/s: a way to load two configurations
+-- at the same rate (eval/run.sh --think-ms).
 -- SIZE is the server's file prefix ("1k" or "64k"); every ATTACK_EVERY-th
 -- request of a thread is an attack (0: none), cycling through SQL
 -- injection, directory traversal, XSS and command injection.  Requests are
@@ -72,6 +76,12 @@ end
 function init(args)
 	size = args[1] or size
 	attack_every = tonumber(args[2] or attack_every)
+	local think = tonumber(args[3] or 0)
+	if think > 0 then
+		-- defined only with a think time: wrk times every request of a
+		-- script that has delay(), even one that returns 0
+		delay = function() return think end
+	end
 	for i = 1, 64 do
 		local p = clean_paths[(i - 1) % #clean_paths + 1]
 		clean_reqs[i] = wrk.format("GET", "/" .. size .. string.format(p, 1000 + i), copy(browser))

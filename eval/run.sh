@@ -7,8 +7,13 @@
 #
 #   eval/run.sh [--configs "direct plain trad tochain-null tochain ..."] [--sizes "1k 64k"]
 #               [--rounds 3] [--seconds 8] [--warmup 1] [--connections 32]
-#               [--threads 2] [--attack-every 25] [--out DIR] [--probe-only]
+#               [--threads 2] [--attack-every 25] [--think-ms 0] [--out DIR] [--probe-only]
 #               [--perf "trad tochain" | all | ""]
+#
+# --think-ms N: each wrk connection waits N ms before each request, so the
+# load offers at most CONNECTIONS / (N ms + latency) requests/s instead of
+# saturating: to compare configurations (or one configuration against a
+# slower one) at the same request rate.
 #
 # DIR (default BUILD/bench/eval) gets runs.tsv, cpu.tsv, meta.txt and, at
 # exit, logs/ (the IDS proxies' denies and counters, nginx error logs
@@ -26,7 +31,7 @@ EV_BUILD=${TOCHAIN_BUILD:-$EV_TOP/build}
 EV_BUILD=$(cd "$EV_BUILD" && pwd)
 
 configs="direct tochain-nochain plain trad tochain-null tochain tochain-seq tochain-sync tochain-cfs" sizes="1k 64k" rounds=3 secs=8 warmup=1
-conns=32 threads=2 attack_every=25 out=$EV_BUILD/bench/eval probe_only=0
+conns=32 threads=2 attack_every=25 think_ms=0 out=$EV_BUILD/bench/eval probe_only=0
 perf_cfgs=all
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -38,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--connections) conns=$2; shift ;;
 	--threads) threads=$2; shift ;;
 	--attack-every) attack_every=$2; shift ;;
+	--think-ms) think_ms=$2; shift ;;
 	--out) out=$2; shift ;;
 	--probe-only) probe_only=1 ;;
 	--perf) perf_cfgs=$2; shift ;;
@@ -89,7 +95,7 @@ one_run() {
 	bash -c 'echo $$ >"$0/cgroup.procs" && exec ip netns exec "$1" "${@:2}"' \
 		"$(ev_cg_path "$c" client)" "$EV_CLIENT_NS" python3 "$EV_TOP/eval/ev_proc.py" run "$wru" -- \
 		wrk -t "$threads" -c "$conns" -d "${s}s" --timeout 5s --latency \
-		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
+		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" "$think_ms" \
 		>"$log" 2>&1 || { cat "$log" >&2; ev_die "wrk failed ($c $size)"; }
 	[ "$r" = 0 ] && return 0
 	res=$(grep '^EVRESULT ' "$log") || { cat "$log" >&2; ev_die "no EVRESULT from wrk"; }
@@ -119,7 +125,9 @@ one_run() {
 		"${v[s403]}" "${v[err_read]}"
 }
 
-echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds, sizes $sizes, 1 attack per $attack_every requests"
+think=
+[ "$think_ms" != 0 ] && think=", each connection thinking ${think_ms} ms before each request"
+echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds, sizes $sizes, 1 attack per $attack_every requests$think"
 if [ "$warmup" != 0 ]; then
 	for size in $sizes; do for c in $configs; do one_run 0 "$c" "$size" "$warmup"; done; done
 fi
@@ -145,7 +153,7 @@ perf_run() {
 		>/dev/null 2>&1 &
 	local pp=$! wp pids
 	ip netns exec "$EV_CLIENT_NS" wrk -t "$threads" -c "$conns" -d "${secs}s" --timeout 5s \
-		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" \
+		-s "$EV_TOP/eval/mix.lua" "http://${EV_ADDR[$c]}:${EV_PORT[$c]}" -- "$size" "$attack_every" "$think_ms" \
 		>"$log" 2>&1 &
 	wp=$!
 	# only this configuration's processes, wrk and ksoftirqd: the machine
@@ -195,7 +203,7 @@ fi
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r), load average before the last run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "cgroups: $EV_CG_KIND"
-	echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds interleaved, 1 attack per $attack_every requests"
+	echo "load: wrk -t$threads -c$conns, ${secs}s per run, $rounds rounds interleaved, 1 attack per $attack_every requests$think"
 	for c in $configs; do echo "config $c: ${EV_DESC[$c]}"; done
 } >"$out/meta.txt"
 python3 "$EV_TOP/eval/report.py" "$out"

@@ -18,6 +18,7 @@
 #     the chain's 403s and resets are at most the attacks sent and both
 #     happened, Direct blocked nothing;
 #   - CPU time (and its kernel part) was accounted to each role's cgroup;
+#   - --think-ms bounds the rate (a second, short run of Direct);
 #   - everything (namespaces, processes, cgroups) is gone afterwards.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -130,4 +131,18 @@ if awk -F'\t' '$1 == "trad" && $5 == "nginx" && $7 > 0 { f = 1 } END { exit !f }
 else
 	echo "perf recorded no samples of trad's nginx here: the by-call-chain check did not run"
 fi
+# --think-ms: each connection waits before each request, so 4 connections
+# thinking 100 ms offer at most 4 * (2 s / 100 ms + 1) = 84 requests in 2 s
+# (direct alone serves thousands), and the load line says so.
+set +e
+EV_SUFFIX=$suffix TOCHAIN_BUILD=$build bash "$top/eval/run.sh" --configs direct \
+	--sizes 1k --rounds 1 --seconds 2 --warmup 0 --connections 4 --think-ms 100 \
+	--perf "" --out "$out/think" >"$out/think.log" 2>&1
+rc=$?
+set -e
+[ $rc = 0 ] || { cat "$out/think.log"; fail "eval/run.sh --think-ms exited $rc"; }
+grep -q 'each connection thinking 100 ms' "$out/think.log" || fail "no think time in the load line"
+n=$(awk -F'\t' 'NR == 2 { print $4 }' "$out/think/runs.tsv")
+echo "with --think-ms 100, 4 connections, 2 s: $n requests"
+[ "${n:-0}" -gt 0 ] && [ "$n" -le 84 ] || fail "--think-ms 100: $n requests in 2 s from 4 connections"
 echo "PASS"
