@@ -59,7 +59,9 @@ sleep 0.3
 for i in 1 2 3 4 5; do [ "$(tt_fetch $url)" = 0 ] || { echo "FAIL: request $i after the re-attach"; tail $work/toe.log; exit 1; }; done
 [ "$(vnf_field c failed)" = False ] && [ "$(vnf_field c pid)" = "${VNF_PID[c]}" ] && [ "$(vnf_field c pid)" != "$old" ] ||
 	fail "vnf.ls after the re-attach: $(ctl_ok vnf.ls)"
-# the new process's verdicts wake the TOE's loop (its bells were taken), as the dead one's did
+# the new process's verdicts wake the TOE's loop (its bells were taken at
+# a liveness check after it attached), as the dead one's did
+for i in $(seq 30); do [ "$(vnf_field c bells)" = "$(vnf_field c threads)" ] && break; sleep 0.1; done
 [ "$(vnf_field c bells)" = "$(vnf_field c threads)" ] ||
 	fail "the new process's bells were not taken: $(ctl_ok vnf.ls)"
 echo "closed: requests reset while c was dead, working again with the new process"

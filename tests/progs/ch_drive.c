@@ -569,8 +569,18 @@ static void sc_kill(struct env *e, uint64_t n, uint32_t policy)
 	kill_phase = 2;
 	kill_at = e->expect_cookie[0];
 	pump(e, 2, n, 0, r_kill, NULL, 30);
-	/* The new process's verdicts wake the loop, as the dead one's did. */
-	ch_psched_vnf_info(e->s, 0, &info);
+	/*
+	 * The new process's verdicts wake the loop, as the dead one's did:
+	 * its bells are taken at the first liveness check (every 2 ms) after
+	 * it attached, which the pump may have outrun.
+	 */
+	t0 = chh_now_ns();
+	do {
+		ch_psched_vnf_info(e->s, 0, &info);
+		if (info.bells == 2)
+			break;
+		chh_loop_run_for(&e->loop, 1000000ull);
+	} while (chh_now_ns() - t0 < 3000000000ull);
 	CHECK(info.bells == 2, "restarted VNF: %u of its 2 threads ring the loop\n", info.bells);
 	printf("fail-closed denials %" PRIu64 ", bypassed %" PRIu64 "\n", failed_seen, bypass_seen);
 	/* VNF a's stats cover only its second life: compare b only. */
