@@ -6,7 +6,11 @@ and prints, per process name, its samples and how many of them ran on
 behalf of an engine: a sample counts as the engine's when any frame of
 its stack is in an engine library (ENGINE_DSOS: Hyperscan, PCRE/PCRE2,
 libmodsecurity) or in JIT code (PCRE2's; the JIT of wrk, LuaJIT, is
-left out).  The leaf library alone (eval/report.py's first split) puts
+left out).  perf names anonymous executable memory "[JIT] tid N",
+"jitted-N-M.so" (a jitdump) or, on Debian 12's perf 6.1 with no map
+file written, "/tmp/perf-PID.map": a JIT stack ends there (no unwind
+information), so without that last name PCRE2's JIT samples counted as
+outside the engines.  The leaf library alone (eval/report.py's first split) puts
 ModSecurity's malloc, free and std::string work in libc and libstdc++,
 outside the engine, though it is the same in every configuration that
 runs ModSecurity.  The profile needs DWARF call chains (`perf record
@@ -32,13 +36,19 @@ from ev_threads import samples  # noqa: E402
 ENGINE_DSOS = ("libhs.", "libpcre", "libmodsecurity.")
 
 
+def is_jit(name):
+    """Is NAME (a frame's DSO, base name) perf's name for JIT code?"""
+    return (name.startswith("[JIT]") or name.startswith("jitted-") or
+            (name.startswith("perf-") and name.endswith(".map")))
+
+
 def is_engine(comm, frames):
     """Does a sample of COMM with FRAMES [(symbol, dso), ...] run engine code?"""
     for _, dso in frames:
         name = os.path.basename(dso.strip("()"))
         if name.startswith(ENGINE_DSOS):
             return True
-        if not comm.startswith("wrk") and (name.startswith("[JIT]") or name.startswith("jitted-")):
+        if not comm.startswith("wrk") and is_jit(name):
             return True
     return False
 

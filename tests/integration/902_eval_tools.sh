@@ -127,12 +127,14 @@ frame() { printf '\tffff %s (%s)\n' "$1" "$2"; }
 		printf '\n'
 	done
 	printf 'nginx 400/400\n'; frame '[unknown]' '[JIT] tid 400'; printf '\n'	# PCRE2's JIT
+	printf 'nginx 400/400\n'; frame '[unknown]' '/tmp/perf-400.map'; printf '\n'	# the same, as perf 6.1 names it
+	printf 'wrk 500/501\n'; frame '[unknown]' '/tmp/perf-500.map'; printf '\n'	# LuaJIT: not an engine
 	printf 'nginx 400/400\n'; frame ngx_http_process_request /usr/sbin/nginx; printf '\n'
 	printf 'wrk 500/501\n'; frame '[unknown]' '[JIT] tid 501'; printf '\n'	# LuaJIT: not an engine
 	printf 'svc0 600/601\n'; frame hs_scan /usr/lib/x86_64-linux-gnu/libhs.so.5; printf '\n'
 } >"$dir/perf-eng.txt"
 python3 "$top/eval/ev_engines.py" 400,500 <"$dir/perf-eng.txt" >"$dir/eng.txt"
-[ "$(cat "$dir/eng.txt")" = "$(printf 'nginx\t4\t3\nwrk\t1\t0')" ] ||
+[ "$(cat "$dir/eng.txt")" = "$(printf 'nginx\t5\t4\nwrk\t2\t0')" ] ||
 	fail "ev_engines with PIDS: $(cat "$dir/eng.txt")"
 python3 "$top/eval/ev_engines.py" <"$dir/perf-eng.txt" >"$dir/eng-all.txt"
 grep -q "^svc0	1	1$" "$dir/eng-all.txt" || fail "ev_engines without PIDS: $(cat "$dir/eng-all.txt")"
