@@ -11,7 +11,7 @@ $(CH_LIB): $(call objs,$(CH_SRCS))
 CH_INC := -Ihost-toe/chain -Itests/progs -Ivnfs/runtime
 $(call objs,$(CH_SRCS) tests/progs/ch_drive.c bench/progs/ch_bench.c tests/progs/ch_harness.c): CPPFLAGS += $(CH_INC)
 
-CH_ALL_LIBS := $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(REGION_LIB)
+CH_ALL_LIBS := $(CH_LIB) $(BUILD)/lib/libtochain-vnf.a $(REGION_LIB) $(UTIL_LIB)
 CH_TESTS := test_ch_table test_ch_queue test_ch_psched test_ch_flow
 $(foreach t,$(CH_TESTS),$(eval $(call unit_test,$(t),$(call objs,tests/progs/ch_harness.c) $(CH_ALL_LIBS),$(CH_URCU_LIBS))))
 $(foreach t,$(CH_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += $(CH_INC)

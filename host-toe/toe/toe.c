@@ -341,24 +341,6 @@ static void take_signals(struct toe *t)
 	}
 }
 
-/*
- * Sleep in epoll for at most @ns (UINT64_MAX: no bound), to the
- * nanosecond where the kernel has epoll_pwait2 (5.11), else rounded up
- * to a millisecond.
- */
-static int sleep_in_epoll(struct toe *t, struct epoll_event *evs, int max, uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-	int n;
-
-	if (ns == UINT64_MAX)
-		return epoll_wait(t->epfd, evs, max, -1);
-	n = epoll_pwait2(t->epfd, evs, max, &ts, NULL);
-	if (n < 0 && errno == ENOSYS)
-		n = epoll_wait(t->epfd, evs, max, (int)((ns + 999999) / 1000000));
-	return n;
-}
-
 int toe_run(struct toe *t)
 {
 	struct epoll_event evs[64];
@@ -396,7 +378,7 @@ int toe_run(struct toe *t)
 					slept = tu_now_ns();
 			}
 		}
-		n = sleep_in_epoll(t, evs, 64, ns);
+		n = tu_epoll_wait_ns(t->epfd, evs, 64, ns);
 		if (chain_prepared)
 			toe_chain_sleep_done(t->tc);
 		if (prepared)

@@ -5,7 +5,8 @@
  * stopping a child program by its command line, and the data path's CPU
  * policy.  The clock and hash helpers are inline (the guest runtime and
  * the data path call them per request); the process helpers live in
- * lib/util/tu_proc.c, the policy in lib/util/tu_sched.c.
+ * lib/util/tu_proc.c, the policy in lib/util/tu_sched.c, the epoll sleep
+ * in lib/util/tu_epoll.c.
  */
 #ifndef TOCHAIN_UTIL_H
 #define TOCHAIN_UTIL_H
@@ -25,6 +26,15 @@ static inline uint64_t tu_now_ns(void)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+struct epoll_event;
+
+/*
+ * epoll_wait(2) on @epfd for at most @ns (UINT64_MAX: no bound), to the
+ * nanosecond where the kernel has epoll_pwait2 (5.11), else rounded up
+ * to a millisecond.  epoll_wait's return and errno.
+ */
+int tu_epoll_wait_ns(int epfd, struct epoll_event *evs, int max, uint64_t ns);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 static inline uint64_t tu_now_ms(void)

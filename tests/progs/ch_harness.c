@@ -183,7 +183,6 @@ void chh_loop_close(struct chh_loop *l)
 void chh_loop_sleep(struct chh_loop *l, uint64_t max_ns)
 {
 	struct epoll_event evs[16];
-	struct timespec ts;
 	uint64_t ns;
 	int n;
 
@@ -191,12 +190,7 @@ void chh_loop_sleep(struct chh_loop *l, uint64_t max_ns)
 		return;		/* verdicts arrived meanwhile */
 	if (ns > max_ns)
 		ns = max_ns;
-	ts.tv_sec = (time_t)(ns / 1000000000ull);
-	ts.tv_nsec = (long)(ns % 1000000000ull);
-	/* As the TOE's sleep_in_epoll(): to the millisecond before 5.11. */
-	n = epoll_pwait2(l->epfd, evs, 16, &ts, NULL);
-	if (n < 0 && errno == ENOSYS)
-		n = epoll_wait(l->epfd, evs, 16, (int)((ns + 999999) / 1000000));
+	n = tu_epoll_wait_ns(l->epfd, evs, 16, ns);	/* as the TOE's loop */
 	ch_psched_sleep_done(l->s);
 	for (int i = 0; i < n; i++)
 		if ((evs[i].data.u64 & ~0xffffffffull) == CHH_BELL_TAG)

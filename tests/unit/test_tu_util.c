@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,6 +161,26 @@ static int batch_in_child(int pre, int want)
 	return WEXITSTATUS(st);
 }
 
+/* The epoll sleep returns what is ready, or nothing once its bound passed. */
+START_TEST(epoll_wait_ns_returns_ready_or_times_out)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 42 }, got;
+	uint64_t one = 1;
+	int ep = epoll_create1(EPOLL_CLOEXEC), efd = eventfd(0, EFD_CLOEXEC);
+
+	ck_assert_int_ge(ep, 0);
+	ck_assert_int_ge(efd, 0);
+	ck_assert_int_eq(epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev), 0);
+	ck_assert_int_eq(tu_epoll_wait_ns(ep, &got, 1, 200000), 0);	/* 200 us, nothing */
+	ck_assert_int_eq(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+	ck_assert_int_eq(tu_epoll_wait_ns(ep, &got, 1, UINT64_MAX), 1);	/* no bound: ready */
+	ck_assert_uint_eq(got.data.u64, 42);
+	ck_assert_int_eq(tu_epoll_wait_ns(ep, &got, 1, 0), 1);
+	close(efd);
+	close(ep);
+}
+END_TEST
+
 START_TEST(sched_batch_is_inherited_and_keeps_an_operators_policy)
 {
 	ck_assert_int_eq(batch_in_child(-1, SCHED_BATCH), 0);
@@ -183,6 +205,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, proc_stop_kills_what_ignores_sigterm);
 	tcase_add_test(tc, proc_stop_leaves_other_programs);
 	tcase_add_test(tc, dir_names_sorted_with_suffix);
+	tcase_add_test(tc, epoll_wait_ns_returns_ready_or_times_out);
 	tcase_add_test(tc, sched_batch_is_inherited_and_keeps_an_operators_policy);
 	suite_add_tcase(s, tc);
 	return tc_run_suite(s);

@@ -35,5 +35,5 @@ $(foreach t,$(VNFK_TESTS),$(BUILD)/obj/tests/unit/$(t).o): CPPFLAGS += $(VNFK_CP
 # vnf-drive: integration scenarios of the fw/ids/waf kinds behind a real
 # packet scheduler (tests/integration/42x_*), and the bench helper.
 $(eval $(call test_prog,vnf-drive,$(call objs,tests/progs/vnf_drive.c tests/progs/ch_harness.c) \
-	$(VNFK_LIB) $(CH_LIB) $(VNF_LIB) $(REGION_LIB),$(CH_URCU_LIBS)))
+	$(VNFK_LIB) $(CH_LIB) $(VNF_LIB) $(REGION_LIB) $(UTIL_LIB),$(CH_URCU_LIBS)))
 $(call objs,tests/progs/vnf_drive.c): CPPFLAGS += -Ihost-toe/chain -Itests/progs
