@@ -22,7 +22,13 @@
 #define TD_NAME_MAX 13		/* VM names: [a-z0-9-], 1..12 chars (interface names) */
 #define TD_MAX_VMS 256
 #define TD_DOMAIN_MAX 64	/* libvirt domain names: 1..63 of [A-Za-z0-9._+-] */
-#define TD_REGION_SIZE_DEFAULT (16ull << 20)
+/*
+ * 64 MiB: 7.6k slots of 8 KiB, so that each of the TOE's 16 channels
+ * keeps its 1 MiB of grants (host-toe/toe/toe.h, TOE_GRANT_BYTES) within
+ * half the pool; 16 MiB halved them to 256 KiB (docs/EVALUATION.md,
+ * "A process's grants: a 64 KiB response in one burst").
+ */
+#define TD_REGION_SIZE_DEFAULT (64ull << 20)
 #define TD_REGION_SIZE_MIN (1ull << 20)
 #define TD_REGION_SIZE_MAX (4ull << 30)
 /*

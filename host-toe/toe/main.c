@@ -112,9 +112,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/*
-	 * At least 256 KiB worth of grants per process: with 2 KiB slots
-	 * (tochaind's) 64 buffers were 128 KiB, two of nginx's 64 KiB
-	 * responses, and a worker's third connection waited for grants.
+	 * At least TOE_GRANT_BYTES worth of grants per process: with 2 KiB
+	 * slots 64 buffers were 128 KiB, two of nginx's 64 KiB responses, and
+	 * a worker's third connection waited for grants; with 256 KiB (32 of
+	 * 8 KiB in a 16 MiB region) a worker's 16 connections cut their
+	 * responses into 1.5 bursts each, each its own sendmsg and skb train.
 	 */
 	if (p.grants < TOE_GRANT_BYTES / p.slot_size)
 		p.grants = TOE_GRANT_BYTES / p.slot_size;

@@ -28,8 +28,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* What tochain-toe grants each process at least, in bytes of slots. */
-#define TOE_GRANT_BYTES	(256u << 10)
+/*
+ * What tochain-toe grants each process at least, in bytes of slots: as
+ * much as one of its sockets may have in flight (the runtime's
+ * GL_TX_BYTES), so that a worker's concurrent 64 KiB responses each
+ * leave in one burst, one sendmsg, one GSO-sized skb.
+ */
+#define TOE_GRANT_BYTES	(1024u << 10)
 
 struct toe_params {
 	const char *region_path;	/* created/formatted; "<path>.sock" is the attach socket */

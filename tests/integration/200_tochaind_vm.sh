@@ -49,7 +49,7 @@ grep -q "^$toe\$" "/sys/fs/cgroup/cpu/$cg/cgroup.procs" 2>/dev/null ||
 geo() { "$bin/tochain-region" info "$1" --json | python3 -c "import json,sys; g=json.load(sys.stdin); print(g['slot_size'], g['size'])"; }
 read -r slot size <<<"$(geo "$region")"
 [ "$slot" = 8192 ] && [ "$(field web1 slot_size)" = 8192 ] || fail "default slot size: region $slot"
-[ "$size" -le $((16 << 20)) ] || fail "the region ($size bytes) outgrew its 16M"
+[ "$size" -le $((64 << 20)) ] || fail "the region ($size bytes) outgrew its default 64M"
 tc_fabric_ns=$fab
 TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host cli client 10.61.0.100/24
 ip netns exec "$cli" ping -c 1 -W 2 10.61.0.2 >/dev/null || fail "the VM address does not answer"

@@ -215,9 +215,9 @@ sock=$(field link_socket)
 [ -S "$sock" ] || fail "no link socket $sock"
 [ "$(stat -c %a "$sock")" = 600 ] || fail "link socket mode $(stat -c %a "$sock")"
 grep -q -- "--follow" "/proc/$lpid/cmdline" || fail "link not run with --follow"
-# the TOE's region fits the BAR (16M), which the link made the file's size
+# the TOE's region fits the BAR (the default 64M), which the link made the file's size
 region=$(field region)
-[ "$(stat -c %s "$region")" = $((16 << 20)) ] || fail "region file of $(stat -c %s "$region") bytes"
+[ "$(stat -c %s "$region")" = $((64 << 20)) ] || fail "region file of $(stat -c %s "$region") bytes"
 lv_virsh dumpxml "$dom" >"$work/live.xml"
 grep -q "<model type='ivshmem-doorbell'/>" "$work/live.xml" || fail "no ivshmem-doorbell in the domain"
 grep -q "<server path='$sock'/>" "$work/live.xml" || fail "the device's server is not the link"

@@ -213,7 +213,7 @@ START_TEST(slot_sizes)
 	ck_assert_uint_eq(again.vms[0].slot_size, 16384);
 	ck_assert_int_eq(plan_of(&next, "{\"vms\": [{\"name\": \"web1\", \"ip\": \"10.0.0.2/24\","
 				 " \"slot_size\": 4096, \"line\": 2}]}", &again), -EINVAL);
-	ck_assert_str_eq(err, "line 2: vm web1 exists with ip 10.0.0.2/24, region size 16777216 and "
+	ck_assert_str_eq(err, "line 2: vm web1 exists with ip 10.0.0.2/24, region size 67108864 and "
 			 "slot size 16384: changing them needs 'vm del' first");
 }
 END_TEST
