@@ -46,10 +46,14 @@ ip -n "$fab" link show "$veth" | grep -q 'master tcbr0' || fail "veth not in the
 grep -q "^$toe\$" "/sys/fs/cgroup/cpu/$cg/cgroup.procs" 2>/dev/null ||
 	grep -q "^$toe\$" "/sys/fs/cgroup/$cg/cgroup.procs" || fail "TOE is not in its cgroup"
 # the region the TOE built: tochaind's slot size and the buffers that fit
-geo() { "$bin/tochain-region" info "$1" --json | python3 -c "import json,sys; g=json.load(sys.stdin); print(g['slot_size'], g['size'])"; }
-read -r slot size <<<"$(geo "$region")"
+geo() { "$bin/tochain-region" info "$1" --json | python3 -c "import json,sys; g=json.load(sys.stdin); print(g['slot_size'], g['size'], g['nbufs'], g['nchannels'])"; }
+read -r slot size nbufs nch <<<"$(geo "$region")"
 [ "$slot" = 8192 ] && [ "$(field web1 slot_size)" = 8192 ] || fail "default slot size: region $slot"
 [ "$size" -le $((64 << 20)) ] || fail "the region ($size bytes) outgrew its default 64M"
+# every channel keeps its 1 MiB of grants (TOE_GRANT_BYTES) within half the
+# pool, which the TOE would otherwise halve: a 64 KiB response in one burst
+[ $((nch * ((1 << 20) / slot) + 16)) -le $((nbufs / 2)) ] ||
+	fail "the default region's $nbufs buffers halve $nch channels' 1 MiB of grants"
 tc_fabric_ns=$fab
 TC_FABRIC=$fab TC_BRIDGE=tcbr0 tc_host cli client 10.61.0.100/24
 ip netns exec "$cli" ping -c 1 -W 2 10.61.0.2 >/dev/null || fail "the VM address does not answer"
@@ -82,7 +86,7 @@ PY
 echo "--- a slot size of the VM's choosing reaches its TOE, and stays across restarts"
 sfc vm add web3 --ip 10.61.0.4/24 --region-size 4M --slot-size 16K >/dev/null
 region3=$(field web3 region)
-read -r slot size <<<"$(geo "$region3")"
+read -r slot size _ <<<"$(geo "$region3")"
 [ "$slot" = 16384 ] && [ "$size" -le $((4 << 20)) ] || fail "web3's region: slot $slot, $size bytes"
 sfc vm ls | tee "$work/ls"
 grep -Eq '^web1 .* 8K +/' "$work/ls" && grep -Eq '^web3 .* 16K +/' "$work/ls" ||
@@ -103,7 +107,7 @@ for i in $(seq 50); do
 	sleep 0.2
 done
 [ "$(field web3 toe_pid)" != "$toe3" ] || fail "web3's TOE not restarted"
-read -r slot size <<<"$(geo "$region3")"
+read -r slot size _ <<<"$(geo "$region3")"
 [ "$slot" = 16384 ] || fail "web3's restarted TOE runs slot size $slot"
 sfc vm del web3
 
