@@ -7,9 +7,9 @@
 # Request/response rate with 1 B and 1 KiB messages, and one bulk stream
 # each way.  The offload path runs twice, on two TOEs: the TOE's
 # defaults (16 KiB slots) and the geometry tochaind gives its VMs' TOEs
-# in its default 16 MiB region (8 KiB slots, 1951 of them: td_state.h;
-# what the evaluation's TOChain configurations run), where one write spans
-# many slots.  Medians of REPS runs (default 3) and offload/kernel ratios.
+# in a 16 MiB region (8 KiB slots, 1951 of them: its default until
+# 9b6b79a, now 64 MiB with 7812, td_state.h), where one write spans many
+# slots.  Medians of REPS runs (default 3) and offload/kernel ratios.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
