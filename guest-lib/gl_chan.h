@@ -26,7 +26,7 @@
  * slept while the TOE wrote it out): bench 20's upload went from 0.68x
  * to 0.80x of the kernel path with 1 MiB (guest-lib README, Sending).
  */
-#define GL_TX_BYTES	(1024u << 10)
+#define GL_TX_BYTES	SRPC_TX_BYTES
 #define GL_TX_MIN	8
 /*
  * FREE buffers stream data never takes: a socket whose peer stopped

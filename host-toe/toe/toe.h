@@ -28,13 +28,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <tochain/srpc.h>
+
 /*
  * What tochain-toe grants each process at least, in bytes of slots: as
- * much as one of its sockets may have in flight (the runtime's
- * GL_TX_BYTES), so that a worker's concurrent 64 KiB responses each
- * leave in one burst, one sendmsg, one GSO-sized skb.
+ * much as one of its sockets may have in flight (SRPC_TX_BYTES).
  */
-#define TOE_GRANT_BYTES	(1024u << 10)
+#define TOE_GRANT_BYTES	SRPC_TX_BYTES
 
 struct toe_params {
 	const char *region_path;	/* created/formatted; "<path>.sock" is the attach socket */

@@ -48,6 +48,14 @@
 #define SRPC_DATA_MAX		128	/* >= sizeof(struct sockaddr_in6), struct linger */
 #define SRPC_MSG_MAX		(SRPC_HDR_SIZE + SRPC_DATA_MAX)
 
+/*
+ * The bytes one socket of the runtime may have in flight towards the TOE
+ * (its send buffer, GL_TX_BYTES), and so the least the TOE grants each
+ * process (TOE_GRANT_BYTES): a worker's concurrent 64 KiB responses then
+ * each leave in one burst and one sendmsg.
+ */
+#define SRPC_TX_BYTES		(1024u << 10)
+
 /* desc.arg of a data buffer the TOE hands back on FREE after sending it. */
 #define SRPC_FREE_TXDONE	1u
 
