@@ -50,6 +50,16 @@ int td_fabric_ensure(const struct td_config *cfg, char *err, size_t errlen)
 	if (td_runv(err, errlen, "ip", "-n", cfg->fabric_ns, "link", "set", cfg->bridge, "up",
 		    NULL))
 		return -EIO;
+	/*
+	 * With br_netfilter loaded (Docker and others load it), every frame
+	 * the bridge forwards also walks the IP, IPv6 and ARP hooks of the
+	 * namespace.  Nothing filters in the fabric namespace: a firewall's
+	 * nftables half lives in the VM's TOE namespace.  The switches are
+	 * per namespace; without the module there is nothing to turn off.
+	 */
+	td_runv(NULL, 0, "ip", "netns", "exec", cfg->fabric_ns, "sysctl", "-q", "-w",
+		"net.bridge.bridge-nf-call-iptables=0", "net.bridge.bridge-nf-call-ip6tables=0",
+		"net.bridge.bridge-nf-call-arptables=0", NULL);
 	return 0;
 }
 

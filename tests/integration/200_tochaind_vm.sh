@@ -38,6 +38,13 @@ cg=$(field web1 cgroup); toe=$(field web1 toe_pid)
 ip netns list | grep -qw "$ns" || fail "namespace $ns missing"
 ip -n "$ns" -4 addr show eth0 | grep -q '10.61.0.2/24' || fail "address missing"
 ip -n "$fab" link show "$veth" | grep -q 'master tcbr0' || fail "veth not in the bridge"
+# with br_netfilter loaded, bridged frames must not walk the fabric's IP hooks
+if ip netns exec "$fab" test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
+	for k in iptables ip6tables arptables; do
+		v=$(ip netns exec "$fab" cat /proc/sys/net/bridge/bridge-nf-call-$k)
+		[ "$v" = 0 ] || fail "bridge-nf-call-$k is $v in the fabric namespace"
+	done
+fi
 [ -s "$region" ] || fail "region file missing"
 "$bin/tochain-region" info "$region" | grep -q "^region web1: kind guest" || fail "region not valid"
 [ -S "$region.sock" ] || fail "TOE is not listening on $region.sock"
