@@ -57,7 +57,7 @@ static const struct toe_chan_ops chan_ops = {
 void toe_params_default(struct toe_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->nbufs = 1024;
+	p->nbufs = 4096;	/* 64 MiB: 16 channels keep 64 grants (tochain-toe) */
 	p->slot_size = 16384;
 	p->nchannels = 16;
 	p->grants = 64;

@@ -39,7 +39,7 @@
 struct toe_params {
 	const char *region_path;	/* created/formatted; "<path>.sock" is the attach socket */
 	const char *name;		/* region name */
-	uint32_t nbufs;			/* default 1024 */
+	uint32_t nbufs;			/* default 4096 */
 	uint32_t slot_size;		/* default 16384 */
 	uint32_t nchannels;		/* default 16 */
 	uint32_t grants;		/* buffers granted per channel, default 64;
