@@ -7,9 +7,8 @@
 # Request/response rate with 1 B and 1 KiB messages, and one bulk stream
 # each way.  The offload path runs twice, on two TOEs: the TOE's
 # defaults (16 KiB slots) and the geometry tochaind gives its VMs' TOEs
-# in a 16 MiB region (8 KiB slots, 1951 of them: its default until
-# 9b6b79a, now 64 MiB with 7812, td_state.h), where one write spans many
-# slots.  Medians of REPS runs (default 3) and offload/kernel ratios.
+# in its default 64 MiB region (8 KiB slots, 7812 of them, td_state.h),
+# where one write spans many slots.  Medians of REPS runs (default 3) and offload/kernel ratios.
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
@@ -27,7 +26,7 @@ tc_isolated GU2 gu2
 work=$(mktemp -d /dev/shm/tcb20.XXXXXX)
 tc_on_exit "rm -rf $work"
 region=$work/regiontd
-tt_toe_start "$VM2" bench20s --slot-size 8192 --nbufs 1951
+tt_toe_start "$VM2" bench20s --slot-size 8192 --nbufs 7812
 region=$work/region
 tt_toe_start "$VM" bench20
 ip netns exec "$SRV" "$bin" server 5001 &
@@ -69,4 +68,4 @@ for t in rr1 rr1k up down; do
 		"$ratio" "${med[offloadtd]}" "$ratio2"
 done
 echo "(medians of $reps runs; ratio = offload / kernel, offload with 16 KiB slots, offload-td"
-echo " with 8 KiB slots as tochaind runs a 16 MiB region; $(nproc) CPUs shared with other work)"
+echo " with 8 KiB slots as tochaind runs a 64 MiB region; $(nproc) CPUs shared with other work)"
