@@ -30,9 +30,24 @@
  * A program that unmaps or protects part of its own live stack would get
  * SIGSEGV instead of EFAULT there.
  *
+ * The main heap: bytes between the break when the runtime was loaded
+ * and the current break are mapped read-write (the kernel maps the brk
+ * segment whole, and only brk(2) moves its end), so they are copied
+ * with memcpy both ways: a request received into nginx's buffer, a
+ * header sent from its pool.  glibc keeps the current break in its own
+ * record (sbrk(0) reads it, no system call), moved by its brk and sbrk,
+ * which malloc uses to grow and trim the heap.  A write there is what
+ * the kernel's would be: malloc's freed chunks are mapped memory to the
+ * kernel too.  A range that starts below or runs past the break takes
+ * the system call.  A program that protects or unmaps part of its own
+ * heap, moves the break with a raw brk system call, or lets another
+ * thread trim the heap under a buffer while a call copies into it (a
+ * use after free) would get SIGSEGV instead of EFAULT there.
+ *
  * Threads: no state but the fallback flag, the pid and the main thread's
  * id, each written with the one answer every thread finds (a benign
- * race), the last by the constructor, before any other thread.
+ * race), the last two and the heap's low end by the constructor, before
+ * any other thread.
  */
 #include <errno.h>
 #include <limits.h>
@@ -52,6 +67,7 @@ static bool plain;	/* process_vm_* refused here: plain copies */
 static pid_t self;	/* our pid, 0: not known yet */
 static pthread_t main_thr;	/* the thread that loaded us: the main thread */
 static bool main_known;
+static uintptr_t heap_lo;	/* the break when we were loaded; 0: no fast heap copies */
 
 /* The top of the main thread's stack, from the dynamic loader (glibc). */
 extern void *__libc_stack_end;
@@ -61,8 +77,27 @@ extern void *__libc_stack_end;
 
 __attribute__((constructor)) static void note_main_thread(void)
 {
+	void *brk0 = sbrk(0);
+
 	main_thr = pthread_self();
 	main_known = true;
+	if (brk0 != (void *)-1)
+		heap_lo = (uintptr_t)brk0;
+}
+
+/* Is [@p, @p + @n) inside the main heap, between heap_lo and the break (see the top)? */
+static bool in_heap(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p, hi;
+	void *b;
+
+	if (!heap_lo || a < heap_lo)
+		return false;
+	b = sbrk(0);
+	if (b == (void *)-1)
+		return false;
+	hi = (uintptr_t)b;
+	return a < hi && n <= hi - a;
 }
 
 /* Is [@p, @p + @n) caller's memory on the live part of the main stack (see the top)? */
@@ -76,6 +111,12 @@ static bool on_live_stack(const void *p, size_t n)
 	if (hi <= lo || hi - lo > MAIN_STACK_SPAN)
 		return false;	/* not running on the main stack */
 	return a >= lo && a < hi && n <= hi - a;
+}
+
+/* May [@p, @p + @n) of the caller's memory be copied with memcpy (see the top)? */
+static bool plain_ok(const void *p, size_t n, bool to_user)
+{
+	return in_heap(p, n) || (!to_user && on_live_stack(p, n));
 }
 
 static pid_t me(void)
@@ -99,7 +140,7 @@ static int vm_copy(void *dst, const void *src, size_t n, bool to_user)
 	struct iovec mine, theirs;
 	ssize_t k;
 
-	if (plain || (!to_user && on_live_stack(src, n))) {
+	if (plain || plain_ok(to_user ? dst : src, n, to_user)) {
 		memcpy(dst, src, n);
 		return 0;
 	}
@@ -154,26 +195,27 @@ static size_t user_copyv(const struct iovec *dst, int nd, const struct iovec *sr
 	int nt = to_user ? nd : ns;
 	size_t done = 0;
 	int e = errno;
-	bool stack = !to_user;	/* reads only (see the top) */
+	bool fast = true;	/* every segment of theirs may take memcpy */
 	ssize_t k;
 
 	for (int i = 0; i < nt; i++) {
 		if (!theirs[i].iov_base && theirs[i].iov_len)
 			return 0;	/* NULL: no system call (the one-copy rule) */
-		if (stack && theirs[i].iov_len && !on_live_stack(theirs[i].iov_base, theirs[i].iov_len))
-			stack = false;
+		if (fast && theirs[i].iov_len &&
+		    !plain_ok(theirs[i].iov_base, theirs[i].iov_len, to_user))
+			fast = false;
 	}
-	if (plain || stack)
+	if (plain || fast)
 		k = -1;
 	else if (to_user)
 		k = process_vm_writev(me(), src, (unsigned long)ns, dst, (unsigned long)nd, 0);
 	else
 		k = process_vm_readv(me(), dst, (unsigned long)nd, src, (unsigned long)ns, 0);
-	if (k < 0 && (plain || stack || errno == ENOSYS || errno == EPERM)) {
+	if (k < 0 && (plain || fast || errno == ENOSYS || errno == EPERM)) {
 		const struct iovec *d = dst;
 		size_t doff = 0;
 
-		if (!stack)
+		if (!fast)
 			plain = true;
 		for (int i = 0; i < ns; i++) {
 			size_t soff = 0;

@@ -33,6 +33,11 @@ $(eval $(call program,tochain-run,$(call objs,$(GL_RUN_SRCS)) | $(GL_SO),-lpthre
 $(eval $(call unit_test,test_gl_dns,$(call objs,guest-lib/gl_dns.c)))
 $(BUILD)/obj/tests/unit/test_gl_dns.o: CPPFLAGS += -Iguest-lib
 
+# The copies of the caller's memory, linked on their own: EFAULT at the
+# main heap's plain-copy path and its edges.
+$(eval $(call unit_test,test_gl_user,$(call objs,guest-lib/gl_user.c)))
+$(BUILD)/obj/tests/unit/test_gl_user.o: CPPFLAGS += -Iguest-lib
+
 # Conformance program (tests/conformance/): the same checks on kernel
 # sockets and under the runtime, compared by tests/integration/101_*.
 # Built without the sanitizers, as the shared library: an ASan program
