@@ -425,6 +425,13 @@ struct tcr_chain_counters *ch_psched_counters(struct ch_psched *s, uint32_t chai
 	return s->chain[chain].ctr;
 }
 
+uint64_t ch_psched_settled(struct ch_psched *s, uint32_t chain)
+{
+	if (chain >= s->cfg.nchains)
+		return 0;
+	return tc_load_relaxed(&s->chain[chain].settled);
+}
+
 uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain)
 {
 	if (chain >= s->cfg.nchains)

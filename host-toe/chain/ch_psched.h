@@ -21,8 +21,9 @@
  * once (round-robin over each VNF's service threads).  The next hop
  * starts when all VNFs of the hop allowed; the first Deny stops the
  * descriptor (the others of the hop still return theirs).  Results leave
- * through the output queue in arrival order (a chain's stream order is
- * kept even when VNF threads finish out of order).
+ * through the output queue in each connection's arrival order (a stream's
+ * order is kept even when VNF threads finish out of order; a connection
+ * whose descriptors are done does not wait for another's).
  *
  * Trust: VNFs are not trusted.  Each VNF has its own region
  * (include/tochain/vnf_proto.h); the scheduler keeps a private copy of what it gave,
@@ -227,6 +228,15 @@ unsigned int ch_psched_take(struct ch_psched *s, uint32_t chain, struct ch_resul
 uint32_t ch_psched_out_len(struct ch_psched *s, uint32_t chain);
 /* The chain's counters (region_layout.h), NULL for a bad id. */
 struct tcr_chain_counters *ch_psched_counters(struct ch_psched *s, uint32_t chain);
+/*
+ * Results leave in each connection's arrival order, not the chain's: one
+ * connection's slow descriptor holds back only that connection's younger
+ * ones.  ch_psched_settled() counts the arrivals of @chain that left, and
+ * every older one with them (all pushed before the oldest still here): no
+ * VNF reads any of them any more (a flow entry's grace period,
+ * ch_flow_reclaim).  0 for a bad id.
+ */
+uint64_t ch_psched_settled(struct ch_psched *s, uint32_t chain);
 
 /*
  * Running the scheduler: its owner's epoll loop (the TOE's, a test

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The packet scheduler, scheduler thread: verdicts collected from the
- * VNFs, and results released in arrival order.  State and rules:
+ * VNFs, and results released in each connection's arrival order.  State and rules:
  * ch_psched_int.h.
  */
 #include <errno.h>
@@ -21,51 +21,101 @@
 #include "ch_psched_collect.h"
 #include "ch_psched_dispatch.h"
 
-/* Release finished flights of @chain in arrival order. */
+/* Flight @id of @chain to its output queue; false if the queue is full. */
+static bool release(struct ch_psched *s, struct chain_rt *ch, uint32_t chain, uint32_t id)
+{
+	struct flight *f = &s->fl[id];
+	struct ch_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.pkt = f->pkt;
+	r.table_version = f->tb ? f->tb->version : 0;
+	r.done_tsc = tcr_tsc_now();
+	r.chain = chain;
+	r.verdict = f->verdict;
+	r.reason = f->reason;
+	r.deny_vnf = f->deny_vnf;
+	r.deny_rule = f->deny_rule;
+	r.hops = f->hop;
+	r.bypassed = f->bypassed;
+	r.answer = f->answer;		/* the taker frees it */
+	r.answer_len = f->answer_len;
+	r.incident = f->incident;
+	r.alert_vnf = f->alert_vnf;
+	r.alert_rule = f->alert_rule;
+	r.alert_msg = f->alert_msg;	/* the taker frees it */
+	r.alert_msg_len = f->alert_msg_len;
+	if (ch_queue_push(ch->out, &r, 1) != 1)
+		return false;	/* cannot happen: admission keeps room */
+	f->answer = NULL;
+	f->alert_msg = NULL;
+	ch->inflight--;
+	ch->ndone--;
+	if (f->tb)
+		ch_table_put(s->tables, f->tb);
+	f->tb = NULL;
+	f->state = FL_FREE;
+	s->free_fl[s->nfree++] = id;
+	return true;
+}
+
+static bool held(const uint64_t *conns, uint32_t n, uint64_t conn)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (conns[i] == conn)
+			return true;
+	return false;
+}
+
+/*
+ * Release finished flights of @chain, each connection's in arrival order:
+ * a flight leaves once it is done and no older flight of its connection is
+ * still here.  One connection's slow descriptor (a waf thread's backlog)
+ * no longer holds back the others' (a TCP stream may not be reordered,
+ * two streams may).  The pass walks from the oldest flight until it has
+ * seen every done one, or until it holds back HOLD_CONNS connections.
+ */
 unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain)
 {
 	struct chain_rt *ch = &s->chain[chain];
-	uint32_t ndone = 0, ndenied = 0;
-	struct ch_result r;
+	uint64_t conns[HOLD_CONNS];
+	uint32_t nconns = 0, ndone = 0, ndenied = 0, left = ch->ndone, settled = 0;
 
-	while (ch->ohead != ch->otail) {
-		uint32_t id = ch->order[ch->ohead & s->flight_mask];
-		struct flight *f = &s->fl[id];
+	for (uint32_t p = ch->ohead; p != ch->otail && left; p++) {
+		uint32_t *slot = &ch->order[p & s->flight_mask];
+		struct flight *f;
+		bool back;
 
-		if (f->state != FL_DONE)
-			break;
-		memset(&r, 0, sizeof(r));
-		r.pkt = f->pkt;
-		r.table_version = f->tb ? f->tb->version : 0;
-		r.done_tsc = tcr_tsc_now();
-		r.chain = chain;
-		r.verdict = f->verdict;
-		r.reason = f->reason;
-		r.deny_vnf = f->deny_vnf;
-		r.deny_rule = f->deny_rule;
-		r.hops = f->hop;
-		r.bypassed = f->bypassed;
-		r.answer = f->answer;		/* the taker frees it */
-		r.answer_len = f->answer_len;
-		r.incident = f->incident;
-		r.alert_vnf = f->alert_vnf;
-		r.alert_rule = f->alert_rule;
-		r.alert_msg = f->alert_msg;	/* the taker frees it */
-		r.alert_msg_len = f->alert_msg_len;
-		if (ch_queue_push(ch->out, &r, 1) != 1)
-			break;	/* cannot happen: admission keeps room */
-		f->answer = NULL;
-		f->alert_msg = NULL;
-		ch->ohead++;
-		ch->inflight--;
-		ndone++;
-		ndenied += f->verdict == CH_DENY;
-		if (f->tb)
-			ch_table_put(s->tables, f->tb);
-		f->tb = NULL;
-		f->state = FL_FREE;
-		s->free_fl[s->nfree++] = id;
+		if (*slot == ORDER_GONE)
+			continue;
+		f = &s->fl[*slot];
+		back = held(conns, nconns, f->pkt.conn_id);
+		if (f->state == FL_DONE) {
+			left--;
+			if (!back) {
+				bool denied = f->verdict == CH_DENY;
+
+				if (!release(s, ch, chain, *slot))
+					break;
+				*slot = ORDER_GONE;
+				ndone++;
+				ndenied += denied;
+				continue;
+			}
+		}
+		/* Not released: its connection's younger flights wait for it. */
+		if (!back) {
+			if (nconns == HOLD_CONNS)
+				break;
+			conns[nconns++] = f->pkt.conn_id;
+		}
 	}
+	while (ch->ohead != ch->otail && ch->order[ch->ohead & s->flight_mask] == ORDER_GONE) {
+		ch->ohead++;
+		settled++;
+	}
+	if (settled)
+		tc_store_relaxed(&ch->settled, ch->settled + settled);
 	if (ndone) {
 		tcr_counters_finished(ch->ctr, ndone, ndenied);
 		tc_store_relaxed(&s->in_flight, s->cfg.max_flight - s->nfree);

@@ -139,10 +139,10 @@ void ch_psched_dispatch_revoke(struct ch_psched *s, struct ch_table *tb)
 
 static void flight_complete(struct ch_psched *s, struct flight *f)
 {
-	(void)s;
 	if (f->verdict != CH_DENY)
 		f->verdict = CH_ALLOW;
 	f->state = FL_DONE;
+	s->chain[f->chain].ndone++;
 }
 
 static void stall_push(struct ch_psched *s, uint32_t id)
@@ -241,13 +241,18 @@ unsigned int ch_psched_dispatch_admit(struct ch_psched *s, uint32_t chain)
 	uint32_t room, want;
 	unsigned int n;
 
-	/* Never more in processing than the output queue can take. */
+	/*
+	 * Never more in processing than the output queue can take, nor than
+	 * the order ring holds (released slots wait there for the oldest).
+	 */
 	room = ch_queue_room(ch->out);
 	if (room <= ch->inflight || !s->nfree)
 		return 0;
 	want = room - ch->inflight;
 	if (want > s->nfree)
 		want = s->nfree;
+	if (want > s->flight_mask + 1 - (ch->otail - ch->ohead))
+		want = s->flight_mask + 1 - (ch->otail - ch->ohead);
 	if (want > BURST)
 		want = BURST;
 	n = ch_queue_pop(ch->in, pkts, want);

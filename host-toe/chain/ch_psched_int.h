@@ -8,7 +8,7 @@
  *   ch_psched_dispatch.c  VNF channels and grants; admitting descriptors
  *                         and dispatching them hop by hop
  *   ch_psched_collect.c   verdicts back from VNFs; results released in
- *                         arrival order
+ *                         each connection's arrival order
  *   ch_psched_live.c      VNF liveness, failure and restart
  *   ch_psched_loop.c      run by its owner's epoll loop: VNF bells, the
  *                         loop's sleep
@@ -60,6 +60,8 @@ _Static_assert(CH_MAX_REGIONS <= VNF_REGION_CHAINS, "region ids fit the protocol
 
 #define BURST		32
 #define FLIGHT_CTRL	0xffffffffu	/* vdesc of a control message */
+#define ORDER_GONE	0xffffffffu	/* an order slot released ahead of the oldest */
+#define HOLD_CONNS	32		/* connections one release pass can hold back */
 #define CHECK_NS	2000000ull	/* liveness checks every 2 ms */
 /* The sleeps of the owner's loop (ch_psched_loop.c): */
 #define SLEEP_NS	50000000ull	/* nothing out, or out at VNF threads that all ring */
@@ -146,9 +148,12 @@ struct dregion {
 struct chain_rt {
 	struct ch_queue *in, *out;
 	struct tcr_chain_counters *ctr;
-	uint32_t *order;		/* flight ids in arrival order */
-	uint32_t ohead, otail;
+	uint32_t *order;		/* flight ids in arrival order, ORDER_GONE: released */
+	uint32_t ohead, otail;		/* ohead: the oldest not released */
 	uint32_t inflight;
+	uint32_t ndone;			/* flights done, not released */
+	uint64_t settled;		/* atomic: arrivals all released before the oldest
+					 * not released (ch_psched_settled) */
 	uint32_t early_pend;		/* TCR_EARLY_* asked by VNFs (ch_psched_sla.c) */
 	uint64_t early_arrivals;	/* arrivals when (a) was asked */
 };

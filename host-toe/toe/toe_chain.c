@@ -317,11 +317,19 @@ void toe_chain_flow_close(struct toe_chain *tc, uint32_t idx)
 	ch_flow_close(tc->flows, idx, tc->dir[0].arrivals, tc->dir[1].arrivals);
 }
 
+/* Arrivals of @dir all taken back, each older one too. */
+static uint64_t settled(struct toe_chain *tc, uint32_t dir)
+{
+	uint64_t taken = tc->dir[dir].arrivals - tc->dir[dir].outstanding;
+	uint64_t left = ch_psched_settled(tc->s, dir);
+
+	/* Results leave per connection: what was taken may have passed older ones. */
+	return left < taken ? left : taken;
+}
+
 void toe_chain_flow_reclaim(struct toe_chain *tc)
 {
-	/* Everything submitted minus what is still out has finished and been taken. */
-	ch_flow_reclaim(tc->flows, tc->dir[0].arrivals - tc->dir[0].outstanding,
-			tc->dir[1].arrivals - tc->dir[1].outstanding);
+	ch_flow_reclaim(tc->flows, settled(tc, 0), settled(tc, 1));
 }
 
 const char *toe_chain_reason_name(uint32_t reason)

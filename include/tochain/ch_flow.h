@@ -138,7 +138,8 @@ int ch_flow_set_state(struct ch_flows *f, uint32_t idx, uint8_t state);
 int ch_flow_close(struct ch_flows *f, uint32_t idx, uint64_t arr_in, uint64_t arr_out);
 /*
  * Free the closed entries (oldest first) whose stamps both chains have
- * finished: @fin_in/@fin_out are their finished counts.  Returns how many.
+ * finished: @fin_in/@fin_out count the arrivals that finished with every
+ * older one (ch_psched_settled).  Returns how many.
  */
 unsigned int ch_flow_reclaim(struct ch_flows *f, uint64_t fin_in, uint64_t fin_out);
 /* Entries free for reuse. */

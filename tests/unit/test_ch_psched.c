@@ -427,33 +427,87 @@ START_TEST(alert_passes_with_rule_and_message)
 }
 END_TEST
 
-START_TEST(results_leave_in_arrival_order)
+/*
+ * Results leave in each connection's arrival order (chh_pkt: connection
+ * cookie % 7 + 1): a connection's younger descriptor waits for its older
+ * one; another connection's does not.
+ */
+START_TEST(results_leave_in_each_connections_order)
 {
 	uint32_t hops[1] = { 0x1 };
 	struct vnf_thread *t[2];
-	struct vnf_pkt p0[2], p1[2];
+	struct vnf_pkt p0[4], p1[4];
 	struct ch_result r[4];
 
 	ck_assert_int_eq(add_vnf(2, CH_FAIL_CLOSED), 0);
 	chain(1, 1, hops);
 	t[0] = vnf_attach(vpath[0], 0, 100);
 	t[1] = vnf_attach(vpath[0], 1, 100);
+
+	/* One connection (2): round-robin, one each; the younger finishes first. */
 	submit(1, 1, 1);
-	submit(1, 2, 2);
+	submit(1, 2, 8);
 	polls(2);
-	/* Round-robin: one each; the second finishes first. */
-	ck_assert_int_eq(recv_now(t[0], p0, 2), 1);
-	ck_assert_int_eq(recv_now(t[1], p1, 2), 1);
+	ck_assert_int_eq(recv_now(t[0], p0, 4), 1);
+	ck_assert_int_eq(recv_now(t[1], p1, 4), 1);
 	vnf_post(t[1], &p1[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t[1]);
 	polls(2);
-	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 0);	/* head not done yet */
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 0);	/* its older one not done */
 	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
 	vnf_flush(t[0]);
 	polls(2);
 	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
 	ck_assert_uint_eq(r[0].pkt.cookie, 1);
-	ck_assert_uint_eq(r[1].pkt.cookie, 2);
+	ck_assert_uint_eq(r[1].pkt.cookie, 8);
+
+	/* Two connections (3, 4): the younger leaves first. */
+	submit(1, 1, 2);
+	submit(1, 2, 3);
+	polls(2);
+	ck_assert_int_eq(recv_now(t[0], p0, 4), 1);
+	ck_assert_int_eq(recv_now(t[1], p1, 4), 1);
+	vnf_post(t[1], &p1[0], VNF_VERDICT_DENY, 9);
+	vnf_flush(t[1]);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, 3);
+	ck_assert_uint_eq(r[0].verdict, CH_DENY);
+	ck_assert_uint_eq(r[0].deny_rule, 9);
+	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t[0]);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, 2);
+
+	/*
+	 * Connection 5 twice (4 on thread 0, 11 on thread 1), then
+	 * connection 6 (5, thread 0): 11 and 5 are done, 4 is not; only 5
+	 * leaves, then 4 and 11 in their order.
+	 */
+	submit(1, 1, 4);
+	submit(1, 2, 11);
+	submit(1, 3, 5);
+	polls(2);
+	ck_assert_int_eq(recv_now(t[0], p0, 4), 2);
+	ck_assert_int_eq(recv_now(t[1], p1, 4), 1);
+	ck_assert_uint_eq(p0[1].d.conn_id, 6);
+	vnf_post(t[1], &p1[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t[1]);
+	vnf_post(t[0], &p0[1], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t[0]);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 1);
+	ck_assert_uint_eq(r[0].pkt.cookie, 5);
+	ck_assert_uint_eq(ch_psched_settled(s, 1), 4);	/* 4 is older than 5 */
+	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t[0]);
+	polls(2);
+	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
+	ck_assert_uint_eq(r[0].pkt.cookie, 4);
+	ck_assert_uint_eq(r[1].pkt.cookie, 11);
+	/* All seven arrivals have left. */
+	ck_assert_uint_eq(ch_psched_settled(s, 1), 7);
 	vnf_detach(t[0]);
 	vnf_detach(t[1]);
 }
@@ -1550,7 +1604,7 @@ int main(void)
 	tcase_add_test(tc, parallel_hop_then_next_hop_first_deny_stops);
 	tcase_add_test(tc, answer_copied_bounded_first_deny_wins);
 	tcase_add_test(tc, alert_passes_with_rule_and_message);
-	tcase_add_test(tc, results_leave_in_arrival_order);
+	tcase_add_test(tc, results_leave_in_each_connections_order);
 	tcase_add_test(tc, no_chain_and_bad_descriptors_are_denied);
 	tcase_add_test(tc, garbage_verdict_denies_that_descriptor);
 	tcase_add_test(tc, foreign_index_fails_the_vnf);
