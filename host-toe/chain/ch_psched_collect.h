@@ -3,7 +3,8 @@
  * Private to host-toe/chain/ (not installed): the packet scheduler's
  * result side (ch_psched_collect.c): verdicts read back from the VNFs
  * (each once, untrusted) and finished descriptors released to a chain's
- * output queue in arrival order.  Scheduler thread only (ch_psched_int.h).
+ * output queue in each connection's arrival order.  Scheduler thread
+ * only (ch_psched_int.h).
  */
 #ifndef TOCHAIN_CH_PSCHED_COLLECT_H
 #define TOCHAIN_CH_PSCHED_COLLECT_H
@@ -13,7 +14,7 @@
 
 #include "ch_psched_int.h"
 
-/* Release finished flights of @chain in arrival order; returns how many. */
+/* Release finished flights of @chain, each connection's in arrival order; how many. */
 unsigned int ch_psched_collect_release(struct ch_psched *s, uint32_t chain);
 
 /*

@@ -4,7 +4,7 @@
 # the next hop sees only what was allowed.
 # chain-drive (tests/progs/ch_drive.c) runs the scheduler with real tochain-vnf
 # processes of kind null on synthetic descriptors and checks that every
-# descriptor comes back once, in order, unchanged, with the right verdict,
+# descriptor comes back once, each connection's in order, unchanged, with the right verdict,
 # that each VNF saw exactly the payloads it had to (count and checksum),
 # and that no buffer or work descriptor is left over.
 # timeout: 120

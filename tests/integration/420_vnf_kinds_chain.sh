@@ -4,8 +4,8 @@
 # feeds HTTP request streams (the built-in mix, vnfs/runtime/vnf_mix.h: ~10% attacks
 # of five families) cut into descriptors and interleaved over 24 open
 # connections, from a synthetic data region.  It checks every descriptor
-# comes back once, in order, unchanged; each connection's verdict: attacks
-# denied with the sid (ids) or a CRS rule (waf) of their family, clean
+# comes back once, each connection's in order, unchanged; each connection's
+# verdict: attacks denied with the sid (ids) or a CRS rule (waf) of their family, clean
 # requests allowed; each VNF saw every descriptor; nothing left in flight.
 # Scenarios: ids (2 threads, flow dispatch), ids with a flow table whose
 # entries (and conn ids) are reused, ids on both chains judging responses

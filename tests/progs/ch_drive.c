@@ -10,7 +10,7 @@
  * replace, kill-closed, kill-open.
  * Exit 0 when every check passed; each failed check prints "FAIL: ...".
  * Every scenario checks that each descriptor submitted comes back exactly
- * once, in submission order per chain, unchanged, and that no work
+ * once, each connection's in submission order, unchanged, and that no work
  * descriptor of any VNF region is left outstanding at the end.
  *
  * The main thread runs the scheduler in its own epoll loop, as the TOE
@@ -68,9 +68,8 @@ struct env {
 	/* traffic state */
 	uint32_t freebuf[NBUFS], nfree;
 	struct ch_pkt sub[NBUFS];
-	uint64_t next_cookie[MAXC], expect_cookie[MAXC];
-	uint64_t *order[MAXC];		/* cookies per chain in submit order */
-	uint64_t order_cap;
+	uint64_t next_cookie[MAXC];
+	struct chh_order order[MAXC];	/* per chain; .head: all before it are back */
 	uint64_t results, allowed, denied;
 };
 
@@ -118,10 +117,11 @@ static void setup(struct env *e, uint32_t nchains_used, uint64_t n)
 	}
 	for (uint32_t i = 0; i < NBUFS; i++)
 		e->freebuf[e->nfree++] = NBUFS - 1 - i;
-	for (uint32_t c = 0; c < nchains_used; c++) {
-		e->order_cap = n + 1;
-		e->order[c] = calloc(n + 1, sizeof(uint64_t));
-	}
+	for (uint32_t c = 0; c < nchains_used; c++)
+		if (chh_order_init(&e->order[c], n + 1)) {
+			printf("FAIL: setup: out of memory\n");
+			exit(1);
+		}
 	if (chh_loop_attach(&e->loop, e->s)) {
 		printf("FAIL: loop attach\n");
 		exit(1);
@@ -174,7 +174,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 		for (uint32_t c = 0; c < nchains; c++) {
 			/* submit a burst */
 			for (int k = 0; k < 16 && e->nfree && e->next_cookie[c] - start[c] < n &&
-					e->next_cookie[c] < e->order_cap; k++) {
+					e->order[c].n < e->order[c].cap; k++) {
 				uint64_t ck = e->next_cookie[c];
 				uint64_t cookie = ((uint64_t)c << 48) | ck;
 				uint32_t buf = e->freebuf[--e->nfree];
@@ -190,7 +190,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 					e->freebuf[e->nfree++] = buf;
 					break;
 				}
-				e->order[c][ck] = cookie;
+				chh_order_push(&e->order[c], cookie, p.conn_id);
 				e->next_cookie[c]++;
 				moved++;
 			}
@@ -204,6 +204,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 			for (unsigned int i = 0; i < k; i++) {
 				const struct ch_result *r = &res[i];
 				uint32_t buf = r->pkt.buf;
+				uint64_t want;
 
 				CHECK(!r->answer, "an answer from a VNF that never answers\n");
 				free(r->answer);
@@ -211,12 +212,11 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				if (buf >= NBUFS)
 					continue;
 				CHECK(r->chain == c, "result of chain %u in queue %u\n", r->chain, c);
-				CHECK(r->pkt.cookie == e->order[c][e->expect_cookie[c]],
-				      "chain %u: got cookie %#" PRIx64 ", expected %#" PRIx64 "\n", c,
-				      r->pkt.cookie, e->order[c][e->expect_cookie[c]]);
+				CHECK(chh_order_back(&e->order[c], r->pkt.cookie, r->pkt.conn_id, &want),
+				      "chain %u conn %" PRIu64 ": got cookie %#" PRIx64 ", expected %#"
+				      PRIx64 "\n", c, r->pkt.conn_id, r->pkt.cookie, want);
 				CHECK(!memcmp(&r->pkt, &e->sub[buf], sizeof(r->pkt)),
 				      "descriptor %#" PRIx64 " changed\n", r->pkt.cookie);
-				e->expect_cookie[c]++;
 				e->results++;
 				if (r->verdict == CH_ALLOW)
 					e->allowed++;
@@ -226,7 +226,7 @@ static void pump(struct env *e, uint32_t nchains, uint64_t n, uint32_t mark_ever
 				e->freebuf[e->nfree++] = buf;
 			}
 			moved += k;
-			if (e->expect_cookie[c] - start[c] < n && e->expect_cookie[c] < e->order_cap)
+			if (e->order[c].head - start[c] < n && e->order[c].head < e->order[c].cap)
 				done = false;
 		}
 		if (done)
@@ -299,7 +299,7 @@ static void finish(struct env *e, bool check_stats)
 	chh_loop_close(&e->loop);
 	tcr_region_destroy(e->data);
 	for (uint32_t c = 0; c < MAXC; c++)
-		free(e->order[c]);
+		chh_order_free(&e->order[c]);
 	printf("%" PRIu64 " results: %" PRIu64 " allowed, %" PRIu64 " denied; %d failed checks\n",
 	       e->results, e->allowed, e->denied, failures);
 }
@@ -508,7 +508,7 @@ static void r_kill(struct env *e, const struct ch_result *r, uint64_t fnv)
 		      r->deny_vnf, kill_policy, kill_phase);
 		failed_seen++;
 	}
-	if (kill_phase == 2 && e->expect_cookie[0] > kill_at + 200)
+	if (kill_phase == 2 && e->order[0].head > kill_at + 200)
 		CHECK(r->verdict == CH_ALLOW && !r->bypassed,
 		      "after restart: verdict %u bypassed %u\n", r->verdict, r->bypassed);
 }
@@ -567,7 +567,7 @@ static void sc_kill(struct env *e, uint64_t n, uint32_t policy)
 	CHECK(!info.failed && info.epoch == 1, "restart: failed %d epoch %u\n", info.failed,
 	      info.epoch);
 	kill_phase = 2;
-	kill_at = e->expect_cookie[0];
+	kill_at = e->order[0].head;
 	pump(e, 2, n, 0, r_kill, NULL, 30);
 	/*
 	 * The new process's verdicts wake the loop, as the dead one's did:

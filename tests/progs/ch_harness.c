@@ -211,3 +211,56 @@ void chh_loop_run_for(struct chh_loop *l, uint64_t ns)
 			chh_loop_sleep(l, end - now);
 	}
 }
+
+int chh_order_init(struct chh_order *o, uint64_t cap)
+{
+	memset(o, 0, sizeof(*o));
+	o->cookie = calloc(cap, sizeof(*o->cookie));
+	o->conn = calloc(cap, sizeof(*o->conn));
+	o->back = calloc(cap, 1);
+	if (!o->cookie || !o->conn || !o->back) {
+		chh_order_free(o);
+		return -ENOMEM;
+	}
+	o->cap = cap;
+	return 0;
+}
+
+void chh_order_free(struct chh_order *o)
+{
+	free(o->cookie);
+	free(o->conn);
+	free(o->back);
+	memset(o, 0, sizeof(*o));
+}
+
+bool chh_order_push(struct chh_order *o, uint64_t cookie, uint64_t conn)
+{
+	if (o->n >= o->cap)
+		return false;
+	o->cookie[o->n] = cookie;
+	o->conn[o->n] = conn;
+	o->back[o->n++] = 0;
+	return true;
+}
+
+bool chh_order_back(struct chh_order *o, uint64_t cookie, uint64_t conn, uint64_t *want)
+{
+	uint64_t i, first = UINT64_MAX;
+
+	/* Out at most the scheduler's flights: a short scan. */
+	for (i = o->head; i < o->n; i++) {
+		if (o->back[i])
+			continue;
+		if (first == UINT64_MAX && o->conn[i] == conn)
+			first = i;
+		if (o->cookie[i] == cookie)
+			break;
+	}
+	*want = first == UINT64_MAX ? UINT64_MAX : o->cookie[first];
+	if (i < o->n)
+		o->back[i] = 1;
+	while (o->head < o->n && o->back[o->head])
+		o->head++;
+	return i < o->n && i == first;
+}

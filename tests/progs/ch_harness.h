@@ -64,6 +64,32 @@ void chh_loop_sleep(struct chh_loop *l, uint64_t max_ns);
 /* Run the scheduler for @ns: poll, and sleep when a poll found nothing. */
 void chh_loop_run_for(struct chh_loop *l, uint64_t ns);
 
+/*
+ * What the scheduler promises about order (ch_psched.h): each descriptor
+ * comes back once, and one connection's descriptors in the order they
+ * were pushed; connections of a chain may pass each other.  One checker
+ * per chain: chh_order_push() what was pushed, chh_order_back() what
+ * came back.
+ */
+struct chh_order {
+	uint64_t *cookie, *conn;	/* pushed, oldest first */
+	uint8_t *back;			/* [i]: came back */
+	uint64_t cap, n;
+	uint64_t head;			/* oldest that has not come back */
+};
+
+/* Room for @cap descriptors.  0 or -ENOMEM. */
+int chh_order_init(struct chh_order *o, uint64_t cap);
+void chh_order_free(struct chh_order *o);
+/* false when the checker is full. */
+bool chh_order_push(struct chh_order *o, uint64_t cookie, uint64_t conn);
+/*
+ * A result: true if it is the oldest descriptor of its connection still
+ * out; else false, with that descriptor's cookie in *@want (UINT64_MAX:
+ * none of the connection is out).  Either way it counts as back.
+ */
+bool chh_order_back(struct chh_order *o, uint64_t cookie, uint64_t conn, uint64_t *want);
+
 uint64_t chh_now_ns(void);
 void chh_sleep_us(unsigned int us);
 

@@ -26,7 +26,7 @@
  *
  * Traffic: up to 24 connections open at a time, each one request cut into
  * descriptors of 100-1448 bytes, interleaved descriptor by descriptor.
- * Checks: every descriptor comes back once, in order per chain, unchanged;
+ * Checks: every descriptor comes back once, each connection's in order, unchanged;
  * each connection's verdict (first deny, its VNF and rule) is the expected
  * one; no clean request is denied; the VNFs saw every descriptor they had to
  * (their --stats); nothing left in flight.  Exit 0 when all checks passed;
@@ -113,7 +113,8 @@ struct env {
 	uint32_t freebuf[NBUFS], nfree;
 	struct ch_pkt sub[NBUFS];
 	uint32_t buf_conn[NBUFS];	/* slot of conns[] a buffer belongs to */
-	uint64_t next_cookie, expect_cookie[2], *order[2], order_n[2];
+	uint64_t next_cookie;
+	struct chh_order order[2];	/* per chain */
 	bool responses;			/* resp scenario */
 	uint64_t resp_denied;
 	struct conn conns[OPEN];
@@ -207,9 +208,8 @@ static void setup(struct env *e, uint64_t target)
 	for (uint32_t i = 0; i < NBUFS; i++)
 		e->freebuf[e->nfree++] = NBUFS - 1 - i;
 	e->target = target;
-	e->order[0] = calloc(target * 64 + 1024, sizeof(uint64_t));
-	e->order[1] = calloc(target * 64 + 1024, sizeof(uint64_t));
-	if (!e->order[0] || !e->order[1] || chh_loop_attach(&e->loop, e->s)) {
+	if (chh_order_init(&e->order[0], target * 64 + 1024) ||
+	    chh_order_init(&e->order[1], target * 64 + 1024) || chh_loop_attach(&e->loop, e->s)) {
 		printf("FAIL: loop attach\n");
 		exit(1);
 	}
@@ -357,16 +357,17 @@ static unsigned int take_results(struct env *e, uint32_t chain)
 		const struct ch_result *r = &res[i];
 		uint32_t buf = r->pkt.buf;
 		struct conn *c;
+		uint64_t want;
 
 		CHECK(buf < NBUFS, "result with buffer %u\n", buf);
 		if (buf >= NBUFS)
 			continue;
-		CHECK(r->chain == chain && r->pkt.cookie == e->order[chain][e->expect_cookie[chain]],
-		      "chain %u: got cookie %" PRIu64 ", expected %" PRIu64 "\n", chain,
-		      r->pkt.cookie, e->order[chain][e->expect_cookie[chain]]);
+		CHECK(r->chain == chain &&
+		      chh_order_back(&e->order[chain], r->pkt.cookie, r->pkt.conn_id, &want),
+		      "chain %u conn %" PRIu64 ": got cookie %" PRIu64 ", expected %" PRIu64 "\n",
+		      chain, r->pkt.conn_id, r->pkt.cookie, want);
 		CHECK(!memcmp(&r->pkt, &e->sub[buf], sizeof(r->pkt)), "descriptor %" PRIu64
 		      " changed\n", r->pkt.cookie);
-		e->expect_cookie[chain]++;
 		e->results++;
 		c = &e->conns[e->buf_conn[buf]];
 		CHECK(c->id == r->pkt.conn_id, "result of conn %" PRIu64 " for slot of %" PRIu64 "\n",
@@ -458,7 +459,7 @@ static bool submit_one(struct env *e, struct conn *c, uint32_t slot)
 	e->next_cookie++;
 	e->sub[buf] = p;
 	e->buf_conn[buf] = slot;
-	e->order[chain][e->order_n[chain]++] = p.cookie;
+	chh_order_push(&e->order[chain], p.cookie, p.conn_id);
 	e->submitted++;
 	if (resp)
 		c->resp_off += len;
@@ -585,8 +586,8 @@ static void finish(struct env *e)
 	chh_loop_close(&e->loop);
 	tcr_region_destroy(e->data);
 	ch_flows_destroy(e->flows);
-	free(e->order[0]);
-	free(e->order[1]);
+	chh_order_free(&e->order[0]);
+	chh_order_free(&e->order[1]);
 	if (e->responses)
 		printf("%" PRIu64 " leaking responses denied on the out chain\n", e->resp_denied);
 	if (e->flows)
