@@ -238,7 +238,7 @@ unsigned int ch_psched_dispatch_admit(struct ch_psched *s, uint32_t chain)
 {
 	struct chain_rt *ch = &s->chain[chain];
 	struct ch_pkt pkts[BURST];
-	uint32_t room, want;
+	uint32_t room, oroom, want;
 	unsigned int n;
 
 	/*
@@ -251,8 +251,9 @@ unsigned int ch_psched_dispatch_admit(struct ch_psched *s, uint32_t chain)
 	want = room - ch->inflight;
 	if (want > s->nfree)
 		want = s->nfree;
-	if (want > s->flight_mask + 1 - (ch->otail - ch->ohead))
-		want = s->flight_mask + 1 - (ch->otail - ch->ohead);
+	oroom = s->flight_mask + 1 - (ch->otail - ch->ohead);
+	if (want > oroom)
+		want = oroom;
 	if (want > BURST)
 		want = BURST;
 	n = ch_queue_pop(ch->in, pkts, want);

@@ -223,6 +223,15 @@ START_TEST(parallel_hop_then_next_hop_first_deny_stops)
 }
 END_TEST
 
+/* Deliver every descriptor @t holds with an Allow, then let the scheduler collect. */
+static void allow_all(struct vnf_thread *t, struct vnf_pkt *pk, int n)
+{
+	for (int i = 0; i < n; i++)
+		vnf_post(t, &pk[i], VNF_VERDICT_ALLOW, 0);
+	vnf_flush(t);
+	polls(2);
+}
+
 /* Submit buffer @buf (@cookie) on chain 0 and receive it at both VNFs of its hop. */
 static void both_get(struct vnf_thread *ta, struct vnf_thread *tb, struct vnf_pkt *pa,
 		     struct vnf_pkt *pb, uint32_t buf, uint64_t cookie)
@@ -450,13 +459,9 @@ START_TEST(results_leave_in_each_connections_order)
 	polls(2);
 	ck_assert_int_eq(recv_now(t[0], p0, 4), 1);
 	ck_assert_int_eq(recv_now(t[1], p1, 4), 1);
-	vnf_post(t[1], &p1[0], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t[1]);
-	polls(2);
+	allow_all(t[1], p1, 1);
 	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 0);	/* its older one not done */
-	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t[0]);
-	polls(2);
+	allow_all(t[0], p0, 1);
 	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
 	ck_assert_uint_eq(r[0].pkt.cookie, 1);
 	ck_assert_uint_eq(r[1].pkt.cookie, 8);
@@ -474,9 +479,7 @@ START_TEST(results_leave_in_each_connections_order)
 	ck_assert_uint_eq(r[0].pkt.cookie, 3);
 	ck_assert_uint_eq(r[0].verdict, CH_DENY);
 	ck_assert_uint_eq(r[0].deny_rule, 9);
-	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t[0]);
-	polls(2);
+	allow_all(t[0], p0, 1);
 	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 1);
 	ck_assert_uint_eq(r[0].pkt.cookie, 2);
 
@@ -492,17 +495,12 @@ START_TEST(results_leave_in_each_connections_order)
 	ck_assert_int_eq(recv_now(t[0], p0, 4), 2);
 	ck_assert_int_eq(recv_now(t[1], p1, 4), 1);
 	ck_assert_uint_eq(p0[1].d.conn_id, 6);
-	vnf_post(t[1], &p1[0], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t[1]);
-	vnf_post(t[0], &p0[1], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t[0]);
-	polls(2);
+	allow_all(t[1], p1, 1);
+	allow_all(t[0], &p0[1], 1);
 	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 1);
 	ck_assert_uint_eq(r[0].pkt.cookie, 5);
 	ck_assert_uint_eq(ch_psched_settled(s, 1), 4);	/* 4 is older than 5 */
-	vnf_post(t[0], &p0[0], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t[0]);
-	polls(2);
+	allow_all(t[0], p0, 1);
 	ck_assert_uint_eq(ch_psched_take(s, 1, r, 4), 2);
 	ck_assert_uint_eq(r[0].pkt.cookie, 4);
 	ck_assert_uint_eq(r[1].pkt.cookie, 11);
@@ -801,15 +799,6 @@ START_TEST(early_end_flags_reach_the_chain_counters)
 	vnf_detach(t);
 }
 END_TEST
-
-/* Deliver every descriptor @t holds with an Allow, then let the scheduler collect. */
-static void allow_all(struct vnf_thread *t, struct vnf_pkt *pk, int n)
-{
-	for (int i = 0; i < n; i++)
-		vnf_post(t, &pk[i], VNF_VERDICT_ALLOW, 0);
-	vnf_flush(t);
-	polls(2);
-}
 
 /* One liveness round of the scheduler (it copies counters every 2 ms). */
 static void check_round(void)
