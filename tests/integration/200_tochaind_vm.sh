@@ -73,7 +73,7 @@ for args in "vm add web1 --ip 10.61.0.3/24" "vm add web2 --ip 10.61.0.2/24" \
 	    "vm add web2 --ip 10.61.0.3/24 --region-size 1K" "vm add web2 --ip 10.61.0.3/24 --slot-size 3K" \
 	    "vm add web2 --ip 10.61.0.3/24 --slot-size 128K" \
 	    "vm add web2 --ip 10.61.0.3/24 --region-size 1M --slot-size 64K" "vm del nosuch" "vm show nosuch"; do
-	set +e; sfc $args 2>"$work/err"; rc=$?; set -e
+	set +e; (sfc $args) 2>"$work/err"; rc=$?; set -e
 	[ $rc -eq 1 ] || fail "'$args' exited $rc, not 1"
 	[ "$(wc -l <"$work/err")" -eq 1 ] || fail "'$args' did not give one line: $(cat "$work/err")"
 done

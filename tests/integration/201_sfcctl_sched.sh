@@ -34,7 +34,7 @@ set +e
 sfc sched mode fast 2>/dev/null; [ $? -eq 2 ] || fail "bad mode must be usage (2)"
 sfc sched 2>/dev/null; [ $? -eq 2 ] || fail "sched alone must be usage (2)"
 kill $sched; wait $sched 2>/dev/null
-sfc sched show 2>"$work/err"; rc=$?
+(sfc sched show) 2>"$work/err"; rc=$?
 set -e
 [ $rc -eq 1 ] || fail "unreachable scheduler must be a refusal (1), got $rc"
 [ "$(wc -l <"$work/err")" -eq 1 ] || fail "not one line: $(cat "$work/err")"

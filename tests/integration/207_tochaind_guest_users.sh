@@ -35,7 +35,7 @@ want=$(sha256sum <"$work/www/mid.bin" | cut -d' ' -f1)
 # refused: ARGS... must exit 1 with one line containing $want_msg
 refused() {
 	local rc=0
-	sfc "$@" 2>"$work/err" >/dev/null || rc=$?
+	(sfc "$@") 2>"$work/err" >/dev/null || rc=$?
 	[ $rc -eq 1 ] || fail "'$*' exited $rc, not 1"
 	[ "$(wc -l <"$work/err")" -eq 1 ] || fail "'$*' did not give one line: $(cat "$work/err")"
 	grep -q -- "$want_msg" "$work/err" || fail "'$*': $(cat "$work/err") lacks '$want_msg'"

@@ -57,7 +57,7 @@ refuse() {
 	local want=$1
 	shift
 	set +e
-	sfc "$@" >/dev/null 2>"$work/err"
+	(sfc "$@") >/dev/null 2>"$work/err"
 	local rc=$?
 	set -e
 	[ $rc = "$want" ] || fail "'$*' exited $rc, not $want: $(cat "$work/err")"

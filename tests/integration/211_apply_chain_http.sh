@@ -75,7 +75,7 @@ printf 'vnf d kind=null\nbogus line\n' >"$work/bad3.topo"
 printf 'vnf d kind=null\nchain y vm=web1 dir=in hop=d\n' >"$work/bad4.topo"
 printf "vm a\000\377 ip=1\n\x01garbage" >"$work/bad5.topo"
 for f in bad1:3 bad2:2 bad3:2 bad4:2 bad5:; do
-	set +e; sfc apply -f "$work/${f%%:*}.topo" 2>"$work/err"; rc=$?; set -e
+	set +e; (sfc apply -f "$work/${f%%:*}.topo") 2>"$work/err"; rc=$?; set -e
 	[ $rc = 1 ] || fail "${f%%:*}: exit $rc"
 	[ "$(wc -l <"$work/err")" = 1 ] || fail "${f%%:*}: not one line: $(cat "$work/err")"
 	[ -z "${f#*:}" ] || grep -q "${f%%:*}.topo:${f#*:}: " "$work/err" || fail "${f%%:*}: no FILE:LINE: $(cat "$work/err")"

@@ -26,7 +26,7 @@ vnfjson() { sfc --json vnf ls | td_json 'json.dumps(j, sort_keys=True)'; }
 refused() { # what, expected file:line, command...: exit 1, the reason names file:line
 	local what=$1 where=$2 rc=0
 	shift 2
-	"$@" >"$work/out" 2>"$work/err" || rc=$?
+	("$@") >"$work/out" 2>"$work/err" || rc=$?
 	echo "$what: exit $rc: $(cat "$work/err")"
 	[ $rc = 1 ] || fail "$what: exit $rc, not 1 (refused)"
 	[ "$(wc -l <"$work/err")" = 1 ] || fail "$what: not one line: $(cat "$work/err")"

@@ -85,6 +85,9 @@ td_cleanup() {
 	rm -rf "$work"
 }
 
+# To capture what it says, (sfc ...) 2>FILE: a redirect on a function call
+# is the shell's own, and bash's notice of a background job it reaps
+# meanwhile ("... Killed") would land in FILE too.
 sfc() { "$build/bin/sfc-ctl" "$@"; }
 
 td_running() {
