@@ -34,6 +34,16 @@
  *  4. A sleeper unlinks itself before it pumps, then drains its kick fd
  *     if it was kicked (or the fd was readable): nobody writes the fd once
  *     it is unlinked, so no kick is left over for the next sleep.
+ *  5. Whoever drains the doorbell while other sleepers stay linked raises
+ *     the flags again before it pumps.  The TOE takes the flags down when
+ *     it rings (tcr_ring_prod_kick), and a sleeper whose poll looked at
+ *     the doorbell only after it was drained sleeps on: if the drainer's
+ *     pump found nothing new (a running thread's pump had taken what the
+ *     ring was for), nobody kicks it, and with the flags down the TOE
+ *     would not ring for its answer either (test_gl_wait).  Raised before
+ *     the pump, the flag and the ring form the Dekker pair again: what
+ *     the TOE published before it could see the flag, the pump takes (and
+ *     kicks the others for, rule 2); what it publishes after, it rings for.
  *
  * A wake-up means "look again", never "your condition holds": every
  * blocking path loops (pump, re-check under mu, sleep again) until its
@@ -62,12 +72,6 @@
 #include "gl_rt.h"
 #include "gl_wait.h"
 #include "gl_wake.h"
-
-struct gl_sleeper {
-	struct gl_sleeper *next;
-	int kfd;		/* its kick eventfd, -1: none */
-	bool kicked;		/* written since it linked itself */
-};
 
 #define GL_SPIN_MAX_NS	20000	/* ceiling of the adaptive poll (tochain/spin.h) */
 #define GL_NOKICK_MS	10
@@ -149,7 +153,26 @@ static int real_wait(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_
 	return gl_real.ppoll(fds, n, tp, mask);
 }
 
-static void unlink_sleeper(struct gl_rt *rt, struct gl_sleeper *me)
+/* Raise the consumer wait flags of RX and FREE; true if either ring holds work. */
+static bool raise_flags(struct gl_rt *rt)
+{
+	tcr_ring_cons_wait_prepare(&rt->ch.ring[TCR_CH_RX]);
+	tcr_ring_cons_wait_prepare(&rt->ch.ring[TCR_CH_FREE]);
+	return tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) != 0 ||
+	       tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]) != 0;
+}
+
+bool gl_wait_link(struct gl_rt *rt, struct gl_sleeper *me)
+{
+	me->kfd = kick_get(rt);
+	me->kicked = false;
+	me->next = rt->sleepers;
+	rt->sleepers = me;
+	rt->nsleep++;
+	return !raise_flags(rt);
+}
+
+void gl_wait_unlink(struct gl_rt *rt, struct gl_sleeper *me, bool kick_readable)
 {
 	for (struct gl_sleeper **p = &rt->sleepers; *p; p = &(*p)->next)
 		if (*p == me) {
@@ -160,13 +183,27 @@ static void unlink_sleeper(struct gl_rt *rt, struct gl_sleeper *me)
 		tcr_ring_cons_wait_done(&rt->ch.ring[TCR_CH_RX]);
 		tcr_ring_cons_wait_done(&rt->ch.ring[TCR_CH_FREE]);
 	}
+	if (me->kfd >= 0) {
+		if (me->kicked || kick_readable)
+			kick_drain(me->kfd);
+		rt->kick_free[rt->nkick_free++] = me->kfd;
+		me->kfd = -1;
+	}
+}
+
+void gl_wait_drained(struct gl_rt *rt)
+{
+	gl_wake_drain(&rt->wake);
+	/* rule 5: the TOE took the flags down when it rang; others sleep on */
+	if (rt->nsleep)
+		raise_flags(rt);
 }
 
 int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
 		  const sigset_t *mask, bool *rang)
 {
 	struct pollfd stackfds[19], *all = stackfds;
-	struct gl_sleeper me = { .kfd = -1 };
+	struct gl_sleeper me;
 	uint64_t slept = 0;
 	int r, err = 0;
 
@@ -211,14 +248,7 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 			return -ENOMEM;
 	}
 	/* rule 1: link, raise the flags, re-check */
-	me.kfd = kick_get(rt);
-	me.next = rt->sleepers;
-	rt->sleepers = &me;
-	rt->nsleep++;
-	tcr_ring_cons_wait_prepare(&rt->ch.ring[TCR_CH_RX]);
-	tcr_ring_cons_wait_prepare(&rt->ch.ring[TCR_CH_FREE]);
-	if (tcr_ring_count(&rt->ch.ring[TCR_CH_RX]) != 0 ||
-	    tcr_ring_count(&rt->ch.ring[TCR_CH_FREE]) != 0)
+	if (!gl_wait_link(rt, &me))
 		timeout_ms = 0;	/* published meanwhile: do not sleep */
 	else if (me.kfd < 0 && (timeout_ms < 0 || timeout_ms > GL_NOKICK_MS))
 		timeout_ms = GL_NOKICK_MS;	/* nobody can kick us: look again soon */
@@ -239,19 +269,14 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 	err = errno;
 	gl_rt_lock();
 	/* rule 4: unlink, then no one writes our kick fd */
-	unlink_sleeper(rt, &me);
-	if (me.kfd >= 0) {
-		if (me.kicked || (r > 0 && all[2].revents))
-			kick_drain(me.kfd);
-		rt->kick_free[rt->nkick_free++] = me.kfd;
-	}
+	gl_wait_unlink(rt, &me, r > 0 && all[2].revents);
 	if (r > 0 && all[1].revents) {
 		rt->hup = true;	/* the TOE went away: the pump resets or breaks (gl_revive.c) */
 		gl_wait_wake_all(rt);
 	}
 	if (r > 0 && all[0].revents) {
-		/* rule 3: the caller pumps before it releases mu (gl_chan_sleep) */
-		gl_wake_drain(&rt->wake);
+		/* rules 3 and 5: the caller pumps before it releases mu (gl_chan_sleep) */
+		gl_wait_drained(rt);
 		*rang = true;
 		if (slept)
 			tcr_spin_woke(&rt->spin, tu_now_ns() - slept);

@@ -55,3 +55,10 @@ TEST_PROGS += $(BUILD)/tests/bin/gl-wakeups
 $(BUILD)/tests/bin/gl-wakeups: tests/conformance/wakeups.c
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $< -lpthread
+
+# Sleeping and waking the threads of a process (gl_wait.c), linked with
+# what it sits on: an in-memory channel stands in for the TOE's.
+GL_WAIT_TEST_SRCS := guest-lib/gl_wait.c guest-lib/gl_wake.c guest-lib/gl_vm.c guest-lib/gl_real.c \
+	guest-lib/gl_rt.c
+$(eval $(call unit_test,test_gl_wait,$(call objs,$(GL_WAIT_TEST_SRCS)) $(REGION_LIB) $(UTIL_LIB),-ldl -lpthread))
+$(BUILD)/obj/tests/unit/test_gl_wait.o: CPPFLAGS += -Iguest-lib
