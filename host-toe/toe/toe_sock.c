@@ -991,19 +991,19 @@ void toe_sock_on_request(struct toe *t, uint32_t ch, const struct srpc_req *q)
 		}
 		/* held (toe_hold.h): the SYNs wait in the backlog, as if none came */
 		fd = t->held ? -1 : accept4(s->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
+		if (fd < 0 || !(n = sock_new(t, fd, ch))) {
 			ret = t->held ? -EAGAIN : -errno;
-			if (ret == -EAGAIN) {
-				s->accept_armed = true;
-				sock_arm(t, s);
-			}
-			toe_ready_told(s, ch, false);	/* the runtime cleared its flag */
-			break;
-		}
-		n = sock_new(t, fd, ch);
-		if (!n) {
-			ret = -errno;
-			close(fd);
+			if (fd >= 0)
+				close(fd);	/* no room for it here (EMFILE): the peer sees a reset */
+			/*
+			 * Whatever failed (none waiting, EMFILE, ECONNABORTED),
+			 * the listener's next readiness must tell its holders
+			 * again: the runtime cleared its flag, and an error that
+			 * left connections waiting would otherwise leave the
+			 * listener deaf for good.
+			 */
+			s->accept_armed = true;
+			sock_arm(t, s);
 			toe_ready_told(s, ch, false);
 			break;
 		}
