@@ -67,9 +67,11 @@ ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 	python3 "$top/tests/progs/crs_regress.py" --serve 8080 >"$work/backend-vnf.log" 2>&1 &
 bpid=$!
 tc_on_exit "kill -9 $bpid"
-# A stall (seen twice in CI, never by hand): where each thread of the
-# backend under tochain-run waits (system call number and arguments, and
-# the kernel function), the threaded server's and the runtime's.
+# A stall (seen in CI, then about once in eight runs in a loop: a lost
+# wake-up in the runtime, guest-lib/gl_wait.c rule 5, none in 40 runs
+# since): where each thread of the backend under tochain-run waits
+# (system call number and arguments, and the kernel function), the
+# threaded server's and the runtime's.
 tc_on_fail "for t in /proc/$bpid/task/* \$(for c in \$(pgrep -P $bpid); do echo /proc/\$c/task/*; done); do echo \"\$t \$(cat \$t/comm 2>/dev/null) wchan=\$(cat \$t/wchan 2>/dev/null) syscall=\$(cat \$t/syscall 2>/dev/null)\"; done"
 # And where the connections stand: the listener's accept queue in the
 # TOE's namespace (Recv-Q of LISTEN: handshakes done, not yet accepted)
