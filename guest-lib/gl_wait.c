@@ -191,7 +191,8 @@ void gl_wait_unlink(struct gl_rt *rt, struct gl_sleeper *me, bool kick_readable)
 	}
 }
 
-void gl_wait_drained(struct gl_rt *rt)
+/* Rules 3 and 5: drain the doorbell (it was readable); the caller pumps before it unlocks. */
+static void drain_doorbell(struct gl_rt *rt)
 {
 	gl_wake_drain(&rt->wake);
 	/* rule 5: the TOE took the flags down when it rang; others sleep on */
@@ -276,7 +277,7 @@ int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms
 	}
 	if (r > 0 && all[0].revents) {
 		/* rules 3 and 5: the caller pumps before it releases mu (gl_chan_sleep) */
-		gl_wait_drained(rt);
+		drain_doorbell(rt);
 		*rang = true;
 		if (slept)
 			tcr_spin_woke(&rt->spin, tu_now_ns() - slept);

@@ -25,7 +25,7 @@
 int gl_wait_sleep(struct gl_rt *rt, struct pollfd *pfd, nfds_t n, int timeout_ms,
 		  const sigset_t *mask, bool *rang);
 /*
- * The steps of gl_wait_sleep around its real wait, for the unit test
+ * The steps of gl_wait_sleep before and after its real wait, for the unit test
  * (tests/unit/test_gl_wait.c), which plays a thread asleep in poll with
  * them.  A sleeper is linked into gl_rt.sleepers while it waits.
  */
@@ -38,8 +38,6 @@ struct gl_sleeper {
 bool gl_wait_link(struct gl_rt *rt, struct gl_sleeper *me);
 /* Rule 4: unlink @me; @kick_readable: its poll saw the kick fd readable. */
 void gl_wait_unlink(struct gl_rt *rt, struct gl_sleeper *me, bool kick_readable);
-/* Rules 3 and 5: drain the doorbell (it was readable); the caller must pump before it unlocks. */
-void gl_wait_drained(struct gl_rt *rt);
 /* Socket state changed in a way a sleeper may wait for: every sleeper looks again. */
 void gl_wait_wake_all(struct gl_rt *rt);
 /* In a forked child: the parent's sleepers and kick fds are not ours. */

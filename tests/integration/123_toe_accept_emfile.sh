@@ -13,7 +13,7 @@ build=${TOCHAIN_BUILD:-$top/build}
 . "$top/tests/lib/netns.sh"
 . "$top/tests/lib/toe.sh"
 
-tc_need_cmds ip python3 prlimit
+tc_need_cmds ip python3
 tc_need_root "network namespaces"
 
 tt_netns 123 10.79.23
