@@ -30,3 +30,9 @@ BENCH_PROGS += $(BUILD)/bench/bin/toe-rrbench
 $(BUILD)/bench/bin/toe-rrbench: bench/progs/toe_rrbench.c
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $<
+
+# Copy against MSG_ZEROCOPY for the TOE's transmit (bench/22_toe_zerocopy_local.sh).
+BENCH_PROGS += $(BUILD)/bench/bin/toe-zcprobe
+$(BUILD)/bench/bin/toe-zcprobe: bench/progs/zc_probe.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -fsanitize=% -MMD -MP,$(CFLAGS)) -D_GNU_SOURCE -o $@ $<
