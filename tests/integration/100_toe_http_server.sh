@@ -23,10 +23,8 @@ mkdir $work/www
 head -c $((100 << 20)) /dev/urandom >$work/www/big.bin
 want=$(sha256sum <$work/www/big.bin | cut -d' ' -f1)
 
-(cd $work/www && exec ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	python3 -m http.server --bind 0.0.0.0 8080) >$work/py.log 2>&1 &
-py=$!
-tc_on_exit "kill -9 $py"
+tt_guest_bg --cd $work/www py.log python3 -m http.server --bind 0.0.0.0 8080
+py=$GPID
 tc_wait_port "$CL" 10.79.0.2 8080 15
 # how a stalled transfer looked: the TOE's counters, the ends' sockets
 tc_on_fail "pkill -USR1 -f 'tochain-toe --region $region' ; sleep 0.5; tail -n 20 $work/py.log $work/toe.log;

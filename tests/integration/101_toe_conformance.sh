@@ -30,8 +30,7 @@ ip netns exec "$PL" timeout 60 "$conform" guest 10.80.0.1 >$work/plain.txt 2>&1 
 echo "plain run: exit $rc, $(wc -l <$work/plain.txt) lines"
 [ $rc = 0 ] || { cat $work/plain.txt; echo "FAIL: the plain run itself failed"; exit 1; }
 rc=0
-ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-	"$conform" guest 10.80.0.1 >$work/offload.txt 2>&1 || rc=$?
+tt_guest --timeout 60 "$conform" guest 10.80.0.1 >$work/offload.txt 2>&1 || rc=$?
 echo "offloaded run: exit $rc, $(wc -l <$work/offload.txt) lines"
 if ! diff -u $work/plain.txt $work/offload.txt; then
 	echo "FAIL: offloaded results differ from the kernel's (- kernel, + runtime)"

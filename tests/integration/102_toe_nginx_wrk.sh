@@ -39,10 +39,9 @@ CONF
 
 tt_toe_start "$VM" vm102
 
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	nginx -c $work/nginx.conf -p $work >$work/nginx.out 2>&1 &
-ngx=$!
-tc_on_exit "kill -9 $ngx; pkill -9 -F $work/nginx.pid"
+tt_guest_bg nginx.out nginx -c $work/nginx.conf -p $work
+ngx=$GPID
+tc_on_exit "pkill -9 -F $work/nginx.pid"
 tc_wait_port "$CL" 10.81.0.2 8080 15
 
 page=$(ip netns exec "$CL" curl -sS --max-time 5 http://10.81.0.2:8080/)

@@ -23,16 +23,13 @@ head -c $((20 << 20)) /dev/urandom >$work/www/f.bin
 tc_on_exit "kill -9 $!"
 tc_wait_port "$VM" 10.84.0.1 8000 10
 
-ip netns exec "$GU" timeout 30 "$build/bin/tochain-run" --region "$region" -- \
-	curl -sS --max-time 20 -o $work/got.bin http://10.84.0.1:8000/f.bin
+tt_guest --timeout 30 curl -sS --max-time 20 -o $work/got.bin http://10.84.0.1:8000/f.bin
 cmp $work/got.bin $work/www/f.bin || fail "content differs"
-code=$(ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.84.0.1:8000/missing)
+code=$(tt_guest curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://10.84.0.1:8000/missing)
 [ "$code" = 404 ] || fail "expected 404, got $code"
 # connection refused is reported as such (curl exit 7)
 rc=0
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	curl -s -o /dev/null --max-time 10 http://10.84.0.1:8009/ || rc=$?
+tt_guest curl -s -o /dev/null --max-time 10 http://10.84.0.1:8009/ || rc=$?
 [ $rc = 7 ] || fail "refused connect gave curl exit $rc, want 7"
 if ip netns exec "$GU" curl -s --max-time 3 -o /dev/null http://10.84.0.1:8000/f.bin; then
 	fail "reached the network without the runtime"

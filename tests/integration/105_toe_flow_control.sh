@@ -61,9 +61,7 @@ print("server got", n, "bytes", flush=True)
 ok = int(n) == len(data) and digest == hashlib.sha256(data).hexdigest()
 sys.exit(0 if ok and sent < 16 << 20 else (2 if not ok else 3))
 PY
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- python3 $work/server.py \
-	>$work/server.log 2>&1 &
-tc_on_exit "kill -9 $!"
+tt_guest_bg server.log python3 $work/server.py
 rc=0
 ip netns exec "$CL" timeout 60 python3 $work/client.py 10.85.0.2 || rc=$?
 case $rc in

@@ -25,7 +25,6 @@ tt_netns 107 10.87.0
 ip -n "$CL" addr add fd87::1/64 dev eth0 nodad
 ip -n "$VM" addr add fd87::2/64 dev eth0 nodad
 tt_toe_start "$VM" vm107
-run() { ip netns exec "$GU" timeout 30 "$build/bin/tochain-run" --region "$region" -- "$@"; }
 
 # ---- 1. UDP datagrams ----
 cat >$work/echo.py <<'PY'
@@ -96,7 +95,7 @@ dt = time.perf_counter() - t0
 print("udp rr: %d round trips/s" % (1000 / dt))
 print("udp ok", me[1], n)
 PY
-run python3 $work/udp.py 10.87.0.1 >$work/udp.out 2>&1 || { echo "FAIL: udp"; cat $work/udp.out; exit 1; }
+tt_guest --timeout 30 python3 $work/udp.py 10.87.0.1 >$work/udp.out 2>&1 || { echo "FAIL: udp"; cat $work/udp.out; exit 1; }
 cat $work/udp.out
 if ip netns exec "$GU" timeout 10 python3 $work/udp.py 10.87.0.1 >/dev/null 2>&1; then
 	fail "UDP reached the network without the runtime"
@@ -119,21 +118,21 @@ printf 'nameserver 10.87.0.1\noptions timeout:1 attempts:2\n' >$work/resolv.conf
 printf '10.87.0.1 hosted.test\n' >$work/hosts
 export TOCHAIN_RESOLV_CONF=$work/resolv.conf TOCHAIN_HOSTS=$work/hosts
 
-run curl -sS --max-time 20 -o $work/got.html http://server.test:8000/ ||
+tt_guest --timeout 30 curl -sS --max-time 20 -o $work/got.html http://server.test:8000/ ||
 	{ echo "FAIL: curl http://server.test:8000/"; cat $work/dns.log; exit 1; }
 cmp $work/got.html $work/www/index.html || fail "page differs"
 grep -q "query\[A\] server.test from 10.87.0.2" $work/dns.log ||
 	{ echo "FAIL: the query did not come from the TOE's address"; cat $work/dns.log; exit 1; }
-run curl -sS --max-time 20 -o $work/got2.html http://alias.test:8000/
+tt_guest --timeout 30 curl -sS --max-time 20 -o $work/got2.html http://alias.test:8000/
 cmp $work/got2.html $work/www/index.html || fail "page via CNAME differs"
 # the hosts file first: DNS does not know hosted.test
-run curl -sS --max-time 20 -o $work/got3.html http://hosted.test:8000/
+tt_guest --timeout 30 curl -sS --max-time 20 -o $work/got3.html http://hosted.test:8000/
 cmp $work/got3.html $work/www/index.html || fail "page via hosts file differs"
 grep -q "hosted.test" $work/dns.log && fail "hosts-file name went to DNS"
 # a name that does not exist: curl exit 6 (NXDOMAIN, no waiting for retries)
 start=$(date +%s%N)
 rc=0
-run curl -s -o /dev/null --max-time 20 http://nosuch.test:8000/ || rc=$?
+tt_guest --timeout 30 curl -s -o /dev/null --max-time 20 http://nosuch.test:8000/ || rc=$?
 [ $rc = 6 ] || fail "unknown name gave curl exit $rc, want 6"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $ms -lt 1500 ] || fail "NXDOMAIN took ${ms} ms"
@@ -141,8 +140,8 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 printf 'nameserver 10.87.0.99\noptions timeout:1 attempts:2\n' >$work/resolv-dead.conf
 start=$(date +%s%N)
 rc=0
-TOCHAIN_RESOLV_CONF=$work/resolv-dead.conf run curl -s -o /dev/null --max-time 20 \
-	http://server.test:8000/ || rc=$?
+TOCHAIN_RESOLV_CONF=$work/resolv-dead.conf tt_guest --timeout 30 curl -s -o /dev/null \
+	--max-time 20 http://server.test:8000/ || rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $rc = 6 ] || fail "dead server gave curl exit $rc, want 6"
 [ $ms -ge 1900 ] && [ $ms -lt 6000 ] || fail "dead server took ${ms} ms"
@@ -191,7 +190,7 @@ for i in range(200):
 print("getaddrinfo A+AAAA via DNS: %.2f ms each" % ((time.perf_counter() - t0) * 1000 / 200))
 print("resolver ok")
 PY
-run python3 $work/gai.py || fail "getaddrinfo checks"
+tt_guest --timeout 30 python3 $work/gai.py || fail "getaddrinfo checks"
 # the same kernel-side figure for comparison: UDP round trips from the TOE's namespace
 ip netns exec "$VM" timeout 20 python3 $work/udp.py 10.87.0.1 | grep "udp rr" | sed 's/^/kernel /'
 # without the runtime the name does not resolve in the stand-in VM

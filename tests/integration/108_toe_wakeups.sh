@@ -26,10 +26,8 @@ for run in $(seq $runs); do
 	port=$((9100 + run))
 	quick=quick
 	[ $run = $runs ] && quick=	# the last run also checks timed waits
-	ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-		"$build/tests/bin/gl-wakeups" serve $port $n $rounds $quick >$work/guest.$run 2>&1 &
-	guest=$!
-	tc_on_exit "kill -9 $guest"
+	tt_guest_bg --timeout 60 guest.$run "$build/tests/bin/gl-wakeups" serve $port $n $rounds $quick
+	guest=$GPID
 	rc=0
 	ip netns exec "$CL" timeout 60 "$build/tests/bin/gl-wakeups" drive 10.88.0.2 $port \
 		$n $rounds || rc=$?

@@ -108,10 +108,8 @@ class S(socketserver.ForkingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 S(("0.0.0.0", int(sys.argv[1])), H).serve_forever()
 EOF
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/fork_server.py 8090 $work/www >$work/py.log 2>&1 &
-py=$!
-tc_on_exit "kill -9 $py"
+tt_guest_bg py.log python3 $work/fork_server.py 8090 $work/www
+py=$GPID
 serve_and_check "python ForkingTCPServer" 8090 $py
 
 # The data a parent has already received when it forks goes to whichever
@@ -173,10 +171,8 @@ for i in range(6):
         sys.exit(1)
 print("6 requests in before the fork, served by child and parent in turn: sha256 ok")
 EOF
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/fork_echo.py 8092 >$work/echo.log 2>&1 &
-echo_srv=$!
-tc_on_exit "kill -9 $echo_srv"
+tt_guest_bg echo.log python3 $work/fork_echo.py 8092
+echo_srv=$GPID
 tc_wait_port "$CL" 10.79.9.2 8092 20 || fail "echo: port did not open"
 ip netns exec "$CL" timeout 120 python3 $work/echo_client.py 8092 || fail "fork-time data lost"
 kill $echo_srv; wait $echo_srv 2>/dev/null || true
@@ -204,10 +200,8 @@ if pid == 0:
 os.waitpid(pid, 0)
 t.join()
 EOF
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/thread_fork.py 8093 >$work/thread.log 2>&1 &
-thr_srv=$!
-tc_on_exit "kill -9 $thr_srv"
+tt_guest_bg thread.log python3 $work/thread_fork.py 8093
+thr_srv=$GPID
 sleep 0.5
 got=$(ip netns exec "$CL" timeout 20 python3 -c '
 import socket, sys, time
@@ -231,10 +225,8 @@ if [ -z "$bb" ]; then
 	exit 77
 fi
 echo "busybox: $bb"
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	"$bb" httpd -f -p 8091 -h $work/www >$work/bb.log 2>&1 &
-bbp=$!
-tc_on_exit "kill -9 $bbp"
+tt_guest_bg bb.log "$bb" httpd -f -p 8091 -h $work/www
+bbp=$GPID
 serve_and_check "busybox httpd" 8091 $bbp
 
 kill -TERM $TOE

@@ -49,10 +49,9 @@ http {
 	server { listen $port; root $work/www; }
 }
 CONF
-	ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-		nginx -c $work/nginx.$port.conf -p $work >$work/nginx.$port.out 2>&1 &
-	ngx=$!
-	tc_on_exit "kill -9 $ngx; pkill -9 -F $work/nginx.$port.pid"
+	tt_guest_bg nginx.$port.out nginx -c $work/nginx.$port.conf -p $work
+	ngx=$GPID
+	tc_on_exit "pkill -9 -F $work/nginx.$port.pid"
 	tc_wait_port "$CL" 10.81.10.2 $port 15 >&2 || return 1
 	for i in $(seq 30); do urls+=(-o /dev/null "http://10.81.10.2:$port/1k.html"); done
 	ip netns exec "$CL" curl -sS --max-time 60 -w '%{time_total}\n' "${urls[@]}" \

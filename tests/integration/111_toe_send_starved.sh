@@ -98,8 +98,7 @@ PY
 ip netns exec "$CL" python3 $work/peer.py $work/go >$work/peer.log 2>&1 &
 tc_on_exit "kill -9 $!"
 rc=0
-ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/guest.py 10.86.0.1 $work/go || rc=$?
+tt_guest --timeout 60 python3 $work/guest.py 10.86.0.1 $work/go || rc=$?
 [ $rc = 0 ] || { cat $work/peer.log; fail "guest exit $rc"; }
 kill -0 $TOE || fail "TOE died"
 echo PASS

@@ -35,10 +35,8 @@ head -c $((256 << 10)) /dev/urandom >$work/www/f.bin
 want=$(sha256sum <$work/www/f.bin | cut -d' ' -f1)
 url=http://10.81.12.2:8080/f.bin
 
-(cd $work/www && exec ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	$py -m http.server --bind 0.0.0.0 8080) >$work/httpd.log 2>&1 &
-HTTPD=$!
-tc_on_exit "kill -9 $HTTPD"
+tt_guest_bg --cd $work/www httpd.log $py -m http.server --bind 0.0.0.0 8080
+HTTPD=$GPID
 ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
 	$py "$top/tests/progs/revive_probe.py" 8112 >$work/probe.out 2>$work/probe.log &
 PROBE=$!

@@ -62,10 +62,8 @@ else:
     s.sendall(b"pid %d got %s" % (os.getpid(), data))
     s.close()
 PY
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	$py $work/parent.py $work/child.py >$work/py.log 2>&1 &
-PARENT=$!
-tc_on_exit "kill -9 $PARENT"
+tt_guest_bg py.log $py $work/parent.py $work/child.py
+PARENT=$GPID
 tc_wait_port "$CL" 10.81.13.2 8113 15 || fail "port did not open"
 ask() {	# WHAT: one request, prints the answer
 	ip netns exec "$CL" $py -c '

@@ -40,10 +40,9 @@ for w in range(2):
 while True:
     time.sleep(3600)	# the parent holds the listener, never accepts
 EOF2
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/prefork.py 8114 >$work/srv.log 2>&1 &
-srv=$!
-tc_on_exit "ip netns pids $GU | xargs -r kill -9 2>/dev/null; kill -9 $srv"
+tt_guest_bg srv.log python3 $work/prefork.py 8114
+srv=$GPID
+tc_on_exit "ip netns pids $GU | xargs -r kill -9 2>/dev/null"
 tc_wait_port "$CL" 10.79.14.2 8114 20 || fail "port 8114 did not open"
 
 ip netns exec "$CL" timeout 240 python3 - "$N" <<'EOF2' || fail "a connection was not served"

@@ -55,10 +55,8 @@ http {
 	server { listen 8080; root $work/www; }
 }
 CONF
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	nginx -c $work/nginx.conf -p $work >$work/nginx.log 2>&1 &
-NGX=$!
-tc_on_exit "kill -9 $NGX"
+tt_guest_bg nginx.log nginx -c $work/nginx.conf -p $work
+NGX=$GPID
 tc_wait_port "$CL" 10.81.15.2 8080 15 || fail "nginx did not listen"
 workers() { pgrep -P $NGX | sort | tr '\n' ' '; }
 tc_wait_for 10 test "$(workers | wc -w)" = 2 || fail "nginx workers: $(workers)"

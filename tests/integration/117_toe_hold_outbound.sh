@@ -91,10 +91,8 @@ for name, s in socks.items():
     except OSError as e:
         print("%s: %s" % (name, errno.errorcode.get(e.errno, e.errno)), flush=True)
 PY
-ip netns exec "$GU" timeout 60 "$build/bin/tochain-run" --region "$region" -- \
-	python3 "$work/cli.py" $srv >"$work/cli.out" 2>&1 &
-cli=$!
-tc_on_exit "kill -9 $cli"
+tt_guest_bg --timeout 60 cli.out python3 "$work/cli.py" $srv
+cli=$GPID
 tc_wait_for 20 grep -q "calls made" "$work/cli.out" || fail "the guest did not make its calls: $(cat "$work/cli.out")"
 # held: nothing of it may show outside, however long we look (2 s: the
 # unheld TOE had sent all four within milliseconds)

@@ -69,8 +69,7 @@ ip netns exec "$CL" timeout 60 python3 $work/peer.py >$work/peer.log 2>&1 &
 peer=$!
 tc_on_exit "kill -9 $peer"
 rc=0
-ip netns exec "$GU" timeout 30 "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/guest.py 10.87.0.1 || rc=$?
+tt_guest --timeout 30 python3 $work/guest.py 10.87.0.1 || rc=$?
 [ $rc = 0 ] || { cat $work/peer.log; fail "guest exit $rc (124: B's send waited for A's peer)"; }
 wait $peer || fail "peer exit $?"
 [ "$(cat $work/peer.log)" = $((256 << 10)) ] || fail "B's peer got $(cat $work/peer.log) bytes, not 262144"

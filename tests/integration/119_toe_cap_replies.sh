@@ -63,10 +63,8 @@ for i, s in enumerate(socks):
 print("clients: %d of %d answered right" % (n - bad, n), flush=True)
 sys.exit(1 if bad else 0)
 PY
-ip netns exec "$GU" timeout 90 "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/server.py $n >$work/server.log 2>&1 &
-srv=$!
-tc_on_exit "kill -9 $srv 2>/dev/null"
+tt_guest_bg --timeout 90 server.log python3 $work/server.py $n
+srv=$GPID
 tc_on_fail 'cat $work/server.log; tail -n 5 $work/toe.log'
 # not tc_wait_port: its probe would be one of the n connections
 tc_wait_for 20 grep -q listening $work/server.log || fail "the guest did not listen"

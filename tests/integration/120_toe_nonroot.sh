@@ -36,17 +36,7 @@ fetch_ok() {	# PORT WHAT
 }
 
 # the runtime where the guest's users can read it
-run=$(tc_user_runtime $work) || fail "copy of the runtime"
-
-# run_guest LOG CMD...: in the stand-in VM under tochain-run; pid in $GPID
-run_guest() {
-	local log=$1
-	shift
-	(cd $work/www && exec ip netns exec "$GU" "$run" --region "$region" -- "$@") \
-		>$work/$log 2>&1 &
-	GPID=$!
-	tc_on_exit "kill -9 $GPID"
-}
+TT_RUN=$(tc_user_runtime $work) || fail "copy of the runtime"
 
 # the owner of the process serving PORT in the guest must be USER
 check_user() {	# PID USER
@@ -60,7 +50,7 @@ tt_toe_start "$VM" vm120 --guest-mode 0666
 [ "$(stat -c %a "$region.sock")" = 666 ] || fail "socket mode $(stat -c %a "$region.sock")"
 
 # 1. started as nobody
-run_guest py1.log setpriv --reuid nobody --regid nogroup --clear-groups \
+tt_guest_bg --cd $work/www py1.log setpriv --reuid nobody --regid nogroup --clear-groups \
 	/usr/bin/python3 -m http.server --bind 0.0.0.0 8081
 tc_wait_port "$CL" 10.81.0.2 8081 15 || fail "port 8081 did not open"
 check_user $(pgrep -P $GPID -f http.server || echo $GPID) nobody
@@ -76,7 +66,7 @@ class S(socketserver.ForkingMixIn, http.server.HTTPServer):
     pass
 S(("0.0.0.0", int(sys.argv[1])), http.server.SimpleHTTPRequestHandler).serve_forever()
 PY
-run_guest py2.log /usr/bin/python3 $work/drop_first.py 8082
+tt_guest_bg --cd $work/www py2.log /usr/bin/python3 $work/drop_first.py 8082
 tc_wait_port "$CL" 10.81.0.2 8082 15 || fail "port 8082 did not open"
 fetch_ok 8082 "setuid(nobody) before the first socket, forking server"
 fetch_ok 8082 "forking server, second child"
@@ -89,7 +79,7 @@ pw = pwd.getpwnam("nobody")
 os.setgroups([]); os.setgid(pw.pw_gid); os.setuid(pw.pw_uid)
 srv.serve_forever()
 PY
-run_guest py3.log /usr/bin/python3 $work/drop_after.py
+tt_guest_bg --cd $work/www py3.log /usr/bin/python3 $work/drop_after.py
 tc_wait_port "$CL" 10.81.0.2 81 15 || fail "port 81 did not open"
 fetch_ok 81 "bind :81 as root, then setuid(nobody)"
 
@@ -113,7 +103,7 @@ http {
 	server { listen 8084; root $work/www; }
 }
 CONF
-run_guest nginx.log nginx -c $work/nginx.conf -p $work
+tt_guest_bg --cd $work/www nginx.log nginx -c $work/nginx.conf -p $work
 tc_on_exit "pkill -9 -F $work/nginx.pid"
 tc_wait_port "$CL" 10.81.0.2 8084 15 || fail "port 8084 did not open"
 [ "$(ps -o user= --ppid "$(cat $work/nginx.pid)" | sort -u | tr -d ' ')" = www-data ] ||
@@ -128,8 +118,8 @@ tt_toe_stop || fail "TOE stop"
 region=$work/region2
 tt_toe_start "$VM" vm120
 [ "$(stat -c %a "$region")" = 600 ] || fail "default region mode $(stat -c %a "$region")"
-out=$(cd $work && ip netns exec "$GU" "$run" --region "$region" -- \
-	setpriv --reuid nobody --regid nogroup --clear-groups /usr/bin/python3 -c '
+out=$(cd $work && tt_guest setpriv --reuid nobody --regid nogroup --clear-groups \
+	/usr/bin/python3 -c '
 import errno, socket
 try:
     socket.socket()

@@ -49,10 +49,8 @@ while True:
             held.remove(x)
             x.close()
 EOF2
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-	python3 $work/echo.py 8123 >$work/srv.log 2>&1 &
-srv=$!
-tc_on_exit "kill -9 $srv"
+tt_guest_bg srv.log python3 $work/echo.py 8123
+srv=$GPID
 tc_wait_port "$CL" 10.79.23.2 8123 20 || fail "port 8123 did not open"
 
 # Room for about eight more connections in the TOE.

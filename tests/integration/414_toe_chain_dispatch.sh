@@ -47,9 +47,8 @@ for k in range(6):
     s.close()
 print("sent 63 chunks over 6 connections")
 PY
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- python3 $work/srv.py >$work/srv.log 2>&1 &
-srv=$!
-tc_on_exit "kill -9 $srv"
+tt_guest_bg srv.log python3 $work/srv.py
+srv=$GPID
 for i in $(seq 100); do
 	ip netns exec "$VM" ss -Hltn 'sport = 7000' | grep -q . && break
 	sleep 0.1

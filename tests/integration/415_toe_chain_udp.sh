@@ -27,9 +27,8 @@ while True:
     d, a = s.recvfrom(2048)
     s.sendto(b"echo:" + d, a)
 PY
-ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- python3 $work/echo.py >$work/echo.log 2>&1 &
-srv=$!
-tc_on_exit "kill -9 $srv"
+tt_guest_bg echo.log python3 $work/echo.py
+srv=$GPID
 for i in $(seq 100); do
 	ip netns exec "$VM" ss -Hlun 'sport = 5300' | grep -q . && break
 	sleep 0.1

@@ -20,6 +20,13 @@
 #                          vnf.add + start tochain-vnf --kind null + vnf.attach;
 #                          its pid in VNF_PID[NAME], stats in $work/NAME.stats
 #   tt_json EXPR           python3 expression over the JSON on stdin (as j)
+#   tt_guest [--timeout SECS] CMD...
+#                          CMD in GU under tochain-run --region $region
+#                          (ip netns exec, timeout SECS, tochain-run); the
+#                          runtime is $TT_RUN, default $build/bin/tochain-run
+#   tt_guest_bg [--cd DIR] [--timeout SECS] LOG CMD...
+#                          the same in the background, started in DIR,
+#                          output to $work/LOG, killed at exit; pid in $GPID
 #   tt_toe_stop            SIGTERM the TOE: it exits cleanly, leaves no files
 
 tt_netns() {
@@ -116,12 +123,39 @@ tt_stop_vnf() {
 	wait "$p" 2>/dev/null || true
 }
 
+tt_guest() {
+	local t=()
+	if [ "${1-}" = --timeout ]; then t=(timeout "$2"); shift 2; fi
+	ip netns exec "$GU" "${t[@]}" "${TT_RUN:-$build/bin/tochain-run}" --region "$region" -- "$@"
+}
+
+tt_guest_bg() {
+	local dir='' t=() rt=${TT_RUN:-$build/bin/tochain-run} log
+	while :; do
+		case ${1-} in
+		--cd) dir=$2; shift 2 ;;
+		--timeout) t=(timeout "$2"); shift 2 ;;
+		*) break ;;
+		esac
+	done
+	log=$1
+	shift
+	# the subshell execs: $GPID is ip netns exec's pid, which becomes the
+	# program's (tests wait for it, kill it, read its /proc)
+	if [ -n "$dir" ]; then
+		(cd "$dir" && exec ip netns exec "$GU" "${t[@]}" "$rt" --region "$region" -- "$@") \
+			>"$work/$log" 2>&1 &
+	else
+		ip netns exec "$GU" "${t[@]}" "$rt" --region "$region" -- "$@" >"$work/$log" 2>&1 &
+	fi
+	GPID=$!
+	tc_on_exit "kill -9 $GPID"
+}
+
 # tt_serve DIR PORT: python3 http.server (threading) under tochain-run in the guest.
 tt_serve() {
-	(cd "$1" && exec ip netns exec "$GU" "$build/bin/tochain-run" --region "$region" -- \
-		python3 -m http.server --bind 0.0.0.0 "$2") >$work/py.log 2>&1 &
-	PY=$!
-	tc_on_exit "kill -9 $PY"
+	tt_guest_bg --cd "$1" py.log python3 -m http.server --bind 0.0.0.0 "$2"
+	PY=$GPID
 	tc_wait_port "$CL" 10.81.0.2 "$2" 15
 }
 
