@@ -47,7 +47,7 @@ for d in /sys/fs/cgroup/cpuacct /sys/fs/cgroup/unified /sys/fs/cgroup; do
 done
 ls -d /sys/fs/cgroup/*/tochain/evf[0-9]-"${suffix:0:9}"* 2>/dev/null && fail "tochaind's cgroups left"
 pgrep -f "tochain-(toe|vnf|sched) .*ev-eval" && fail "processes left"
-pgrep -f "tochaind --foreground --state-dir /tmp/ev-eval" && fail "tochaind left"
+pgrep -f "tochaind --foreground --state-dir .*/ev-eval" && fail "tochaind left"
 
 grep -q '^probe tochain-null clean=200 clean64k=200 sqli=200 xss=200 traversal=200 rce=200 leak=200$' "$out/run.log" ||
 	fail "tochain-null probe line"
