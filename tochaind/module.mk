@@ -32,3 +32,5 @@ $(BUILD)/obj/tests/unit/test_td_guest.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_guest,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
 $(BUILD)/obj/tests/unit/test_td_libvirt_ro.o: CPPFLAGS += -Itochaind
 $(eval $(call unit_test,test_td_libvirt_ro,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))
+$(BUILD)/obj/tests/unit/test_td_vm.o: CPPFLAGS += -Itochaind
+$(eval $(call unit_test,test_td_vm,$(TOCHAIND_DEPS),$(TOCHAIND_LDLIBS)))

@@ -309,6 +309,10 @@ static int run(struct daemon *d, struct td_config *cfg, int foreground)
 			cfg->region_dir, strerror(-rc));
 		return 1;
 	}
+	if (td_region_dir_check(cfg->region_dir, err, sizeof(err))) {
+		fprintf(stderr, "tochaind: %s\n", err);
+		return 1;
+	}
 	if (!foreground) {
 		char logp[PATH_MAX + 16];
 		pid_t pid;

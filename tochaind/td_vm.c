@@ -10,9 +10,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include <tochain/region.h>
 
@@ -70,6 +73,31 @@ static uint32_t fnv(const char *s)
 	while (*s)
 		h = (h ^ (uint8_t)*s++) * 16777619u;
 	return h;
+}
+
+bool td_region_fs_ok(unsigned long f_type)
+{
+	return f_type == TMPFS_MAGIC || f_type == HUGETLBFS_MAGIC || f_type == RAMFS_MAGIC;
+}
+
+int td_region_dir_check(const char *dir, char *err, size_t errlen)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs)) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "region directory %s: %s", dir, strerror(errno));
+		return rc;
+	}
+	if (!td_region_fs_ok((unsigned long)sfs.f_type)) {
+		snprintf(err, errlen, "the region directory %s is not on tmpfs or hugetlbfs "
+			 "(filesystem type 0x%lx): the regions hold the VMs' traffic, which "
+			 "must not be written to a disk (--region-dir, default /dev/shm/tochain)",
+			 dir, (unsigned long)sfs.f_type);
+		return -EXDEV;
+	}
+	return 0;
 }
 
 void td_vm_names(const struct td_config *cfg, struct td_vm *vm)

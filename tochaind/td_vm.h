@@ -34,6 +34,18 @@ struct td_config {
 /* Make sure the fabric namespace and its bridge exist. */
 int td_fabric_ensure(const struct td_config *cfg, char *err, size_t errlen);
 
+/*
+ * Is a filesystem of statfs type @f_type fit for regions?  They hold the
+ * VMs' traffic, so only memory: tmpfs, hugetlbfs, ramfs.  On a disk the
+ * kernel would write every payload out (and read it back after a
+ * restart); QEMU's <shmem> and memory-backend-file want them in memory
+ * too.
+ */
+bool td_region_fs_ok(unsigned long f_type);
+
+/* --region-dir @dir (which exists) on such a filesystem?  0, or -EXDEV with @err said. */
+int td_region_dir_check(const char *dir, char *err, size_t errlen);
+
 /* Fill the derived names (netns, veth, cgroup, region) of @vm. */
 void td_vm_names(const struct td_config *cfg, struct td_vm *vm);
 

@@ -11,7 +11,7 @@ set -euo pipefail
 tc_init
 build=$TOCHAIN_BUILD
 bin=$build/bin
-work=$(mktemp -d /tmp/tochaind-test.XXXXXX)
+work=$(mktemp -d /dev/shm/tochaind-test.XXXXXX)	# regions only on tmpfs (below)
 fab=tcf$TC_SUFFIX
 export TOCHAIN_SOCKET=$work/ctl.sock
 start_daemon() {
@@ -27,6 +27,24 @@ cleanup_daemon() {
 }
 tc_on_exit cleanup_daemon
 field() { sfc --json vm show "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+
+echo "--- regions on a disk filesystem are refused"
+# they hold the VMs' traffic: the kernel would write it all out
+disk=
+for d in /var/tmp /var /tmp /; do
+	case $(stat -f -c %T "$d") in tmpfs | ramfs | hugetlbfs) ;; *) disk=$d; break ;; esac
+done
+[ -n "$disk" ] || fail "no directory on a disk filesystem to try --region-dir with"
+ddir=$(mktemp -d "$disk/tc200-regions.XXXXXX")
+tc_on_exit "rm -rf $ddir"
+rc=0
+timeout 10 "$bin/tochaind" --foreground --state-dir "$work/state-disk" --socket "$work/disk.sock" \
+	--fabric-ns "$fab" --region-dir "$ddir" 2>"$work/disk.err" || rc=$?
+[ $rc = 1 ] || fail "tochaind with --region-dir on $disk exited $rc, want 1: $(cat "$work/disk.err")"
+grep -q "region directory $ddir is not on tmpfs or hugetlbfs" "$work/disk.err" ||
+	fail "no reason given: $(cat "$work/disk.err")"
+[ ! -e "$work/disk.sock" ] || fail "tochaind listened with its regions on a disk"
+[ -z "$(ls -A "$ddir")" ] || fail "something was written to $ddir"
 
 start_daemon
 sfc version | grep -q 'protocol 1' || fail "version"
