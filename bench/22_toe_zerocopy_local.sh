@@ -12,7 +12,7 @@
 set -euo pipefail
 top=${TOCHAIN_TOP:-$(pwd)}
 build=${TOCHAIN_BUILD:-$top/build}
-. "$top/tests/lib/netns.sh"
+. "$top/tests/lib/rrbench.sh"	# netns.sh, median
 bin=$build/bench/bin/toe-zcprobe
 reps=${REPS:-3}
 mib=${BULK_MIB:-4096}
@@ -31,8 +31,7 @@ busy() {	# busy jiffies of all CPUs (user nice system irq softirq steal)
 
 # one MODE: "SENDER_S RECEIVER_S MACHINE_S COMPLETIONS COPIED" per GiB
 one() {
-	local mode=$1 b0 b1 snd rcv pid
-	rm -f $work/rcv.out
+	local mode=$1 b0 b1 snd rcv pid line
 	mkfifo $work/rcv.fifo
 	ip netns exec "$RCV" "$bin" recv 5002 >$work/rcv.fifo &
 	pid=$!
@@ -50,8 +49,6 @@ one() {
 		split(s, a, " "); split(r, b, " "); g = a[2] / 1024
 		printf "%.3f %.3f %.3f %d %d\n", a[4] / g, b[3] / g, jb / hz / g, a[6], a[7] }'
 }
-
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 for ((i = 0; i < reps; i++)); do
 	for mode in copy zc; do
